@@ -1,0 +1,42 @@
+// Broker configuration: embedded defaults, optionally overridden by a TOML
+// file, then by command-line flags. Every bound the broker enforces is here,
+// with its default documented in docs/configuration.md.
+#pragma once
+#include <cstdint>
+#include <string>
+
+#include "base/log.h"
+#include "base/result.h"
+
+namespace tw::config {
+
+struct Limits {
+  uint32_t max_frame = 1u << 20;               // bytes, largest accepted frame
+  uint32_t max_subscriptions = 10'000;         // patterns per connection
+  uint32_t max_registrations = 100'000;        // publish ids per connection
+  uint32_t max_connections = 10'000;
+  uint32_t max_channels = 1'000'000;
+  uint64_t max_output_buffer = 64ull << 20;    // bytes queued to one connection
+  uint32_t max_topic_length = 256;
+  uint32_t max_topic_depth = 16;
+};
+
+struct BrokerConfig {
+  std::string listen = "127.0.0.1:9400";       // native protocol, HOST:PORT (port 0 = any)
+  std::string server_name = "tickwired";
+  uint32_t heartbeat_ms = 5'000;               // offered to clients; a client may ask for another
+  uint32_t idle_timeout_ms = 15'000;           // close a connection silent this long
+  uint32_t hello_timeout_ms = 5'000;           // close a connection that sends no HELLO
+  uint32_t shutdown_grace_ms = 500;            // time to flush output on shutdown
+  log::Level log_level = log::Level::Info;
+  std::string dictionary_file;                 // empty = built-in dictionary
+  Limits limits;
+};
+
+// Parses TOML text; errors name the source, line and key.
+Result<BrokerConfig> parse_toml(std::string_view text, const std::string& source_name);
+Result<BrokerConfig> load_file(const std::string& path);
+// Splits "HOST:PORT"; false when malformed.
+bool split_host_port(std::string_view text, std::string& host, uint16_t& port);
+
+}  // namespace tw::config

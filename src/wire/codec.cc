@@ -1,0 +1,281 @@
+#include "wire/codec.h"
+
+#include "wire/bytes.h"
+
+namespace tw::wire {
+
+const char* code_name(Code code) {
+  switch (code) {
+    case Code::Ok: return "OK";
+    case Code::MalformedFrame: return "MALFORMED_FRAME";
+    case Code::FrameTooLarge: return "FRAME_TOO_LARGE";
+    case Code::UnknownType: return "UNKNOWN_TYPE";
+    case Code::UnsupportedVersion: return "UNSUPPORTED_VERSION";
+    case Code::HelloExpected: return "HELLO_EXPECTED";
+    case Code::InvalidTopic: return "INVALID_TOPIC";
+    case Code::TooManySubscriptions: return "TOO_MANY_SUBSCRIPTIONS";
+    case Code::UnknownPublishId: return "UNKNOWN_PUBLISH_ID";
+    case Code::BadPayload: return "BAD_PAYLOAD";
+    case Code::IdleTimeout: return "IDLE_TIMEOUT";
+    case Code::SlowConsumer: return "SLOW_CONSUMER";
+    case Code::ServerShutdown: return "SERVER_SHUTDOWN";
+    case Code::TooManyConnections: return "TOO_MANY_CONNECTIONS";
+    case Code::NotFound: return "NOT_FOUND";
+    case Code::NotSubscribed: return "NOT_SUBSCRIBED";
+    case Code::TooManyRegistrations: return "TOO_MANY_REGISTRATIONS";
+    case Code::TooManyChannels: return "TOO_MANY_CHANNELS";
+    case Code::KindMismatch: return "KIND_MISMATCH";
+  }
+  return "UNKNOWN_CODE";
+}
+
+uint32_t peek_length(std::span<const uint8_t> in) {
+  if (in.size() < 4) return 0;
+  ByteReader r(in);
+  return r.u32();
+}
+
+SplitResult split_frame(std::span<const uint8_t> in, uint32_t max_frame, Frame& out) {
+  if (in.size() < kHeaderSize) return SplitResult::NeedMore;
+  ByteReader r(in);
+  uint32_t length = r.u32();
+  uint8_t type = r.u8();
+  uint8_t flags = r.u8();
+  uint16_t reserved = r.u16();
+  if (length < kHeaderSize || reserved != 0) return SplitResult::Malformed;
+  if (length > max_frame) return SplitResult::TooLarge;
+  if (in.size() < length) return SplitResult::NeedMore;
+  out.type = static_cast<MsgType>(type);
+  out.flags = flags;
+  out.body = in.subspan(kHeaderSize, length - kHeaderSize);
+  out.size = length;
+  return SplitResult::Frame;
+}
+
+namespace {
+
+bool valid_kind(uint8_t k) { return k <= static_cast<uint8_t>(PayloadKind::Opaque); }
+bool valid_state(uint8_t s) { return s <= static_cast<uint8_t>(ChannelState::Closed); }
+
+// Starts a frame; the length is patched by finish().
+ByteWriter begin(std::span<uint8_t> out, MsgType type, uint8_t flags = 0) {
+  ByteWriter w(out);
+  w.u32(0);
+  w.u8(static_cast<uint8_t>(type));
+  w.u8(flags);
+  w.u16(0);
+  return w;
+}
+
+size_t finish(ByteWriter& w) {
+  if (w.overflow()) return 0;
+  w.patch_u32(0, static_cast<uint32_t>(w.size()));
+  return w.size();
+}
+
+}  // namespace
+
+bool decode(const Frame& f, Hello& m) {
+  ByteReader r(f.body);
+  m.min_version = r.u16();
+  m.max_version = r.u16();
+  m.heartbeat_ms = r.u32();
+  m.client_name = r.str16();
+  return r.at_end();
+}
+
+bool decode(const Frame& f, Welcome& m) {
+  ByteReader r(f.body);
+  m.version = r.u16();
+  m.heartbeat_ms = r.u32();
+  m.max_frame = r.u32();
+  m.max_subscriptions = r.u32();
+  m.server_name = r.str16();
+  return r.at_end();
+}
+
+bool decode(const Frame& f, Subscribe& m) {
+  ByteReader r(f.body);
+  m.request_id = r.u32();
+  m.pattern = r.str16();
+  return r.at_end();
+}
+
+bool decode(const Frame& f, Snapshot& m) {
+  ByteReader r(f.body);
+  m.request_id = r.u32();
+  m.topic = r.str16();
+  return r.at_end();
+}
+
+bool decode(const Frame& f, Register& m) {
+  ByteReader r(f.body);
+  m.publish_id = r.u32();
+  uint8_t kind = r.u8();
+  m.kind = static_cast<PayloadKind>(kind);
+  m.topic = r.str16();
+  return r.at_end() && valid_kind(kind);
+}
+
+bool decode(const Frame& f, Publish& m) {
+  ByteReader r(f.body);
+  m.publish_id = r.u32();
+  m.image = (f.flags & kPublishImage) != 0;
+  m.payload = r.rest();
+  return !r.failed() && (f.flags & ~kPublishImage) == 0;
+}
+
+bool decode(const Frame& f, Ack& m) {
+  ByteReader r(f.body);
+  m.request_id = r.u32();
+  m.code = static_cast<Code>(r.u16());
+  m.text = r.str16();
+  return r.at_end();
+}
+
+bool decode(const Frame& f, ChannelIntro& m) {
+  ByteReader r(f.body);
+  m.channel_id = r.u32();
+  uint8_t kind = r.u8();
+  m.kind = static_cast<PayloadKind>(kind);
+  m.topic = r.str16();
+  return r.at_end() && valid_kind(kind);
+}
+
+bool decode(const Frame& f, Image& m) {
+  ByteReader r(f.body);
+  m.channel_id = r.u32();
+  m.seq = r.u64();
+  m.request_id = r.u32();
+  m.payload = r.rest();
+  return !r.failed();
+}
+
+bool decode(const Frame& f, Update& m) {
+  ByteReader r(f.body);
+  m.channel_id = r.u32();
+  m.seq = r.u64();
+  m.payload = r.rest();
+  return !r.failed();
+}
+
+bool decode(const Frame& f, StatusMsg& m) {
+  ByteReader r(f.body);
+  m.channel_id = r.u32();
+  uint8_t state = r.u8();
+  m.state = static_cast<ChannelState>(state);
+  m.code = static_cast<Code>(r.u16());
+  m.text = r.str16();
+  return r.at_end() && valid_state(state);
+}
+
+bool decode(const Frame& f, ErrorMsg& m) {
+  ByteReader r(f.body);
+  m.code = static_cast<Code>(r.u16());
+  m.text = r.str16();
+  return r.at_end();
+}
+
+size_t encode(std::span<uint8_t> out, const Hello& m) {
+  auto w = begin(out, MsgType::Hello);
+  w.u16(m.min_version);
+  w.u16(m.max_version);
+  w.u32(m.heartbeat_ms);
+  w.str16(m.client_name);
+  return finish(w);
+}
+
+size_t encode(std::span<uint8_t> out, const Welcome& m) {
+  auto w = begin(out, MsgType::Welcome);
+  w.u16(m.version);
+  w.u32(m.heartbeat_ms);
+  w.u32(m.max_frame);
+  w.u32(m.max_subscriptions);
+  w.str16(m.server_name);
+  return finish(w);
+}
+
+size_t encode(std::span<uint8_t> out, MsgType type, const Subscribe& m) {
+  auto w = begin(out, type);
+  w.u32(m.request_id);
+  w.str16(m.pattern);
+  return finish(w);
+}
+
+size_t encode(std::span<uint8_t> out, const Snapshot& m) {
+  auto w = begin(out, MsgType::Snapshot);
+  w.u32(m.request_id);
+  w.str16(m.topic);
+  return finish(w);
+}
+
+size_t encode(std::span<uint8_t> out, const Register& m) {
+  auto w = begin(out, MsgType::Register);
+  w.u32(m.publish_id);
+  w.u8(static_cast<uint8_t>(m.kind));
+  w.str16(m.topic);
+  return finish(w);
+}
+
+size_t encode(std::span<uint8_t> out, const Publish& m) {
+  auto w = begin(out, MsgType::Publish, m.image ? kPublishImage : 0);
+  w.u32(m.publish_id);
+  w.bytes(m.payload);
+  return finish(w);
+}
+
+size_t encode(std::span<uint8_t> out, const Ack& m) {
+  auto w = begin(out, MsgType::Ack);
+  w.u32(m.request_id);
+  w.u16(static_cast<uint16_t>(m.code));
+  w.str16(m.text);
+  return finish(w);
+}
+
+size_t encode(std::span<uint8_t> out, const ChannelIntro& m) {
+  auto w = begin(out, MsgType::Channel);
+  w.u32(m.channel_id);
+  w.u8(static_cast<uint8_t>(m.kind));
+  w.str16(m.topic);
+  return finish(w);
+}
+
+size_t encode(std::span<uint8_t> out, const Image& m) {
+  auto w = begin(out, MsgType::Image);
+  w.u32(m.channel_id);
+  w.u64(m.seq);
+  w.u32(m.request_id);
+  w.bytes(m.payload);
+  return finish(w);
+}
+
+size_t encode(std::span<uint8_t> out, const Update& m) {
+  auto w = begin(out, MsgType::Update);
+  w.u32(m.channel_id);
+  w.u64(m.seq);
+  w.bytes(m.payload);
+  return finish(w);
+}
+
+size_t encode(std::span<uint8_t> out, const StatusMsg& m) {
+  auto w = begin(out, MsgType::Status);
+  w.u32(m.channel_id);
+  w.u8(static_cast<uint8_t>(m.state));
+  w.u16(static_cast<uint16_t>(m.code));
+  w.str16(m.text);
+  return finish(w);
+}
+
+size_t encode(std::span<uint8_t> out, const ErrorMsg& m) {
+  auto w = begin(out, MsgType::Error);
+  w.u16(static_cast<uint16_t>(m.code));
+  w.str16(m.text);
+  return finish(w);
+}
+
+size_t encode_heartbeat(std::span<uint8_t> out) {
+  auto w = begin(out, MsgType::Heartbeat);
+  return finish(w);
+}
+
+}  // namespace tw::wire

@@ -1,0 +1,143 @@
+// The Tickwire native protocol, version 1. docs/protocol.md is the byte-exact
+// specification; this header is its code form. All integers little-endian.
+//
+// Every frame:
+//   0        4     5      6          8
+//   +--------+-----+------+----------+---------- ... ----+
+//   | length | type| flags| reserved |       body        |
+//   |  u32   | u8  |  u8  | u16 = 0  |                   |
+//   +--------+-----+------+----------+---------- ... ----+
+//   length counts the whole frame, header included (>= 8).
+//
+// str16 = u16 byte length + UTF-8 bytes (no terminator).
+#pragma once
+#include <cstdint>
+#include <span>
+#include <string_view>
+
+namespace tw::wire {
+
+inline constexpr uint16_t kProtocolVersion = 1;
+inline constexpr size_t kHeaderSize = 8;
+inline constexpr uint32_t kDefaultMaxFrame = 1u << 20;
+
+enum class MsgType : uint8_t {
+  // client -> broker
+  Hello = 0x01,
+  Subscribe = 0x02,
+  Unsubscribe = 0x03,
+  Snapshot = 0x04,
+  Register = 0x05,
+  Publish = 0x06,
+  // both directions
+  Heartbeat = 0x07,
+  // broker -> client
+  Welcome = 0x81,
+  Ack = 0x82,
+  Channel = 0x83,
+  Image = 0x84,
+  Update = 0x85,
+  Status = 0x86,
+  Error = 0x87,
+};
+
+// Error and status codes, carried by ACK, STATUS and ERROR frames.
+enum class Code : uint16_t {
+  Ok = 0,
+  MalformedFrame = 1,
+  FrameTooLarge = 2,
+  UnknownType = 3,
+  UnsupportedVersion = 4,
+  HelloExpected = 5,
+  InvalidTopic = 6,
+  TooManySubscriptions = 7,
+  UnknownPublishId = 8,
+  BadPayload = 9,
+  IdleTimeout = 10,
+  SlowConsumer = 11,
+  ServerShutdown = 12,
+  TooManyConnections = 13,
+  NotFound = 14,
+  NotSubscribed = 15,
+  TooManyRegistrations = 16,
+  TooManyChannels = 17,
+  KindMismatch = 18,
+};
+const char* code_name(Code code);
+
+enum class PayloadKind : uint8_t { FieldList = 0, Opaque = 1 };
+enum class ChannelState : uint8_t { Ok = 0, Stale = 1, Closed = 2 };
+
+// PUBLISH flags
+inline constexpr uint8_t kPublishImage = 0x01;  // replace the cached image instead of merging
+
+// Body layouts (after the 8-byte header), in field order.
+struct Hello {  // u16 min_version, u16 max_version, u32 heartbeat_ms, str16 client_name
+  uint16_t min_version = kProtocolVersion;
+  uint16_t max_version = kProtocolVersion;
+  uint32_t heartbeat_ms = 0;
+  std::string_view client_name;
+};
+struct Welcome {  // u16 version, u32 heartbeat_ms, u32 max_frame, u32 max_subscriptions, str16 server_name
+  uint16_t version = kProtocolVersion;
+  uint32_t heartbeat_ms = 0;
+  uint32_t max_frame = 0;
+  uint32_t max_subscriptions = 0;
+  std::string_view server_name;
+};
+struct Subscribe {  // u32 request_id, str16 pattern   (also UNSUBSCRIBE)
+  uint32_t request_id = 0;
+  std::string_view pattern;
+};
+struct Snapshot {  // u32 request_id, str16 topic
+  uint32_t request_id = 0;
+  std::string_view topic;
+};
+struct Register {  // u32 publish_id, u8 kind, str16 topic
+  uint32_t publish_id = 0;
+  PayloadKind kind = PayloadKind::FieldList;
+  std::string_view topic;
+};
+struct Publish {  // u32 publish_id, payload (rest of frame); flags: kPublishImage
+  uint32_t publish_id = 0;
+  bool image = false;
+  std::span<const uint8_t> payload;
+};
+struct Ack {  // u32 request_id, u16 code, str16 text
+  uint32_t request_id = 0;
+  Code code = Code::Ok;
+  std::string_view text;
+};
+struct ChannelIntro {  // u32 channel_id, u8 kind, str16 topic
+  uint32_t channel_id = 0;
+  PayloadKind kind = PayloadKind::FieldList;
+  std::string_view topic;
+};
+struct Image {  // u32 channel_id, u64 seq, u32 request_id, payload (rest of frame)
+  uint32_t channel_id = 0;
+  uint64_t seq = 0;
+  uint32_t request_id = 0;
+  std::span<const uint8_t> payload;
+};
+struct Update {  // u32 channel_id, u64 seq, payload (rest of frame)
+  uint32_t channel_id = 0;
+  uint64_t seq = 0;
+  std::span<const uint8_t> payload;
+};
+struct StatusMsg {  // u32 channel_id, u8 state, u16 code, str16 text
+  uint32_t channel_id = 0;
+  ChannelState state = ChannelState::Ok;
+  Code code = Code::Ok;
+  std::string_view text;
+};
+struct ErrorMsg {  // u16 code, str16 text
+  Code code = Code::Ok;
+  std::string_view text;
+};
+
+inline constexpr size_t kUpdateFixedSize = kHeaderSize + 4 + 8;  // header, channel_id, seq
+inline constexpr size_t kImageFixedSize = kHeaderSize + 4 + 8 + 4;
+inline constexpr size_t kPublishFixedSize = kHeaderSize + 4;
+static_assert(kUpdateFixedSize == 20 && kImageFixedSize == 24 && kPublishFixedSize == 12);
+
+}  // namespace tw::wire
