@@ -273,6 +273,15 @@ size_t encode(std::span<uint8_t> out, const ErrorMsg& m) {
   return finish(w);
 }
 
+void encode_image_prefix(std::span<uint8_t> out, uint32_t channel_id, uint64_t seq, uint32_t request_id,
+                         size_t payload_size) {
+  auto w = begin(out.first(kImageFixedSize), MsgType::Image);
+  w.u32(channel_id);
+  w.u64(seq);
+  w.u32(request_id);
+  w.patch_u32(0, static_cast<uint32_t>(kImageFixedSize + payload_size));
+}
+
 size_t encode_heartbeat(std::span<uint8_t> out) {
   auto w = begin(out, MsgType::Heartbeat);
   return finish(w);

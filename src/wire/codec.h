@@ -51,6 +51,10 @@ size_t encode(std::span<uint8_t> out, const Update& m);
 size_t encode(std::span<uint8_t> out, const StatusMsg& m);
 size_t encode(std::span<uint8_t> out, const ErrorMsg& m);
 size_t encode_heartbeat(std::span<uint8_t> out);
+// Writes the kImageFixedSize bytes of an IMAGE frame whose payload of
+// payload_size bytes the caller has already placed right after them.
+void encode_image_prefix(std::span<uint8_t> out, uint32_t channel_id, uint64_t seq, uint32_t request_id,
+                         size_t payload_size);
 
 // The largest frame each variable-size message can need, for sizing buffers.
 inline constexpr size_t frame_size_for_payload(size_t fixed, size_t payload) { return fixed + payload; }

@@ -1,0 +1,48 @@
+// Fanout: one reactor's outgoing path. Frames are encoded once into the
+// turn's arena and referenced by every outlet that sends them; outlets with
+// queued output are listed as dirty and flushed once at the end of the turn
+// (one writev each), then the arena is reset.
+#pragma once
+#include <span>
+#include <vector>
+
+#include "broker/outlet.h"
+#include "io/arena.h"
+
+namespace tw::broker {
+
+class Fanout {
+ public:
+  explicit Fanout(size_t arena_capacity) : arena_(arena_capacity) { dirty_.reserve(1024); }
+
+  // Space for a frame of at most max_size bytes. When the arena is full every
+  // dirty outlet is flushed and the arena reset first, so earlier
+  // reservations become invalid: commit before reserving again. Empty only
+  // when max_size exceeds the arena's capacity.
+  std::span<uint8_t> reserve(size_t max_size) {
+    auto out = arena_.reserve(max_size);
+    if (out.empty() && max_size <= arena_.capacity()) {
+      flush_all();
+      out = arena_.reserve(max_size);
+    }
+    return out;
+  }
+  std::span<const uint8_t> commit(size_t size) { return arena_.commit(size); }
+
+  void mark_dirty(Outlet* outlet) {
+    if (!outlet->dirty) {
+      outlet->dirty = true;
+      dirty_.push_back(outlet);
+    }
+  }
+  // Forgets an outlet that is being destroyed.
+  void forget(Outlet* outlet);
+  void flush_all();
+  size_t arena_capacity() const { return arena_.capacity(); }
+
+ private:
+  io::FrameArena arena_;
+  std::vector<Outlet*> dirty_;
+};
+
+}  // namespace tw::broker

@@ -1,0 +1,335 @@
+#include "broker/native_session.h"
+
+#include <sys/epoll.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <cstring>
+
+#include "base/clock.h"
+#include "base/log.h"
+#include "io/socket.h"
+
+namespace tw::broker {
+
+namespace {
+constexpr size_t kInitialInput = 64 * 1024;
+constexpr size_t kControlFrameMax = wire::kHeaderSize + 16 + 2 + 0xFFFF;  // largest str16 frame
+constexpr uint32_t kMinHeartbeatMs = 100;
+constexpr uint32_t kMaxHeartbeatMs = 600'000;
+uint64_t ms_to_ns(uint64_t ms) { return ms * 1'000'000ull; }
+}  // namespace
+
+NativeSession::NativeSession(Env env, int fd, std::string peer, uint64_t now_ns)
+    : env_(env), fd_(fd), peer_(std::move(peer)), opened_ns_(now_ns), last_rx_ns_(now_ns), last_tx_ns_(now_ns) {
+  in_.resize(std::min<size_t>(kInitialInput, env_.config.limits.max_frame));
+}
+
+NativeSession::~NativeSession() { io::close_fd(fd_); }
+
+void NativeSession::on_io(uint32_t events) {
+  if (events & EPOLLOUT) flush_output();
+  if (events & (EPOLLIN | EPOLLHUP | EPOLLERR)) read_input();
+}
+
+void NativeSession::read_input() {
+  if (!reading_ || closing()) return;
+  if (in_len_ == in_.size()) {
+    // A frame larger than the buffer but within max_frame: grow to fit it.
+    uint32_t need = wire::peek_length({in_.data(), in_len_});
+    in_.resize(std::max<size_t>(need, in_.size() * 2));
+  }
+  ssize_t n = ::read(fd_, in_.data() + in_len_, in_.size() - in_len_);
+  if (n == 0) {
+    fail(wire::Code::Ok, "peer closed the connection");
+    return;
+  }
+  if (n < 0) {
+    if (errno == EAGAIN || errno == EWOULDBLOCK || errno == EINTR) return;
+    fail(wire::Code::Ok, "read error");
+    return;
+  }
+  in_len_ += static_cast<size_t>(n);
+  env_.counters.bytes_in += static_cast<uint64_t>(n);
+  last_rx_ns_ = monotonic_ns();
+  parse_input();
+}
+
+void NativeSession::parse_input() {
+  size_t pos = 0;
+  while (!closing()) {
+    wire::Frame frame;
+    auto result = wire::split_frame({in_.data() + pos, in_len_ - pos}, env_.config.limits.max_frame, frame);
+    if (result == wire::SplitResult::NeedMore) break;
+    if (result == wire::SplitResult::Malformed) {
+      ++env_.counters.protocol_errors;
+      fail(wire::Code::MalformedFrame, "malformed frame header");
+      return;
+    }
+    if (result == wire::SplitResult::TooLarge) {
+      ++env_.counters.protocol_errors;
+      fail(wire::Code::FrameTooLarge, "frame larger than max_frame");
+      return;
+    }
+    ++env_.counters.frames_in;
+    handle(frame);
+    pos += frame.size;
+  }
+  if (pos > 0) {
+    std::memmove(in_.data(), in_.data() + pos, in_len_ - pos);
+    in_len_ -= pos;
+  }
+}
+
+// The one dispatch switch of the native protocol.
+void NativeSession::handle(const wire::Frame& frame) {
+  using wire::MsgType;
+  if (phase_ == Phase::AwaitHello) {
+    if (frame.type == MsgType::Hello) return handle_hello(frame);
+    ++env_.counters.protocol_errors;
+    return fail(wire::Code::HelloExpected, "the first frame must be HELLO");
+  }
+  switch (frame.type) {
+    case MsgType::Publish: return handle_publish(frame);
+    case MsgType::Heartbeat:
+      if (!frame.body.empty()) break;
+      return;
+    case MsgType::Subscribe: return handle_subscribe(frame, true);
+    case MsgType::Unsubscribe: return handle_subscribe(frame, false);
+    case MsgType::Snapshot: return handle_snapshot(frame);
+    case MsgType::Register: return handle_register(frame);
+    case MsgType::Hello:
+      ++env_.counters.protocol_errors;
+      return fail(wire::Code::MalformedFrame, "HELLO sent twice");
+    default:
+      ++env_.counters.protocol_errors;
+      return fail(wire::Code::UnknownType, "unknown or broker-only frame type");
+  }
+  ++env_.counters.protocol_errors;
+  fail(wire::Code::MalformedFrame, "malformed HEARTBEAT");
+}
+
+void NativeSession::handle_hello(const wire::Frame& frame) {
+  wire::Hello hello;
+  if (!wire::decode(frame, hello)) {
+    ++env_.counters.protocol_errors;
+    return fail(wire::Code::MalformedFrame, "malformed HELLO");
+  }
+  if (hello.min_version > wire::kProtocolVersion || hello.max_version < wire::kProtocolVersion) {
+    return fail(wire::Code::UnsupportedVersion, "this broker speaks protocol version 1 only");
+  }
+  client_name_ = std::string(hello.client_name);
+  heartbeat_ms_ = hello.heartbeat_ms ? std::clamp(hello.heartbeat_ms, kMinHeartbeatMs, kMaxHeartbeatMs)
+                                     : env_.config.heartbeat_ms;
+  idle_timeout_ns_ = ms_to_ns(std::max<uint64_t>(env_.config.idle_timeout_ms, 3ull * heartbeat_ms_));
+  phase_ = Phase::Open;
+  const auto& cfg = env_.config;
+  wire::Welcome welcome{wire::kProtocolVersion, heartbeat_ms_, cfg.limits.max_frame, cfg.limits.max_subscriptions,
+                        cfg.server_name};
+  queue_frame(kControlFrameMax, [&](std::span<uint8_t> out) { return wire::encode(out, welcome); });
+  TW_DEBUG("session %s: HELLO from '%s', heartbeat %u ms", peer_.c_str(), client_name_.c_str(), heartbeat_ms_);
+}
+
+void NativeSession::handle_subscribe(const wire::Frame& frame, bool subscribe) {
+  wire::Subscribe msg;
+  if (!wire::decode(frame, msg)) {
+    ++env_.counters.protocol_errors;
+    return fail(wire::Code::MalformedFrame, subscribe ? "malformed SUBSCRIBE" : "malformed UNSUBSCRIBE");
+  }
+  if (!subscribe) return send_ack(msg.request_id, env_.router.unsubscribe(this, msg.pattern));
+  // The ACK goes first: the images that follow belong to an accepted subscription.
+  Outcome check = env_.router.check_subscribe(this, msg.pattern);
+  send_ack(msg.request_id, check);
+  if (check.code == wire::Code::TooManySubscriptions) {
+    ++env_.counters.subscription_limit_hits;
+    ++env_.counters.protocol_errors;
+    return fail(check.code, check.detail);
+  }
+  if (check.ok()) env_.router.subscribe(this, msg.pattern);
+}
+
+void NativeSession::handle_snapshot(const wire::Frame& frame) {
+  wire::Snapshot msg;
+  if (!wire::decode(frame, msg)) {
+    ++env_.counters.protocol_errors;
+    return fail(wire::Code::MalformedFrame, "malformed SNAPSHOT");
+  }
+  send_ack(msg.request_id, env_.router.snapshot(this, msg.topic, msg.request_id));
+}
+
+void NativeSession::handle_register(const wire::Frame& frame) {
+  wire::Register msg;
+  if (!wire::decode(frame, msg) || msg.publish_id == 0) {
+    ++env_.counters.protocol_errors;
+    return fail(wire::Code::MalformedFrame, "malformed REGISTER");
+  }
+  if (msg.publish_id > env_.config.limits.max_registrations) {
+    ++env_.counters.protocol_errors;
+    return fail(wire::Code::TooManyRegistrations, "publish id above max_registrations");
+  }
+  cache::ChannelId id = 0;
+  Outcome outcome = env_.router.advertise(msg.topic, msg.kind, id);
+  if (!outcome.ok()) {
+    ++env_.counters.protocol_errors;
+    return fail(outcome.code, outcome.detail);
+  }
+  if (publish_ids_.size() <= msg.publish_id) publish_ids_.resize(msg.publish_id + 1, 0);
+  publish_ids_[msg.publish_id] = id;
+}
+
+void NativeSession::handle_publish(const wire::Frame& frame) {
+  wire::Publish msg;
+  if (!wire::decode(frame, msg)) {
+    ++env_.counters.protocol_errors;
+    return fail(wire::Code::MalformedFrame, "malformed PUBLISH");
+  }
+  if (msg.publish_id >= publish_ids_.size() || publish_ids_[msg.publish_id] == 0) {
+    ++env_.counters.protocol_errors;
+    return fail(wire::Code::UnknownPublishId, "PUBLISH with a publish id that was never registered");
+  }
+  // Delivered frames are up to 12 bytes longer than this PUBLISH; keep them within max_frame.
+  if (frame.size + (wire::kImageFixedSize - wire::kPublishFixedSize) > env_.config.limits.max_frame) {
+    ++env_.counters.protocol_errors;
+    return fail(wire::Code::FrameTooLarge, "payload too large to deliver within max_frame");
+  }
+  Outcome outcome = env_.router.publish(publish_ids_[msg.publish_id], msg.payload, msg.image);
+  if (!outcome.ok()) {
+    ++env_.counters.protocol_errors;
+    fail(outcome.code, outcome.detail);
+  }
+}
+
+void NativeSession::send_ack(uint32_t request_id, const Outcome& outcome) {
+  wire::Ack ack{request_id, outcome.code, outcome.ok() ? std::string_view{} : std::string_view{outcome.detail}};
+  queue_frame(kControlFrameMax, [&](std::span<uint8_t> out) { return wire::encode(out, ack); });
+}
+
+template <typename Encode>
+void NativeSession::queue_frame(size_t max_size, Encode&& encode) {
+  auto space = env_.fanout.reserve(max_size);
+  size_t n = encode(space);
+  if (n == 0) return;  // cannot happen for control frames within kControlFrameMax
+  out_.append_ref(env_.fanout.commit(n));
+  env_.fanout.mark_dirty(this);
+}
+
+void NativeSession::send_image(const cache::Channel& channel, uint32_t request_id) {
+  if (closing()) return;
+  // Images are not the hot path: each subscriber gets its own copy, which
+  // keeps the topic introduction and the image adjacent in its queue.
+  wire::ChannelIntro intro{channel.id, channel.kind, channel.topic};
+  queue_frame(kControlFrameMax, [&](std::span<uint8_t> out) { return wire::encode(out, intro); });
+  size_t size = wire::kImageFixedSize + channel.image_size();
+  auto encode_image = [&](std::span<uint8_t> out) -> size_t {
+    if (out.size() < size) return 0;
+    size_t payload = channel.encode_image(out.subspan(wire::kImageFixedSize));
+    wire::encode_image_prefix(out, channel.id, channel.seq, request_id, payload);
+    return wire::kImageFixedSize + payload;
+  };
+  if (size <= env_.fanout.arena_capacity()) {
+    queue_frame(size, encode_image);
+  } else {
+    std::vector<uint8_t> big(size);
+    size_t n = encode_image(big);
+    out_.append_copy({big.data(), n});
+    env_.fanout.mark_dirty(this);
+  }
+  if (over_output_limit()) {
+    ++env_.counters.slow_consumers;
+    fail(wire::Code::SlowConsumer, "output buffer limit exceeded");
+  }
+}
+
+void NativeSession::send_delivery(const Delivery& delivery) {
+  if (closing()) return;
+  out_.append_ref(delivery.native_frame);
+  env_.fanout.mark_dirty(this);
+  if (over_output_limit()) {
+    ++env_.counters.slow_consumers;
+    fail(wire::Code::SlowConsumer, "output buffer limit exceeded");
+  }
+}
+
+void NativeSession::flush_output() {
+  if (fd_ < 0) return;
+  auto result = out_.flush(fd_);
+  uint64_t written = out_.bytes_written();
+  if (written != bytes_written_seen_) {
+    env_.counters.bytes_out += written - bytes_written_seen_;
+    bytes_written_seen_ = written;
+    last_tx_ns_ = monotonic_ns();
+  }
+  if (result == io::FlushResult::Error) {
+    fail(wire::Code::Ok, "write error");
+    return;
+  }
+  want_write_ = result == io::FlushResult::Pending;
+  update_interest();
+}
+
+void NativeSession::update_interest() {
+  if (closing()) return;
+  uint32_t events = (reading_ ? uint32_t{EPOLLIN} : 0u) | (want_write_ ? uint32_t{EPOLLOUT} : 0u);
+  if (events == interest_) return;  // epoll_ctl only on a change, never per flush
+  interest_ = events;
+  (void)env_.reactor.modify(fd_, events, this);
+}
+
+void NativeSession::stop_reading() {
+  reading_ = false;
+  update_interest();
+}
+
+void NativeSession::fail(wire::Code code, std::string_view text) {
+  if (closing()) return;
+  phase_ = Phase::Closing;
+  close_code_ = code;
+  close_text_ = std::string(text);
+  if (code == wire::Code::Ok) {
+    TW_DEBUG("session %s ('%s') closed: %s", peer_.c_str(), client_name_.c_str(), close_text_.c_str());
+  } else {
+    TW_WARN("session %s ('%s') disconnected: %s: %s", peer_.c_str(), client_name_.c_str(), wire::code_name(code),
+            close_text_.c_str());
+  }
+}
+
+void NativeSession::finish() {
+  if (fd_ < 0) return;
+  env_.reactor.remove(fd_);
+  // One last non-blocking write. The ERROR frame can only follow a frame
+  // boundary, so a connection whose queue did not drain (a slow consumer)
+  // is closed without it.
+  (void)out_.flush(fd_);
+  if (close_code_ != wire::Code::Ok && out_.empty()) {
+    uint8_t buf[kControlFrameMax];
+    size_t n = wire::encode({buf, sizeof buf}, wire::ErrorMsg{close_code_, close_text_});
+    ssize_t rc = ::send(fd_, buf, n, MSG_NOSIGNAL | MSG_DONTWAIT);
+    (void)rc;  // best effort: the peer may already be gone
+  }
+  ::shutdown(fd_, SHUT_RDWR);
+  io::close_fd(fd_);
+  fd_ = -1;
+}
+
+void NativeSession::on_tick(uint64_t now_ns) {
+  if (closing()) return;
+  if (phase_ == Phase::AwaitHello) {
+    if (now_ns - opened_ns_ > ms_to_ns(env_.config.hello_timeout_ms)) {
+      ++env_.counters.idle_timeouts;
+      fail(wire::Code::IdleTimeout, "no HELLO received in time");
+    }
+    return;
+  }
+  if (now_ns - last_rx_ns_ > idle_timeout_ns_) {
+    ++env_.counters.idle_timeouts;
+    return fail(wire::Code::IdleTimeout, "nothing received within the idle timeout");
+  }
+  if (now_ns - last_tx_ns_ >= ms_to_ns(heartbeat_ms_) && out_.empty()) {
+    queue_frame(wire::kHeaderSize, [](std::span<uint8_t> out) { return wire::encode_heartbeat(out); });
+    last_tx_ns_ = now_ns;
+  }
+}
+
+}  // namespace tw::broker

@@ -1,0 +1,94 @@
+// NativeSession: one connection speaking the native protocol (docs/protocol.md).
+// It is the protocol adapter: it splits and decodes frames, drives the
+// handshake, heartbeats and limits, and turns requests into Router calls;
+// as an Outlet it encodes what the router delivers.
+//
+// Lifecycle: AwaitHello -> Open -> Closing. A session that must close (bad
+// input, timeout, slow consumer, peer gone) only marks itself Closing; the
+// broker reaps it at the end of the loop turn, so no callback ever sees a
+// destroyed session. Owned by the broker's loop thread.
+#pragma once
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "broker/counters.h"
+#include "broker/fanout.h"
+#include "broker/router.h"
+#include "config/config.h"
+#include "io/out_queue.h"
+#include "reactor/reactor.h"
+#include "wire/codec.h"
+
+namespace tw::broker {
+
+class NativeSession final : public Outlet, public reactor::IoHandler {
+ public:
+  struct Env {
+    const config::BrokerConfig& config;
+    reactor::Reactor& reactor;
+    Router& router;
+    Fanout& fanout;
+    Counters& counters;
+  };
+  NativeSession(Env env, int fd, std::string peer, uint64_t now_ns);
+  ~NativeSession() override;
+
+  void on_io(uint32_t events) override;
+  void on_tick(uint64_t now_ns);
+
+  void send_image(const cache::Channel& channel, uint32_t request_id) override;
+  void send_delivery(const Delivery& delivery) override;
+  void flush_output() override;
+
+  // Marks the session for closing with an ERROR frame (code Ok: no frame).
+  void fail(wire::Code code, std::string_view text);
+  bool closing() const { return phase_ == Phase::Closing; }
+  // Stops reading; used while the broker drains output at shutdown.
+  void stop_reading();
+  bool has_output() const { return !out_.empty(); }
+  // Best-effort final write of the pending output and the ERROR frame; closes the fd.
+  void finish();
+  int fd() const { return fd_; }
+
+ private:
+  enum class Phase { AwaitHello, Open, Closing };
+
+  void read_input();
+  void parse_input();
+  void handle(const wire::Frame& frame);
+  void handle_hello(const wire::Frame& frame);
+  void handle_subscribe(const wire::Frame& frame, bool subscribe);
+  void handle_snapshot(const wire::Frame& frame);
+  void handle_register(const wire::Frame& frame);
+  void handle_publish(const wire::Frame& frame);
+  void send_ack(uint32_t request_id, const Outcome& outcome);
+  // Encodes a small control frame into the arena and queues it.
+  template <typename Encode>
+  void queue_frame(size_t max_size, Encode&& encode);
+  void update_interest();
+  bool over_output_limit() const { return out_.queued_bytes() > env_.config.limits.max_output_buffer; }
+
+  Env env_;
+  int fd_;
+  std::string peer_;
+  std::string client_name_;
+  Phase phase_ = Phase::AwaitHello;
+  bool reading_ = true;
+  bool want_write_ = false;
+  uint32_t interest_ = 0x001;  // EPOLLIN, as registered by the broker
+  std::vector<uint8_t> in_;
+  size_t in_len_ = 0;
+  io::OutQueue out_;
+  std::vector<cache::ChannelId> publish_ids_;  // publish_id -> channel
+  uint64_t opened_ns_;
+  uint64_t last_rx_ns_;
+  uint64_t last_tx_ns_;
+  uint64_t bytes_written_seen_ = 0;
+  uint32_t heartbeat_ms_ = 0;
+  uint64_t idle_timeout_ns_ = 0;
+  wire::Code close_code_ = wire::Code::Ok;
+  std::string close_text_;
+};
+
+}  // namespace tw::broker

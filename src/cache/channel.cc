@@ -1,0 +1,29 @@
+#include "cache/channel.h"
+
+#include <cstring>
+
+namespace tw::cache {
+
+bool Channel::apply(std::span<const uint8_t> payload, bool replace) {
+  if (kind == wire::PayloadKind::Opaque) {
+    // assign() reuses capacity: no allocation once the largest message was seen.
+    opaque.assign(payload.begin(), payload.end());
+  } else if (!(replace ? image.replace(payload) : image.merge(payload))) {
+    return false;
+  }
+  ++seq;
+  return true;
+}
+
+size_t Channel::image_size() const {
+  return kind == wire::PayloadKind::Opaque ? opaque.size() : image.encoded_size();
+}
+
+size_t Channel::encode_image(std::span<uint8_t> out) const {
+  if (kind == wire::PayloadKind::FieldList) return image.encode(out);
+  if (opaque.size() > out.size()) return 0;
+  if (!opaque.empty()) std::memcpy(out.data(), opaque.data(), opaque.size());
+  return opaque.size();
+}
+
+}  // namespace tw::cache

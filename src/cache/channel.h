@@ -1,0 +1,33 @@
+// A channel: the live stream of one topic, with its last-value cache.
+// Owned by the thread that owns its ChannelTable.
+#pragma once
+#include <cstdint>
+#include <span>
+#include <string>
+#include <vector>
+
+#include "fields/field_list.h"
+#include "wire/protocol.h"
+
+namespace tw::cache {
+
+using ChannelId = uint32_t;  // 1-based; 0 means "none"
+
+struct Channel {
+  ChannelId id = 0;
+  std::string topic;
+  wire::PayloadKind kind = wire::PayloadKind::FieldList;
+  wire::ChannelState state = wire::ChannelState::Ok;
+  uint64_t seq = 0;                // of the last message applied; 0 = no data yet
+  fields::FieldImage image;        // FieldList channels
+  std::vector<uint8_t> opaque;     // Opaque channels: the last message
+
+  bool has_data() const { return seq > 0; }
+  // Applies one published payload; false (and no change) if it is malformed.
+  bool apply(std::span<const uint8_t> payload, bool replace);
+  size_t image_size() const;
+  // Encodes the current image payload; returns its size, 0 if it does not fit.
+  size_t encode_image(std::span<uint8_t> out) const;
+};
+
+}  // namespace tw::cache
