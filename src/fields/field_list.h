@@ -59,8 +59,11 @@ class FieldListWriter {
   size_t finish();
 
  private:
+  // Writes the entry header; false (and the list fails) past 65535 entries.
+  bool begin_entry(uint16_t id, FieldType type);
   wire::ByteWriter w_;
   uint16_t count_ = 0;
+  bool too_many_ = false;
 };
 
 // Validates a whole payload: structure, known types, no duplicate ids, exponent range.
