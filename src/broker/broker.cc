@@ -1,9 +1,11 @@
 #include "broker/broker.h"
 
+#include <fcntl.h>
 #include <sys/epoll.h>
 #include <sys/socket.h>
 
 #include <atomic>
+#include <cerrno>
 #include <unordered_map>
 #include <vector>
 
@@ -43,6 +45,7 @@ struct Broker::Impl final : reactor::IoHandler {
   void on_io(uint32_t) override { accept_pending(); }
   void accept_pending();
   void reject(int fd);
+  void shed_one_connection();
   void end_of_turn();
   void tick(uint64_t now_ns);
   void shutdown();
@@ -54,6 +57,7 @@ struct Broker::Impl final : reactor::IoHandler {
   Router router;
   Counters counters;
   int listen_fd = -1;
+  int spare_fd = ::open("/dev/null", O_RDONLY | O_CLOEXEC);  // released to accept-and-close at EMFILE
   uint16_t port = 0;
   std::atomic<bool> stop_requested{false};
   std::unordered_map<NativeSession*, std::unique_ptr<NativeSession>> sessions;
@@ -64,7 +68,10 @@ void Broker::Impl::accept_pending() {
   for (;;) {
     std::string peer;
     int fd = io::accept_nonblocking(listen_fd, &peer);
-    if (fd < 0) return;
+    if (fd < 0) {
+      if (errno == EMFILE || errno == ENFILE) shed_one_connection();
+      return;
+    }
     if (sessions.size() >= config.limits.max_connections) {
       reject(fd);
       continue;
@@ -76,6 +83,17 @@ void Broker::Impl::accept_pending() {
     TW_DEBUG("accepted %s", peer.c_str());
     sessions.emplace(session.get(), std::move(session));
   }
+}
+
+// Out of file descriptors: the pending connection would keep the
+// level-triggered listener ready forever. Free the spare fd, accept the
+// connection and close it at once, then take the spare back.
+void Broker::Impl::shed_one_connection() {
+  ++counters.connections_rejected;
+  io::close_fd(spare_fd);
+  io::close_fd(io::accept_nonblocking(listen_fd));
+  spare_fd = ::open("/dev/null", O_RDONLY | O_CLOEXEC);
+  TW_WARN("out of file descriptors: a new connection was refused");
 }
 
 void Broker::Impl::reject(int fd) {
@@ -136,7 +154,8 @@ void Broker::Impl::shutdown() {
 
 Broker::Broker(config::BrokerConfig config) : impl_(std::make_unique<Impl>(std::move(config))) {}
 Broker::~Broker() {
-  if (impl_->listen_fd >= 0) io::close_fd(impl_->listen_fd);
+  io::close_fd(impl_->listen_fd);
+  io::close_fd(impl_->spare_fd);
 }
 
 Status Broker::listen() {

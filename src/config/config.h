@@ -4,6 +4,7 @@
 #pragma once
 #include <cstdint>
 #include <string>
+#include <string_view>
 
 #include "base/log.h"
 #include "base/result.h"
@@ -33,10 +34,26 @@ struct BrokerConfig {
   Limits limits;
 };
 
-// Parses TOML text; errors name the source, line and key.
+// Parses TOML text over the embedded defaults. Errors name the source, line
+// and key ("broker.toml:3: key 'heartbeat_ms': expected an integer"); syntax
+// errors name line and column; unknown keys are errors.
 Result<BrokerConfig> parse_toml(std::string_view text, const std::string& source_name);
+// Reads and parses a file; the path is the source name in errors.
 Result<BrokerConfig> load_file(const std::string& path);
-// Splits "HOST:PORT"; false when malformed.
+
+// Splits "HOST:PORT" or "[IPV6]:PORT" (brackets removed from host), port
+// 0..65535; false when malformed.
 bool split_host_port(std::string_view text, std::string& host, uint16_t& port);
+
+// Set one key by its TOML name ("heartbeat_ms", "limits.max_frame"), checked
+// against its range. Used by the TOML parser and by command-line overrides.
+// The error is the reason alone ("must be between 64 and 1073741824, got 3"),
+// for the caller to prefix with where the value came from.
+Status set_integer(BrokerConfig& config, std::string_view key, int64_t value);
+Status set_string(BrokerConfig& config, std::string_view key, std::string_view value);
+
+// Checks every key of a config built in code or patched after parsing;
+// the error names the key ("key 'limits.max_frame': must be ...").
+Status validate(const BrokerConfig& config);
 
 }  // namespace tw::config

@@ -1,0 +1,42 @@
+// Shared pieces of the `tickwire` subcommands: global options, connecting,
+// dictionary loading and Ctrl-C handling.
+#pragma once
+#include <csignal>
+#include <string>
+
+#include <CLI/CLI.hpp>
+
+#include "base/result.h"
+#include "client/client.h"
+#include "fields/dictionary.h"
+
+namespace tw::cli {
+
+// Exit codes: 0 success, 1 "not found"/nothing to show, 2 usage or runtime error.
+inline constexpr int kExitOk = 0;
+inline constexpr int kExitNotFound = 1;
+inline constexpr int kExitError = 2;
+
+struct CommonOptions {
+  std::string server;           // --server HOST:PORT, else $TICKWIRE_SERVER, else 127.0.0.1:9400
+  std::string dictionary_file;  // --dictionary FILE, else the built-in dictionary
+};
+
+// Each subcommand registers itself; its callback stores its exit code in `exit_code`.
+void add_pub_command(CLI::App& app, const CommonOptions& common, int& exit_code);
+void add_sub_command(CLI::App& app, const CommonOptions& common, int& exit_code);
+void add_snapshot_command(CLI::App& app, const CommonOptions& common, int& exit_code);
+void add_demo_feed_command(CLI::App& app, const CommonOptions& common, int& exit_code);
+
+// Builds client Options from --server / $TICKWIRE_SERVER.
+Result<client::Options> client_options(const CommonOptions& common, const std::string& client_name);
+// Connects, printing the failure to stderr; false on failure.
+bool connect_or_report(client::Client& client, const client::Options& options);
+// The dictionary to name fields with; errors name the file and line.
+Result<const fields::Dictionary*> dictionary(const CommonOptions& common);
+
+// Ctrl-C / SIGTERM set this; loops check it between polls.
+extern volatile std::sig_atomic_t g_stop_requested;
+void install_stop_signals();
+
+}  // namespace tw::cli

@@ -1,0 +1,32 @@
+// tickwire: the Tickwire command-line client. One file per subcommand.
+#include <cstdio>
+
+#include "common.h"
+
+int main(int argc, char** argv) {
+  CLI::App app{"tickwire: publish, subscribe and inspect a Tickwire broker"};
+  app.set_version_flag("--version", TW_VERSION);
+  app.require_subcommand(1, 1);
+  app.fallthrough();  // global options may also follow the subcommand
+  app.failure_message(CLI::FailureMessage::help);
+
+  tw::cli::CommonOptions common;
+  app.add_option("-s,--server", common.server,
+                 "broker HOST:PORT (default: $TICKWIRE_SERVER, else 127.0.0.1:9400)");
+  app.add_option("--dictionary", common.dictionary_file, "field dictionary file (default: built-in)");
+
+  int exit_code = tw::cli::kExitOk;
+  tw::cli::add_pub_command(app, common, exit_code);
+  tw::cli::add_sub_command(app, common, exit_code);
+  tw::cli::add_snapshot_command(app, common, exit_code);
+  tw::cli::add_demo_feed_command(app, common, exit_code);
+
+  tw::cli::install_stop_signals();
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::ParseError& e) {
+    int rc = app.exit(e);
+    return rc == 0 ? 0 : tw::cli::kExitError;
+  }
+  return exit_code;
+}

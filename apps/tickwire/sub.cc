@@ -1,0 +1,87 @@
+// tickwire sub PATTERN [--count N] [--json]
+// One line per image, update or status on stdout; gaps and connection events on stderr.
+#include <cstdio>
+
+#include "client/message_format.h"
+#include "common.h"
+
+namespace tw::cli {
+
+namespace {
+
+struct SubOptions {
+  std::string pattern;
+  uint64_t count = 0;  // 0 = until interrupted
+  bool json = false;
+};
+
+void print_gap(const client::Message& msg) {
+  std::fprintf(stderr, "tickwire sub: gap on %.*s: expected seq %llu, got %llu\n",
+               static_cast<int>(msg.topic.size()), msg.topic.data(),
+               static_cast<unsigned long long>(msg.expected_seq), static_cast<unsigned long long>(msg.seq));
+}
+
+int run_sub(const SubOptions& opts, const CommonOptions& common) {
+  auto dict = dictionary(common);
+  if (!dict) {
+    std::fprintf(stderr, "tickwire sub: %s\n", dict.error().message.c_str());
+    return kExitError;
+  }
+  auto options = client_options(common, "tickwire-sub");
+  if (!options) {
+    std::fprintf(stderr, "tickwire sub: %s\n", options.error().message.c_str());
+    return kExitError;
+  }
+  client::Client client;
+  uint64_t received = 0;
+  int exit_code = kExitOk;
+  bool done = false;
+  auto subscribed = client.subscribe(opts.pattern, [&](const client::Message& msg) {
+    if (done) return;
+    if (msg.gap) print_gap(msg);
+    std::string line = opts.json ? client::format_json(msg, **dict) : client::format_text(msg, **dict);
+    std::fwrite(line.data(), 1, line.size(), stdout);
+    std::fputc('\n', stdout);
+    if (opts.json) std::fflush(stdout);  // JSON lines feed other programs: no buffering delay
+    done = opts.count != 0 && ++received >= opts.count;
+  });
+  if (!subscribed) {
+    std::fprintf(stderr, "tickwire sub: %s\n", subscribed.error().message.c_str());
+    return kExitError;
+  }
+  client.on_connection([](client::ConnectionEvent event, std::string_view reason) {
+    std::fprintf(stderr, "tickwire sub: %s%s%.*s\n", client::event_name(event), reason.empty() ? "" : ": ",
+                 static_cast<int>(reason.size()), reason.data());
+  });
+  client.on_error([&](const client::ErrorInfo& e) {
+    std::fprintf(stderr, "tickwire sub: broker error %s: %.*s\n", wire::code_name(e.code),
+                 static_cast<int>(e.text.size()), e.text.data());
+    if (e.request_id != 0) {  // our subscription was refused: nothing will ever arrive
+      exit_code = kExitError;
+      done = true;
+    }
+  });
+  if (!connect_or_report(client, *options)) return kExitError;
+  while (!done && !g_stop_requested) {
+    if (client.poll(100) < 0) {
+      std::fprintf(stderr, "tickwire sub: connection lost\n");
+      return kExitError;
+    }
+    std::fflush(stdout);
+  }
+  client.close();
+  return exit_code;
+}
+
+}  // namespace
+
+void add_sub_command(CLI::App& app, const CommonOptions& common, int& exit_code) {
+  auto opts = std::make_shared<SubOptions>();
+  CLI::App* cmd = app.add_subcommand("sub", "subscribe to a topic pattern and print what arrives");
+  cmd->add_option("pattern", opts->pattern, "topic or pattern, e.g. DEMO/EQ/> or DEMO/*/AAPL")->required();
+  cmd->add_option("-n,--count", opts->count, "exit after N messages (0 = run until interrupted)");
+  cmd->add_flag("--json", opts->json, "print JSON lines");
+  cmd->callback([opts, &common, &exit_code]() { exit_code = run_sub(*opts, common); });
+}
+
+}  // namespace tw::cli

@@ -1,0 +1,109 @@
+// tickwired: reads its configuration, listens, and runs the broker on this
+// thread until SIGINT or SIGTERM asks for a graceful shutdown.
+//
+// Exit codes: 0 after a graceful shutdown (and for --help, --version);
+// 1 when the broker cannot listen or the port file cannot be written;
+// 2 for a bad flag or a bad configuration.
+#include <signal.h>
+#include <sys/resource.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstdio>
+#include <cstring>
+#include <iostream>
+#include <string>
+
+#include "base/log.h"
+#include "broker/broker.h"
+#include "command_line.h"
+
+namespace {
+
+tw::broker::Broker* g_broker = nullptr;  // read by the signal handler only
+
+void on_stop_signal(int) {
+  if (g_broker != nullptr) g_broker->stop();
+}
+
+// SA_RESETHAND: a second SIGINT/SIGTERM during a stuck shutdown kills the process.
+void install_signal_handlers(tw::broker::Broker& broker) {
+  g_broker = &broker;
+  struct sigaction stop {};
+  stop.sa_handler = on_stop_signal;
+  stop.sa_flags = SA_RESETHAND;
+  sigemptyset(&stop.sa_mask);
+  sigaction(SIGINT, &stop, nullptr);
+  sigaction(SIGTERM, &stop, nullptr);
+
+  struct sigaction ignore {};
+  ignore.sa_handler = SIG_IGN;
+  sigemptyset(&ignore.sa_mask);
+  sigaction(SIGPIPE, &ignore, nullptr);  // a closed peer is an EPIPE, not a death
+}
+
+// Written to a temporary name, then renamed, so a reader never sees half a number.
+tw::Status write_port_file(const std::string& path, uint16_t port) {
+  std::string temp = path + ".tmp." + std::to_string(getpid());
+  FILE* file = std::fopen(temp.c_str(), "w");
+  if (file == nullptr) return tw::Error{std::strerror(errno)};
+  bool written = std::fprintf(file, "%u\n", static_cast<unsigned>(port)) > 0;
+  written = (std::fclose(file) == 0) && written;
+  if (!written || std::rename(temp.c_str(), path.c_str()) != 0) {
+    int saved = errno;
+    std::remove(temp.c_str());
+    return tw::Error{std::strerror(saved)};
+  }
+  return tw::Ok{};
+}
+
+std::string bracketed_host(const std::string& listen) {
+  std::string host;
+  uint16_t port = 0;
+  if (!tw::config::split_host_port(listen, host, port)) return listen;
+  return host.find(':') != std::string::npos ? "[" + host + "]" : host;
+}
+
+// Connections are file descriptors: allow as many as the hard limit does,
+// so max_connections, not the default soft limit of 1024, is the bound.
+void raise_fd_limit() {
+  rlimit limit{};
+  if (getrlimit(RLIMIT_NOFILE, &limit) == 0 && limit.rlim_cur < limit.rlim_max) {
+    limit.rlim_cur = limit.rlim_max;
+    setrlimit(RLIMIT_NOFILE, &limit);
+  }
+}
+
+int serve(const tw::tickwired::Invocation& invocation) {
+  const tw::config::BrokerConfig& config = invocation.config;
+  raise_fd_limit();
+  tw::broker::Broker broker(config);
+  // Before the port file is written: whoever reads it may signal us at once.
+  install_signal_handlers(broker);
+  if (auto status = broker.listen(); !status) {
+    // The error already reads "cannot listen on HOST:PORT: <reason>".
+    std::cerr << "tickwired: " << status.error().message << "\n";
+    return tw::tickwired::kExitRuntimeError;
+  }
+  TW_INFO("listening on native tcp://%s:%u", bracketed_host(config.listen).c_str(),
+          static_cast<unsigned>(broker.port()));
+  if (!invocation.port_file.empty()) {
+    if (auto status = write_port_file(invocation.port_file, broker.port()); !status) {
+      std::cerr << "tickwired: cannot write port file " << invocation.port_file << ": "
+                << status.error().message << "\n";
+      return tw::tickwired::kExitRuntimeError;
+    }
+  }
+  broker.run();
+  g_broker = nullptr;
+  return tw::tickwired::kExitOk;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  auto parsed = tw::tickwired::parse_command_line(argc, argv, std::cout, std::cerr);
+  if (!parsed.invocation) return parsed.exit_code;
+  tw::log::set_level(parsed.invocation->config.log_level);
+  return serve(*parsed.invocation);
+}

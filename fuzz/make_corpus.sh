@@ -1,0 +1,46 @@
+#!/usr/bin/env bash
+# Writes the seed corpora under fuzz/corpus/. The seeds are committed; rerun
+# this only to change them. Frames are the byte-exact examples pinned by
+# tests/wire/golden_frames_test.cc.
+set -euo pipefail
+cd "$(dirname "$0")/corpus"
+
+# put FILE "hex bytes ..." : writes the bytes to FILE.
+put() {
+  local file=$1 hex=${2// /} escaped=""
+  for ((i = 0; i < ${#hex}; i += 2)); do escaped+="\\x${hex:i:2}"; done
+  printf '%b' "$escaped" >"$file"
+}
+
+payload="01 00 16 00 02 39 30 00 00 00 00 00 00 fe"  # {BID(22) = 123.45}
+hello="15 00 00 00 01 00 00 00 01 00 01 00 88 13 00 00 03 00 63 6c 69"
+subscribe="14 00 00 00 02 00 00 00 01 00 00 00 06 00 44 45 4d 4f 2f 3e"
+register="17 00 00 00 05 00 00 00 07 00 00 00 00 08 00 44 45 4d 4f 2f 49 42 4d"
+publish="1a 00 00 00 06 00 00 00 07 00 00 00 $payload"
+heartbeat="08 00 00 00 07 00 00 00"
+
+mkdir -p frame_decoder field_list
+cd frame_decoder
+put hello "$hello"
+put welcome "21 00 00 00 81 00 00 00 01 00 88 13 00 00 00 00 10 00 e8 03 00 00 09 00 74 69 63 6b 77 69 72 65 64"
+put subscribe "$subscribe"
+put unsubscribe "14 00 00 00 03 00 00 00 01 00 00 00 06 00 44 45 4d 4f 2f 3e"
+put snapshot "16 00 00 00 04 00 00 00 02 00 00 00 08 00 44 45 4d 4f 2f 49 42 4d"
+put register "$register"
+put publish "$publish"
+put publish_image "1a 00 00 00 06 01 00 00 07 00 00 00 $payload"
+put heartbeat "$heartbeat"
+put ack "10 00 00 00 82 00 00 00 01 00 00 00 00 00 00 00"
+put channel "17 00 00 00 83 00 00 00 03 00 00 00 00 08 00 44 45 4d 4f 2f 49 42 4d"
+put image "26 00 00 00 84 00 00 00 03 00 00 00 29 00 00 00 00 00 00 00 01 00 00 00 $payload"
+put update "22 00 00 00 85 00 00 00 03 00 00 00 2a 00 00 00 00 00 00 00 $payload"
+put status "11 00 00 00 86 00 00 00 03 00 00 00 01 00 00 00 00"
+put error "17 00 00 00 87 00 00 00 05 00 0b 00 68 65 6c 6c 6f 20 66 69 72 73 74"
+put session "$hello $subscribe $register $publish $heartbeat"
+put truncated_publish "1a 00 00 00 06 00 00 00 07 00 00"
+put too_large "00 00 00 01 06 00 00 00"
+cd ../field_list
+put bid "$payload"
+put empty "00 00"
+put every_type "05 00 01 00 01 07 00 00 00 00 00 00 00 16 00 02 39 30 00 00 00 00 00 00 fe 03 00 03 03 00 49 42 4d 04 00 04 02 00 de ad 05 00 05 00 a0 3b 7e 5d 3c 8c 17"
+put duplicate_id "02 00 01 00 01 07 00 00 00 00 00 00 00 01 00 01 08 00 00 00 00 00 00 00"

@@ -1,0 +1,50 @@
+#!/usr/bin/env bash
+# scripts/build.sh [release|asan|fuzz] [ninja targets...]
+#   release  build/       Release, tests and benchmarks          (default)
+#   asan     build-asan/  Debug, AddressSanitizer + UBSan, tests
+#   fuzz     build-fuzz/  clang, libFuzzer targets only (target fuzz_targets)
+# TW_BUILD_ROOT moves the build folders elsewhere (default: the repo root).
+# Keeps going past a failing target (ninja -k 0) so every module that does
+# build can still be tested, but exits non-zero if anything failed.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+ROOT=$PWD
+BUILD_ROOT=${TW_BUILD_ROOT:-$ROOT}
+MODE=${1:-release}
+shift || true
+
+export CCACHE_DIR=${CCACHE_DIR:-$HOME/.ccache}
+JOBS=$(nproc)
+
+case "$MODE" in
+  release)
+    DIR=$BUILD_ROOT/build
+    CONFIG=(-DCMAKE_BUILD_TYPE=Release)
+    ;;
+  asan)
+    DIR=$BUILD_ROOT/build-asan
+    CONFIG=(-DCMAKE_BUILD_TYPE=Debug -DTW_SANITIZE=ON -DTW_BENCH=OFF)
+    ;;
+  fuzz)
+    DIR=$BUILD_ROOT/build-fuzz
+    # The libraries are instrumented for coverage (fuzzer-no-link); each fuzz
+    # target links the libFuzzer driver itself (fuzz/CMakeLists.txt).
+    CONFIG=(-DCMAKE_BUILD_TYPE=RelWithDebInfo -DTW_FUZZ=ON -DTW_TESTS=OFF -DTW_BENCH=OFF
+            -DCMAKE_C_COMPILER=clang -DCMAKE_CXX_COMPILER=clang++
+            "-DCMAKE_CXX_FLAGS=-fsanitize=fuzzer-no-link,address,undefined -fno-sanitize-recover=undefined -fno-omit-frame-pointer")
+    (($# > 0)) || set -- fuzz_targets
+    ;;
+  *)
+    echo "usage: $0 [release|asan|fuzz] [ninja targets...]" >&2
+    exit 2
+    ;;
+esac
+
+echo "build: $MODE -> $DIR (-j$JOBS)"
+mkdir -p "$DIR"
+cmake -S "$ROOT" -B "$DIR" -G Ninja "${CONFIG[@]}" >"$DIR/configure.log" 2>&1 || {
+  cat "$DIR/configure.log" >&2
+  echo "build: configure failed ($MODE)" >&2
+  exit 1
+}
+ninja -C "$DIR" -j "$JOBS" -k 0 "$@"

@@ -1,0 +1,38 @@
+#!/usr/bin/env bash
+# Installs the Debian 12 packages needed to build, test and benchmark
+# Tickwire. Only missing packages are installed, so a second run takes a
+# moment and touches no network.
+set -euo pipefail
+
+PACKAGES=(
+  # build
+  build-essential cmake ninja-build ccache
+  # clang + its runtime for libFuzzer and the sanitizers
+  clang libclang-rt-14-dev
+  # libraries
+  libgtest-dev libgmock-dev libbenchmark-dev libtomlplusplus-dev libcli11-dev nlohmann-json3-dev
+  # peers for the perf comparison tooling, and python for its scripts
+  libmosquitto-dev mosquitto libnats-dev nats-server python3
+)
+
+installed() {
+  [[ "$(dpkg-query -W -f='${db:Status-Status}' "$1" 2>/dev/null)" == "installed" ]]
+}
+
+missing=()
+for pkg in "${PACKAGES[@]}"; do
+  installed "$pkg" || missing+=("$pkg")
+done
+
+if ((${#missing[@]} == 0)); then
+  echo "deps: all ${#PACKAGES[@]} packages present"
+  exit 0
+fi
+
+SUDO=()
+if [[ "$(id -u)" != 0 ]]; then SUDO=(sudo); fi
+
+echo "deps: installing ${missing[*]}"
+export DEBIAN_FRONTEND=noninteractive
+"${SUDO[@]}" apt-get update -qq
+"${SUDO[@]}" apt-get install -y -qq --no-install-recommends "${missing[@]}"

@@ -1,0 +1,123 @@
+#!/usr/bin/env bash
+# The one test command: installs what is missing, then
+#   1. Release build + every unit/integration test (ctest)
+#   2. Debug build with AddressSanitizer + UBSan + the same tests
+#   3. libFuzzer targets, each run for a short time from the seed corpus
+# and prints a summary. Exits non-zero if any step failed.
+# Environment: TW_FUZZ_SECONDS (default 30 per target), TW_TEST_TIMEOUT
+# (default 300 s per test), TW_BUILD_ROOT (see scripts/build.sh).
+set -uo pipefail
+cd "$(dirname "$0")/.."
+ROOT=$PWD
+BUILD_ROOT=${TW_BUILD_ROOT:-$ROOT}
+FUZZ_SECONDS=${TW_FUZZ_SECONDS:-30}
+TEST_TIMEOUT=${TW_TEST_TIMEOUT:-300}
+JOBS=2
+LOGS=$(mktemp -d /tmp/tickwire-test.XXXXXX)
+
+SUMMARY=()
+PASSED=0
+FAILED=0
+
+banner() { printf '\n==== %s ====\n' "$*"; }
+record() {  # record STATUS TEXT
+  SUMMARY+=("$(printf '%-5s %s' "$1" "$2")")
+}
+
+# Runs a build step; a failed build is one failure, but later steps still run
+# so the tests of the modules that did build are reported too.
+build_step() {
+  local mode=$1 start=$SECONDS
+  banner "build $mode"
+  if bash scripts/build.sh "$mode"; then
+    record PASS "build $mode ($((SECONDS - start))s)"
+    ((PASSED += 1))
+  else
+    record FAIL "build $mode ($((SECONDS - start))s)"
+    ((FAILED += 1))
+  fi
+}
+
+# Runs ctest in a build folder and adds its counts to the totals.
+ctest_step() {
+  local label=$1 dir=$2 start=$SECONDS log="$LOGS/ctest-$1.log"
+  banner "tests: $label"
+  ctest --test-dir "$dir" --output-on-failure -j "$JOBS" --timeout "$TEST_TIMEOUT" 2>&1 | tee "$log"
+  local line total failed
+  line=$(grep -E '[0-9]+% tests passed, [0-9]+ tests? failed out of [0-9]+' "$log" | tail -1)
+  if [[ -z "$line" ]]; then
+    record FAIL "tests $label: ctest found or ran no tests"
+    ((FAILED += 1))
+    return
+  fi
+  failed=$(sed -E 's/.* ([0-9]+) tests? failed out of ([0-9]+).*/\1/' <<<"$line")
+  total=$(sed -E 's/.* failed out of ([0-9]+).*/\1/' <<<"$line")
+  ((PASSED += total - failed))
+  ((FAILED += failed))
+  if ((failed == 0)); then
+    record PASS "tests $label: $total passed ($((SECONDS - start))s)"
+  else
+    record FAIL "tests $label: $failed of $total failed ($((SECONDS - start))s)"
+    local failures
+    mapfile -t failures < <(grep -E '^\s+[0-9]+ - ' "$log" | sed -E 's/^\s+/        /')
+    SUMMARY+=("${failures[@]}")
+  fi
+}
+
+# Runs every built fuzz target from a copy of its seed corpus (the repository
+# is never written to). A crash, sanitizer report, leak or timeout fails it;
+# its reproducer is kept under build-fuzz/artifacts/.
+fuzz_step() {
+  local dir=$BUILD_ROOT/build-fuzz/fuzz targets=()
+  banner "fuzz (${FUZZ_SECONDS}s per target)"
+  for exe in "$dir"/*_fuzz; do [[ -x "$exe" ]] && targets+=("$exe"); done
+  if ((${#targets[@]} == 0)); then
+    record FAIL "fuzz: no fuzz target was built"
+    ((FAILED += 1))
+    return
+  fi
+  local artifacts=$BUILD_ROOT/build-fuzz/artifacts
+  mkdir -p "$artifacts"
+  for exe in "${targets[@]}"; do
+    local name corpus log start=$SECONDS
+    name=$(basename "$exe" _fuzz)
+    corpus=$(mktemp -d "$LOGS/corpus-$name.XXXX")
+    log="$LOGS/fuzz-$name.log"
+    [[ -d fuzz/corpus/$name ]] && cp -r "fuzz/corpus/$name/." "$corpus/"
+    echo "fuzz: $name from $(find "$corpus" -type f | wc -l) seeds"
+    if "$exe" -max_total_time="$FUZZ_SECONDS" -timeout=10 -rss_limit_mb=2048 -print_final_stats=1 \
+      -artifact_prefix="$artifacts/$name-" "$corpus" >"$log" 2>&1; then
+      local runs
+      runs=$(grep -oE 'stat::number_of_executed_units: *[0-9]+' "$log" | grep -oE '[0-9]+$')
+      record PASS "fuzz $name: ${runs:-?} inputs, no crash ($((SECONDS - start))s)"
+      ((PASSED += 1))
+    else
+      tail -n 60 "$log"
+      record FAIL "fuzz $name: crashed, reproducer in $artifacts/ (log: $log)"
+      ((FAILED += 1))
+    fi
+  done
+}
+
+START=$SECONDS
+banner "deps"
+if ! bash scripts/deps.sh; then
+  echo "test: installing dependencies failed" >&2
+  echo "summary: 0 passed, 1 failed"
+  exit 1
+fi
+
+build_step release
+ctest_step release "$BUILD_ROOT/build"
+
+build_step asan
+ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \
+  ctest_step asan "$BUILD_ROOT/build-asan"
+
+build_step fuzz
+fuzz_step
+
+banner "summary ($((SECONDS - START))s, logs in $LOGS)"
+printf '%s\n' "${SUMMARY[@]}"
+echo "summary: $PASSED passed, $FAILED failed"
+((FAILED == 0))

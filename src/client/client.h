@@ -1,0 +1,248 @@
+// tw::client::Client: a Tickwire native-protocol client (libtickwire).
+//
+// Threading: single-threaded and NOT thread-safe. The thread that calls poll()
+// owns the client; every method must be called from it, and every callback
+// runs on it, inside poll(), flush() is the only exception (it never calls back).
+// Use one Client per thread.
+//
+// Lifecycle:
+//   Client c;  c.on_connection(...); c.on_error(...);
+//   c.connect(opts)            blocks until WELCOME (or connect_timeout_ms)
+//   c.subscribe("DEMO/EQ/>", handler);  id = c.advertise("DEMO/EQ/X", kind);
+//   loop { c.publish(id, bytes); c.poll(10); }
+//   c.close()                  drains buffered output (close_linger_ms), then closes
+//
+// poll(timeout_ms): flushes buffered output, waits up to timeout_ms for input,
+// decodes frames and calls handlers, sends heartbeats, detects a silent broker
+// (no bytes for 3 heartbeat intervals), reconnects, and flushes again. It
+// returns as soon as one read pass delivered at least one message.
+//
+// Publishing: publish() encodes the PUBLISH frame straight into a reusable
+// output buffer (no allocation per message) and returns; the buffer is written
+// with one send() at the end of poll() or in flush(). When the buffer cannot
+// grow past Options::max_output_buffer, publish() returns an error (back
+// pressure): call poll()/flush() and retry. Publishing while disconnected is
+// refused, not queued: live data published during an outage would be stale.
+//
+// Dispatch rule: each channel message (IMAGE/UPDATE/STATUS) is delivered ONCE,
+// to the handler of the oldest live subscription whose pattern matches the
+// channel's topic, even when several of the client's subscriptions match (the
+// broker also sends each channel once per connection). Snapshot images are not
+// dispatched: snapshot() returns them.
+//
+// Reconnect: when the connection is lost (EOF, socket error, protocol error,
+// heartbeat timeout, ERROR frame) and Options::reconnect is set, poll() retries
+// with exponential backoff (reconnect_min_ms doubling to reconnect_max_ms).
+// After WELCOME it re-sends every REGISTER (same publish ids) and SUBSCRIBE,
+// forgets all channel state (ids, topics, sequence baselines) and reports
+// ConnectionEvent::Reconnected; the broker then sends fresh IMAGEs. Buffered
+// output and pending requests of the lost connection are dropped. close()
+// stops reconnecting. Callbacks are not called by close().
+//
+// Re-entrancy: handlers may call subscribe, unsubscribe, advertise, publish,
+// flush and close. poll() and snapshot() called from a handler return an error.
+#pragma once
+#include <cstdint>
+#include <memory>
+#include <span>
+#include <string>
+#include <string_view>
+#include <unordered_map>
+#include <vector>
+
+#include "base/result.h"
+#include "client/channel_table.h"
+#include "client/io_buffer.h"
+#include "client/message.h"
+#include "client/options.h"
+#include "wire/codec.h"
+
+namespace tw::client {
+
+// The publish id of an advertised topic: dense, starting at 1, stable across reconnects.
+using PublisherId = uint32_t;
+
+struct SnapshotResult {
+  bool found = false;          // false: the broker answered NOT_FOUND
+  std::string topic;
+  uint32_t channel_id = 0;
+  uint64_t seq = 0;
+  wire::PayloadKind payload_kind = wire::PayloadKind::FieldList;
+  std::vector<uint8_t> payload;
+};
+
+// What the broker said in WELCOME.
+struct ServerInfo {
+  std::string name;
+  uint16_t version = 0;
+  uint32_t heartbeat_ms = 0;
+  uint32_t max_frame = 0;
+  uint32_t max_subscriptions = 0;
+};
+
+class Client {
+ public:
+  Client();
+  ~Client();  // close()
+  Client(const Client&) = delete;
+  Client& operator=(const Client&) = delete;
+
+  // Connects and waits for WELCOME, at most options.connect_timeout_ms. On
+  // failure nothing is retried (Options::reconnect applies to later losses).
+  // Subscriptions and advertisements made before connect() are sent after WELCOME.
+  Status connect(const Options& options);
+  // See the header comment. Returns the number of messages delivered to
+  // handlers (0 on timeout), or -1 when the client is closed/idle or re-entered.
+  int poll(int timeout_ms);
+  // One non-blocking send() of the buffered output. Errors only when the
+  // connection failed (it is then torn down; poll() reconnects).
+  Status flush();
+  // Closes the connection (after draining output for up to close_linger_ms)
+  // and stops reconnecting. connect() may be called again afterwards.
+  void close();
+
+  // Validates the pattern, sends SUBSCRIBE (unless a live subscription already
+  // has this pattern) and returns the subscription id (>= 1). A refusal by the
+  // broker arrives later through on_error and removes the subscription.
+  Result<uint32_t> subscribe(std::string_view pattern, MessageHandler handler);
+  // Removes every subscription with this pattern and sends UNSUBSCRIBE.
+  Status unsubscribe(std::string_view pattern);
+
+  // Validates the topic and sends REGISTER once; advertising a topic again
+  // returns the same id (an error if the kind differs).
+  Result<PublisherId> advertise(std::string_view topic, wire::PayloadKind kind);
+  // Buffers one PUBLISH; image = true replaces the channel's cached image.
+  Status publish(PublisherId id, std::span<const uint8_t> payload, bool image = false);
+  // Convenience: advertises `topic` with `kind` on first use, then publishes.
+  Status publish(std::string_view topic, std::span<const uint8_t> payload, bool image = false,
+                 wire::PayloadKind kind = wire::PayloadKind::FieldList);
+
+  // Asks for the cached image of one topic and waits up to timeout_ms,
+  // dispatching other messages meanwhile. found = false when the broker has no
+  // such channel; an Error on timeout, invalid topic or lost connection.
+  Result<SnapshotResult> snapshot(std::string_view topic, int timeout_ms);
+
+  void on_connection(ConnectionHandler handler) { on_connection_ = std::move(handler); }
+  void on_error(ErrorHandler handler) { on_error_ = std::move(handler); }
+
+  bool connected() const { return state_ == State::Connected; }
+  const Counters& counters() const { return counters_; }
+  const ServerInfo& server() const { return server_; }
+  size_t pending_output() const { return out_.size(); }
+  size_t subscription_count() const;
+
+ private:
+  enum class State : uint8_t { Idle, Connecting, Handshake, Connected, Backoff, Closed };
+  enum class RequestType : uint8_t { Subscribe, Unsubscribe, Snapshot };
+  struct Subscription {
+    uint32_t id = 0;
+    std::string pattern;
+    MessageHandler handler;
+    bool live = true;
+  };
+  struct Registration {
+    std::string topic;
+    wire::PayloadKind kind = wire::PayloadKind::FieldList;
+  };
+  struct PendingRequest {
+    RequestType type = RequestType::Subscribe;
+    std::string subject;
+  };
+  struct SnapshotWait {
+    uint32_t request_id = 0;
+    bool done = false;
+    wire::Code code = wire::Code::Ok;
+    std::string text;
+    SnapshotResult result;
+  };
+  struct StringHash {
+    using is_transparent = void;
+    size_t operator()(std::string_view s) const { return std::hash<std::string_view>{}(s); }
+  };
+
+  // Connection state machine (client_connection.cc).
+  void begin_attempt(uint64_t now);
+  void attempt_failed(std::string_view reason, uint64_t now);
+  void connection_lost(std::string_view reason);
+  void teardown_socket();
+  void on_welcome(const wire::Welcome& welcome);
+  void resend_state();
+  void service_timers(uint64_t now);
+  int run_once(uint64_t deadline_ns);
+  uint64_t next_timer_ns(uint64_t now) const;
+  void on_writable();
+  int on_readable();
+  bool write_some();
+  void drain_output(uint32_t linger_ms);
+
+  // Frame handling (client_dispatch.cc).
+  int process_input();
+  int handle_frame(const wire::Frame& frame);
+  int handle_image(const wire::Image& image);
+  int handle_update(const wire::Update& update);
+  int handle_status(const wire::StatusMsg& status);
+  void handle_ack(const wire::Ack& ack);
+  void handle_error(const wire::ErrorMsg& error);
+  Subscription* route(ChannelRecord& channel);
+  void deliver(Subscription& sub, Message& msg);
+  void sweep_subscriptions();
+
+  // Encoding into out_ (client.cc).
+  template <typename Encode>
+  bool queue_frame(size_t max_size, Encode&& encode);
+  void send_subscribe(wire::MsgType type, std::string_view pattern);
+  void send_register(PublisherId id, const Registration& reg);
+  bool has_live_pattern(std::string_view pattern) const;
+  void emit_connection(ConnectionEvent event, std::string_view reason);
+
+  Options options_;
+  State state_ = State::Idle;
+  int fd_ = -1;
+  bool ever_connected_ = false;
+  uint64_t epoch_ = 0;  // bumped at every teardown: frame loops stop when it changes
+  uint64_t attempt_deadline_ns_ = 0;
+  uint64_t next_attempt_ns_ = 0;
+  uint32_t backoff_ms_ = 0;
+  uint64_t last_send_ns_ = 0;
+  uint64_t last_recv_ns_ = 0;
+  uint32_t heartbeat_ms_ = 0;
+  std::string last_failure_;
+  ServerInfo server_;
+
+  ByteBuffer in_;
+  ByteBuffer out_;
+  int dispatch_depth_ = 0;
+  bool in_poll_ = false;
+
+  std::vector<std::unique_ptr<Subscription>> subscriptions_;  // oldest first
+  uint64_t subscription_generation_ = 1;
+  uint32_t next_subscription_id_ = 1;
+  uint32_t next_request_id_ = 1;
+  std::unordered_map<uint32_t, PendingRequest> pending_;
+  SnapshotWait* snapshot_wait_ = nullptr;
+
+  std::vector<Registration> registrations_;  // index = publish id - 1
+  std::unordered_map<std::string, PublisherId, StringHash, std::equal_to<>> publisher_by_topic_;
+
+  ChannelTable channels_;
+  Counters counters_;
+  ConnectionHandler on_connection_;
+  ErrorHandler on_error_;
+};
+
+// Encodes one frame straight into the output buffer: no allocation unless the
+// buffer must grow, which stops at Options::max_output_buffer.
+template <typename Encode>
+bool Client::queue_frame(size_t max_size, Encode&& encode) {
+  if (!out_.reserve(max_size, options_.max_output_buffer)) {
+    // Full: push what we can to the socket before refusing.
+    if (fd_ >= 0 && !write_some()) return false;
+    if (!out_.reserve(max_size, options_.max_output_buffer)) return false;
+  }
+  size_t n = encode(out_.writable());
+  if (n == 0) return false;
+  out_.commit(n);
+  return true;
+}
+
+}  // namespace tw::client

@@ -1,0 +1,284 @@
+// The client's connection state machine, driven by poll():
+//
+//   Idle --connect()--> Connecting --writable--> Handshake --WELCOME--> Connected
+//                          |  timeout/error          | ERROR/EOF/timeout     | lost
+//                          v                         v                       v
+//               Idle (first connect) or Backoff --next_attempt--> Connecting
+//
+// Each run_once() turn, in this order: (1) timers (attempt timeouts, backoff,
+// heartbeats, dead-peer detection) so a due heartbeat joins this turn's write;
+// (2) flush output so requests made since the last turn leave before we block;
+// (3) block in poll(2) until input, writability or the next timer; (4) read
+// and dispatch; (5) flush what the handlers produced, in one send().
+#include <poll.h>
+#include <sys/socket.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <climits>
+#include <cstring>
+#include <unordered_set>
+
+#include "base/clock.h"
+#include "client/client.h"
+#include "client/tcp_socket.h"
+
+namespace tw::client {
+
+namespace {
+
+constexpr uint64_t kNsPerMs = 1'000'000;
+constexpr size_t kReadSlack = 64u << 10;   // input room beyond one max frame, for batching reads
+constexpr int kMaxReadsPerTurn = 16;       // bounds one turn so timers and output keep running
+constexpr uint32_t kDeadIntervals = 3;     // heartbeats missed before the broker is presumed dead
+
+}  // namespace
+
+Status Client::connect(const Options& options) {
+  if (in_poll_ || dispatch_depth_ > 0) return Error{"connect() cannot be called from a callback"};
+  if (state_ != State::Idle && state_ != State::Closed) return Error{"already connected"};
+  if (options.port == 0) return Error{"port must not be 0"};
+  if (options.reconnect_min_ms == 0 || options.reconnect_min_ms > options.reconnect_max_ms)
+    return Error{"reconnect backoff needs 0 < min <= max"};
+  options_ = options;
+  in_ = ByteBuffer(options_.max_frame + kReadSlack);
+  out_ = ByteBuffer(std::min(options_.output_buffer, options_.max_output_buffer));
+  ever_connected_ = false;
+  backoff_ms_ = options_.reconnect_min_ms;
+  begin_attempt(monotonic_ns());
+  in_poll_ = true;
+  while (state_ == State::Connecting || state_ == State::Handshake) run_once(attempt_deadline_ns_);
+  in_poll_ = false;
+  if (state_ == State::Connected) return Ok{};
+  state_ = State::Idle;
+  return Error{"cannot connect to " + options_.host + ":" + std::to_string(options_.port) + ": " + last_failure_};
+}
+
+int Client::poll(int timeout_ms) {
+  if (in_poll_ || dispatch_depth_ > 0) return -1;
+  if (state_ == State::Idle || state_ == State::Closed) return -1;
+  in_poll_ = true;
+  uint64_t deadline = monotonic_ns() + static_cast<uint64_t>(std::max(timeout_ms, 0)) * kNsPerMs;
+  int delivered = 0;
+  do {
+    delivered += run_once(deadline);
+  } while (delivered == 0 && state_ != State::Idle && state_ != State::Closed && monotonic_ns() < deadline);
+  in_poll_ = false;
+  sweep_subscriptions();
+  return delivered;
+}
+
+Status Client::flush() {
+  if (out_.empty()) return Ok{};
+  if (fd_ < 0 || state_ == State::Connecting) return Error{"not connected"};
+  if (!write_some()) return Error{"connection lost: " + last_failure_};
+  return Ok{};
+}
+
+void Client::close() {
+  if (fd_ >= 0 && state_ == State::Connected) drain_output(options_.close_linger_ms);
+  teardown_socket();
+  channels_.clear();
+  state_ = State::Closed;
+}
+
+void Client::begin_attempt(uint64_t now) {
+  auto fd = start_connect(options_.host, options_.port);
+  if (!fd) {
+    attempt_failed(fd.error().message, now);
+    return;
+  }
+  fd_ = *fd;
+  state_ = State::Connecting;
+  attempt_deadline_ns_ = now + uint64_t{options_.connect_timeout_ms} * kNsPerMs;
+}
+
+void Client::attempt_failed(std::string_view reason, uint64_t now) {
+  teardown_socket();
+  last_failure_.assign(reason);
+  if (options_.reconnect && ever_connected_) {
+    state_ = State::Backoff;
+    next_attempt_ns_ = now + uint64_t{backoff_ms_} * kNsPerMs;
+    backoff_ms_ = std::min(backoff_ms_ * 2, options_.reconnect_max_ms);
+  } else {
+    state_ = State::Idle;
+  }
+}
+
+void Client::connection_lost(std::string_view reason) {
+  if (state_ != State::Connected) {
+    attempt_failed(reason, monotonic_ns());
+    return;
+  }
+  std::string why(reason);  // `reason` may point into a buffer that teardown resets
+  teardown_socket();
+  channels_.clear();
+  last_failure_ = why;
+  state_ = options_.reconnect ? State::Backoff : State::Idle;
+  next_attempt_ns_ = monotonic_ns() + uint64_t{backoff_ms_} * kNsPerMs;
+  backoff_ms_ = std::min(backoff_ms_ * 2, options_.reconnect_max_ms);
+  emit_connection(ConnectionEvent::Disconnected, why);
+}
+
+void Client::teardown_socket() {
+  close_fd(fd_);
+  fd_ = -1;
+  in_.clear();
+  out_.clear();
+  pending_.clear();
+  ++epoch_;
+}
+
+void Client::on_welcome(const wire::Welcome& welcome) {
+  state_ = State::Connected;
+  server_ = ServerInfo{std::string(welcome.server_name), welcome.version, welcome.heartbeat_ms,
+                       welcome.max_frame, welcome.max_subscriptions};
+  heartbeat_ms_ = welcome.heartbeat_ms != 0 ? welcome.heartbeat_ms : options_.heartbeat_ms;
+  backoff_ms_ = options_.reconnect_min_ms;
+  channels_.clear();
+  resend_state();
+  bool reconnected = ever_connected_;
+  ever_connected_ = true;
+  if (reconnected) ++counters_.reconnects;
+  emit_connection(reconnected ? ConnectionEvent::Reconnected : ConnectionEvent::Connected, {});
+}
+
+void Client::resend_state() {
+  for (size_t i = 0; i < registrations_.size(); ++i)
+    send_register(static_cast<PublisherId>(i + 1), registrations_[i]);
+  std::unordered_set<std::string_view> sent;
+  for (const auto& sub : subscriptions_)
+    if (sub->live && sent.insert(sub->pattern).second) send_subscribe(wire::MsgType::Subscribe, sub->pattern);
+}
+
+void Client::service_timers(uint64_t now) {
+  switch (state_) {
+    case State::Connecting:
+    case State::Handshake:
+      if (now >= attempt_deadline_ns_) attempt_failed("timed out waiting for the broker", now);
+      break;
+    case State::Backoff:
+      if (now >= next_attempt_ns_) begin_attempt(now);
+      break;
+    case State::Connected: {
+      if (heartbeat_ms_ == 0) break;
+      uint64_t interval = uint64_t{heartbeat_ms_} * kNsPerMs;
+      if (now - last_recv_ns_ > kDeadIntervals * interval) {
+        connection_lost("no data from the broker for 3 heartbeat intervals");
+      } else if (now - last_send_ns_ >= interval && out_.empty()) {
+        if (queue_frame(wire::kHeaderSize, [](std::span<uint8_t> out) { return wire::encode_heartbeat(out); }))
+          ++counters_.heartbeats_sent;
+      }
+      break;
+    }
+    default:
+      break;
+  }
+}
+
+uint64_t Client::next_timer_ns(uint64_t) const {
+  switch (state_) {
+    case State::Connecting:
+    case State::Handshake: return attempt_deadline_ns_;
+    case State::Backoff: return next_attempt_ns_;
+    case State::Connected: {
+      if (heartbeat_ms_ == 0) return UINT64_MAX;
+      uint64_t interval = uint64_t{heartbeat_ms_} * kNsPerMs;
+      return std::min(last_send_ns_ + interval, last_recv_ns_ + kDeadIntervals * interval + 1);
+    }
+    default: return UINT64_MAX;
+  }
+}
+
+int Client::run_once(uint64_t deadline_ns) {
+  uint64_t now = monotonic_ns();
+  service_timers(now);
+  bool can_write = fd_ >= 0 && state_ != State::Connecting;
+  if (can_write && !out_.empty()) write_some();
+
+  uint64_t wake = std::min(deadline_ns, next_timer_ns(now));
+  int timeout_ms = wake <= now ? 0 : static_cast<int>(std::min<uint64_t>((wake - now + kNsPerMs - 1) / kNsPerMs, INT_MAX));
+  pollfd pfd{fd_, 0, 0};
+  if (fd_ >= 0) {
+    pfd.events = state_ == State::Connecting ? POLLOUT : static_cast<short>(POLLIN | (out_.empty() ? 0 : POLLOUT));
+  }
+  int rc = ::poll(&pfd, fd_ >= 0 ? 1 : 0, timeout_ms);
+  if (rc <= 0) return 0;
+
+  int delivered = 0;
+  if (state_ == State::Connecting) {
+    on_writable();
+  } else {
+    if (pfd.revents & (POLLIN | POLLERR | POLLHUP)) delivered += on_readable();
+    if (fd_ >= 0 && !out_.empty()) write_some();
+  }
+  return delivered;
+}
+
+void Client::on_writable() {
+  Status done = finish_connect(fd_);
+  if (!done) {
+    attempt_failed(done.error().message, monotonic_ns());
+    return;
+  }
+  state_ = State::Handshake;
+  last_recv_ns_ = last_send_ns_ = monotonic_ns();
+  wire::Hello hello;
+  hello.heartbeat_ms = options_.heartbeat_ms;
+  hello.client_name = options_.client_name;
+  queue_frame(wire::kHeaderSize + 10 + hello.client_name.size(),
+              [&](std::span<uint8_t> out) { return wire::encode(out, hello); });
+  write_some();
+}
+
+int Client::on_readable() {
+  int delivered = 0;
+  uint64_t epoch = epoch_;
+  for (int i = 0; i < kMaxReadsPerTurn && epoch == epoch_; ++i) {
+    std::span<uint8_t> room = in_.writable();
+    if (room.empty()) break;  // cannot happen: process_input leaves room for a max frame
+    ssize_t n = ::recv(fd_, room.data(), room.size(), MSG_DONTWAIT);
+    if (n == 0) {
+      connection_lost("broker closed the connection");
+      break;
+    }
+    if (n < 0) {
+      if (errno == EINTR) continue;
+      if (errno != EAGAIN && errno != EWOULDBLOCK) connection_lost(std::strerror(errno));
+      break;
+    }
+    in_.commit(static_cast<size_t>(n));
+    counters_.bytes_in += static_cast<uint64_t>(n);
+    last_recv_ns_ = monotonic_ns();
+    delivered += process_input();
+    if (static_cast<size_t>(n) < room.size()) break;  // drained the socket: skip the EAGAIN read
+  }
+  return delivered;
+}
+
+bool Client::write_some() {
+  std::span<const uint8_t> data = out_.readable();
+  ssize_t n = ::send(fd_, data.data(), data.size(), MSG_NOSIGNAL | MSG_DONTWAIT);
+  if (n < 0) {
+    if (errno == EAGAIN || errno == EWOULDBLOCK || errno == EINTR) return true;
+    connection_lost(std::strerror(errno));
+    return false;
+  }
+  out_.consume(static_cast<size_t>(n));
+  counters_.bytes_out += static_cast<uint64_t>(n);
+  last_send_ns_ = monotonic_ns();
+  return true;
+}
+
+void Client::drain_output(uint32_t linger_ms) {
+  uint64_t deadline = monotonic_ns() + uint64_t{linger_ms} * kNsPerMs;
+  while (fd_ >= 0 && !out_.empty()) {
+    if (!write_some() || out_.empty()) break;
+    uint64_t now = monotonic_ns();
+    if (now >= deadline) break;
+    pollfd pfd{fd_, POLLOUT, 0};
+    ::poll(&pfd, 1, static_cast<int>((deadline - now) / kNsPerMs) + 1);
+  }
+}
+
+}  // namespace tw::client

@@ -1,0 +1,68 @@
+// What a Client hands to user callbacks. Views point into the client's input
+// buffer and are valid only during the callback: copy what you keep.
+#pragma once
+#include <cstdint>
+#include <functional>
+#include <span>
+#include <string_view>
+
+#include "wire/protocol.h"
+
+namespace tw::client {
+
+enum class MessageKind : uint8_t { Image, Update, Status };
+const char* kind_name(MessageKind kind);  // "IMAGE", "UPDATE", "STATUS"
+
+struct Message {
+  MessageKind kind = MessageKind::Update;
+  std::string_view topic;                 // empty only if the broker never introduced the channel
+  uint32_t channel_id = 0;
+  uint64_t seq = 0;                       // 0 for Status
+  wire::PayloadKind payload_kind = wire::PayloadKind::FieldList;
+  std::span<const uint8_t> payload;       // Image/Update: a field list or opaque bytes
+  // Status only:
+  wire::ChannelState state = wire::ChannelState::Ok;
+  wire::Code code = wire::Code::Ok;
+  std::string_view text;
+  // Update only: seq was not last+1 for this channel. expected_seq is what was due.
+  bool gap = false;
+  uint64_t expected_seq = 0;
+  uint32_t subscription_id = 0;           // the subscription whose handler is called
+};
+
+using MessageHandler = std::function<void(const Message&)>;
+
+enum class ConnectionEvent : uint8_t { Connected, Disconnected, Reconnected };
+const char* event_name(ConnectionEvent event);
+// reason: empty for Connected/Reconnected; why the connection was lost otherwise.
+using ConnectionHandler = std::function<void(ConnectionEvent, std::string_view reason)>;
+
+// An ERROR frame from the broker (request_id 0, closes the connection), or a
+// request the broker refused with a non-OK ACK (request_id set; for a refused
+// SUBSCRIBE the subscription has been removed).
+struct ErrorInfo {
+  wire::Code code = wire::Code::Ok;
+  std::string_view text;
+  uint32_t request_id = 0;
+  std::string_view subject;  // the pattern or topic of the refused request, if any
+};
+using ErrorHandler = std::function<void(const ErrorInfo&)>;
+
+// Monotonic counters; read them at any time from the polling thread.
+struct Counters {
+  uint64_t messages = 0;        // delivered to a handler (images + updates + statuses)
+  uint64_t images = 0;
+  uint64_t updates = 0;
+  uint64_t statuses = 0;
+  uint64_t gaps = 0;            // updates whose seq was not last+1
+  uint64_t unrouted = 0;        // channel messages no live subscription matched (e.g. in-flight unsubscribe)
+  uint64_t reconnects = 0;      // successful reconnections (not the first connect)
+  uint64_t published = 0;       // PUBLISH frames buffered
+  uint64_t publish_rejected = 0;// publish() refused: not connected or output buffer full
+  uint64_t heartbeats_sent = 0;
+  uint64_t bytes_in = 0;
+  uint64_t bytes_out = 0;
+  uint64_t errors = 0;          // ERROR frames received
+};
+
+}  // namespace tw::client

@@ -1,0 +1,119 @@
+#include "client/message_format.h"
+
+#include <nlohmann/json.hpp>
+
+namespace tw::client {
+
+namespace {
+
+const char* state_name(wire::ChannelState state) {
+  switch (state) {
+    case wire::ChannelState::Ok: return "OK";
+    case wire::ChannelState::Stale: return "STALE";
+    case wire::ChannelState::Closed: return "CLOSED";
+  }
+  return "?";
+}
+
+std::string hex(std::span<const uint8_t> bytes) {
+  static constexpr char kDigits[] = "0123456789abcdef";
+  std::string out;
+  out.reserve(bytes.size() * 2);
+  for (uint8_t b : bytes) {
+    out.push_back(kDigits[b >> 4]);
+    out.push_back(kDigits[b & 0xF]);
+  }
+  return out;
+}
+
+std::string as_text(std::span<const uint8_t> bytes) {
+  return {reinterpret_cast<const char*>(bytes.data()), bytes.size()};
+}
+
+std::string lower(const char* s) {
+  std::string out(s);
+  for (char& c : out) c = static_cast<char>(c >= 'A' && c <= 'Z' ? c - 'A' + 'a' : c);
+  return out;
+}
+
+nlohmann::json json_value(const fields::FieldValue& v) {
+  if (v.type == fields::FieldType::Int) return v.i;
+  return fields::format_value(v);  // decimals exact, times ISO-8601, bytes hex
+}
+
+}  // namespace
+
+bool is_printable(std::span<const uint8_t> bytes) {
+  for (uint8_t b : bytes)
+    if ((b < 0x20 && b != '\t') || b >= 0x7F) return false;
+  return true;
+}
+
+std::string field_name(uint16_t id, const fields::Dictionary& dict) {
+  const fields::FieldDef* def = dict.by_id(id);
+  if (def != nullptr) return def->name;
+  std::string name = "#";  // built in two steps: GCC 12 -O3 warns falsely on "#" + to_string()
+  name += std::to_string(id);
+  return name;
+}
+
+std::string format_payload(wire::PayloadKind kind, std::span<const uint8_t> payload,
+                           const fields::Dictionary& dict) {
+  if (kind == wire::PayloadKind::Opaque)
+    return is_printable(payload) ? "data=\"" + as_text(payload) + "\"" : "hex=" + hex(payload);
+  std::string out;
+  bool ok = fields::for_each(payload, [&](uint16_t id, const fields::FieldValue& v) {
+    if (!out.empty()) out.push_back(' ');
+    out += field_name(id, dict);
+    out.push_back('=');
+    out += fields::format_value(v);
+  });
+  if (!ok) out += (out.empty() ? "" : " ") + std::string("<malformed field list> hex=") + hex(payload);
+  return out;
+}
+
+std::string format_text(const Message& msg, const fields::Dictionary& dict) {
+  std::string line = kind_name(msg.kind);
+  line.resize(7, ' ');  // "IMAGE  ", "UPDATE ", "STATUS ": topics line up
+  line += msg.topic.empty() ? "#" + std::to_string(msg.channel_id) : std::string(msg.topic);
+  if (msg.kind == MessageKind::Status) {
+    line += std::string(" ") + state_name(msg.state) + " code=" + wire::code_name(msg.code);
+    if (!msg.text.empty()) line += " " + std::string(msg.text);
+    return line;
+  }
+  line += " seq=" + std::to_string(msg.seq);
+  std::string payload = format_payload(msg.payload_kind, msg.payload, dict);
+  if (!payload.empty()) line += " " + payload;
+  return line;
+}
+
+std::string format_json(const Message& msg, const fields::Dictionary& dict) {
+  nlohmann::ordered_json j;
+  j["type"] = lower(kind_name(msg.kind));
+  j["topic"] = std::string(msg.topic);
+  j["channel"] = msg.channel_id;
+  if (msg.kind == MessageKind::Status) {
+    j["state"] = state_name(msg.state);
+    j["code"] = wire::code_name(msg.code);
+    j["text"] = std::string(msg.text);
+    return j.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
+  }
+  j["seq"] = msg.seq;
+  if (msg.gap) j["gap"] = true;
+  if (msg.payload_kind == wire::PayloadKind::Opaque) {
+    if (is_printable(msg.payload))
+      j["data"] = as_text(msg.payload);
+    else
+      j["hex"] = hex(msg.payload);
+  } else {
+    nlohmann::ordered_json fields_json = nlohmann::ordered_json::object();
+    bool ok = fields::for_each(msg.payload, [&](uint16_t id, const fields::FieldValue& v) {
+      fields_json[field_name(id, dict)] = json_value(v);
+    });
+    j["fields"] = std::move(fields_json);
+    if (!ok) j["error"] = "malformed field list";
+  }
+  return j.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
+}
+
+}  // namespace tw::client

@@ -1,0 +1,34 @@
+#include "client/options.h"
+
+#include <charconv>
+#include <cstdlib>
+
+namespace tw::client {
+
+bool parse_server_address(std::string_view text, std::string& host, uint16_t& port) {
+  size_t colon = text.rfind(':');
+  if (colon == std::string_view::npos || colon == 0) return false;
+  std::string_view h = text.substr(0, colon);
+  std::string_view p = text.substr(colon + 1);
+  if (h.front() == '[') {
+    if (h.size() < 3 || h.back() != ']') return false;
+    h = h.substr(1, h.size() - 2);
+  } else if (h.find(':') != std::string_view::npos) {
+    return false;  // a bare IPv6 address is ambiguous without brackets
+  }
+  unsigned value = 0;
+  auto [end, ec] = std::from_chars(p.data(), p.data() + p.size(), value);
+  if (p.empty() || ec != std::errc{} || end != p.data() + p.size() || value == 0 || value > 65535) return false;
+  host.assign(h);
+  port = static_cast<uint16_t>(value);
+  return true;
+}
+
+std::string resolve_server(std::string_view flag) {
+  if (!flag.empty()) return std::string(flag);
+  const char* env = std::getenv(std::string(kServerEnvVar).c_str());
+  if (env != nullptr && *env != '\0') return env;
+  return std::string(kDefaultServer);
+}
+
+}  // namespace tw::client

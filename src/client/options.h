@@ -1,0 +1,35 @@
+// Connection options for tw::client::Client, and the "HOST:PORT" parsing shared
+// by the CLI and the examples.
+#pragma once
+#include <cstdint>
+#include <string>
+#include <string_view>
+
+#include "wire/protocol.h"
+
+namespace tw::client {
+
+inline constexpr std::string_view kDefaultServer = "127.0.0.1:9400";
+inline constexpr std::string_view kServerEnvVar = "TICKWIRE_SERVER";
+
+struct Options {
+  std::string host = "127.0.0.1";
+  uint16_t port = 9400;
+  std::string client_name = "tickwire-client";
+  uint32_t heartbeat_ms = 5'000;          // asked of the broker; WELCOME says what applies
+  uint32_t connect_timeout_ms = 5'000;    // TCP connect + HELLO/WELCOME, per attempt
+  bool reconnect = true;                  // reconnect inside poll() after a lost connection
+  uint32_t reconnect_min_ms = 100;        // first backoff; doubles per failed attempt
+  uint32_t reconnect_max_ms = 5'000;      // backoff ceiling
+  uint32_t max_frame = wire::kDefaultMaxFrame;  // largest frame accepted from the broker
+  size_t output_buffer = 256u << 10;      // initial output buffer; grows up to max_output_buffer
+  size_t max_output_buffer = 64u << 20;   // beyond this publish() reports back pressure
+  uint32_t close_linger_ms = 1'000;       // close() waits this long to drain buffered output
+};
+
+// "HOST:PORT" -> host, port. Accepts "[v6addr]:PORT". False when malformed or port 0.
+bool parse_server_address(std::string_view text, std::string& host, uint16_t& port);
+// The server the CLI should use: `flag` if not empty, else $TICKWIRE_SERVER, else the default.
+std::string resolve_server(std::string_view flag);
+
+}  // namespace tw::client

@@ -1,0 +1,189 @@
+// The key table: every configurable key, its range, and how it is checked.
+// Both the TOML reader and command-line overrides set keys through here, so a
+// bound is written once.
+#include "config/config.h"
+
+#include <array>
+#include <cctype>
+#include <limits>
+
+#include "config/key_table.h"
+
+namespace tw::config {
+namespace {
+
+constexpr int64_t kU32Max = std::numeric_limits<uint32_t>::max();
+constexpr int64_t kHourMs = 3'600'000;
+constexpr int64_t kDayMs = 24 * kHourMs;
+constexpr size_t kMaxServerName = 255;  // sent in WELCOME as str16; keep it short
+
+struct IntegerKey {
+  std::string_view name;
+  int64_t min;
+  int64_t max;
+  void (*set)(BrokerConfig&, int64_t);
+  int64_t (*get)(const BrokerConfig&);
+};
+
+// The key name is the member path itself, which is also its TOML name.
+#define TW_INTEGER_KEY(member, min, max)                                                    \
+  IntegerKey {                                                                              \
+    #member, min, max,                                                                      \
+        [](BrokerConfig& c, int64_t v) { c.member = static_cast<decltype(c.member)>(v); }, \
+        [](const BrokerConfig& c) { return static_cast<int64_t>(c.member); }                \
+  }
+
+// Minimums: a timer under 10 ms would spin the loop; a frame under 64 bytes
+// cannot hold a WELCOME; zero of any count would refuse every client.
+const std::array kIntegerKeys = {
+    TW_INTEGER_KEY(heartbeat_ms, 10, kHourMs),
+    TW_INTEGER_KEY(idle_timeout_ms, 10, kDayMs),
+    TW_INTEGER_KEY(hello_timeout_ms, 10, kHourMs),
+    TW_INTEGER_KEY(shutdown_grace_ms, 0, 60'000),
+    TW_INTEGER_KEY(limits.max_frame, 64, int64_t{1} << 30),
+    TW_INTEGER_KEY(limits.max_subscriptions, 1, kU32Max),
+    TW_INTEGER_KEY(limits.max_registrations, 1, kU32Max),
+    TW_INTEGER_KEY(limits.max_connections, 1, kU32Max),
+    TW_INTEGER_KEY(limits.max_channels, 1, kU32Max),
+    TW_INTEGER_KEY(limits.max_output_buffer, 1024, int64_t{1} << 40),
+    TW_INTEGER_KEY(limits.max_topic_length, 1, 65'535),
+    TW_INTEGER_KEY(limits.max_topic_depth, 1, 1024),
+};
+#undef TW_INTEGER_KEY
+
+constexpr std::array<std::string_view, 4> kStringKeys = {"listen", "server_name", "log_level",
+                                                         "dictionary_file"};
+
+const IntegerKey* find_integer_key(std::string_view name) {
+  for (const IntegerKey& key : kIntegerKeys) {
+    if (key.name == name) return &key;
+  }
+  return nullptr;
+}
+
+Error out_of_range(const IntegerKey& key, int64_t value) {
+  return Error{"must be between " + std::to_string(key.min) + " and " + std::to_string(key.max) +
+               ", got " + std::to_string(value)};
+}
+
+Status check_listen(std::string_view value) {
+  std::string host;
+  uint16_t port = 0;
+  if (!split_host_port(value, host, port)) {
+    return Error{"expected HOST:PORT or [IPV6]:PORT with port 0..65535, got '" +
+                 std::string(value) + "'"};
+  }
+  return Ok{};
+}
+
+Status check_server_name(std::string_view value) {
+  if (value.empty() || value.size() > kMaxServerName) {
+    return Error{"must be 1.." + std::to_string(kMaxServerName) + " bytes long"};
+  }
+  return Ok{};
+}
+
+bool all_digits(std::string_view text) {
+  for (char c : text) {
+    if (!std::isdigit(static_cast<unsigned char>(c))) return false;
+  }
+  return true;
+}
+
+bool valid_host(std::string_view host) {
+  if (host.empty()) return false;
+  for (char c : host) {
+    if (std::isspace(static_cast<unsigned char>(c)) || c == '[' || c == ']') return false;
+  }
+  return true;
+}
+
+}  // namespace
+
+namespace detail {
+
+KeyKind key_kind(std::string_view key) {
+  if (find_integer_key(key) != nullptr) return KeyKind::Integer;
+  for (std::string_view name : kStringKeys) {
+    if (name == key) return KeyKind::String;
+  }
+  return KeyKind::Unknown;
+}
+
+}  // namespace detail
+
+bool split_host_port(std::string_view text, std::string& host, uint16_t& port) {
+  std::string_view host_part;
+  std::string_view port_part;
+  if (!text.empty() && text.front() == '[') {
+    size_t close = text.find(']');
+    if (close == std::string_view::npos || close + 1 >= text.size() || text[close + 1] != ':') {
+      return false;
+    }
+    host_part = text.substr(1, close - 1);
+    port_part = text.substr(close + 2);
+  } else {
+    size_t colon = text.find(':');
+    if (colon == std::string_view::npos || text.find(':', colon + 1) != std::string_view::npos) {
+      return false;  // a bare IPv6 address needs brackets
+    }
+    host_part = text.substr(0, colon);
+    port_part = text.substr(colon + 1);
+  }
+  if (!valid_host(host_part)) return false;
+  if (port_part.empty() || port_part.size() > 5 || !all_digits(port_part)) return false;
+  uint32_t value = 0;
+  for (char c : port_part) value = value * 10 + static_cast<uint32_t>(c - '0');
+  if (value > 65'535) return false;
+  host.assign(host_part);
+  port = static_cast<uint16_t>(value);
+  return true;
+}
+
+Status set_integer(BrokerConfig& config, std::string_view key, int64_t value) {
+  const IntegerKey* spec = find_integer_key(key);
+  if (spec == nullptr) return Error{"not an integer key"};
+  if (value < spec->min || value > spec->max) return out_of_range(*spec, value);
+  spec->set(config, value);
+  return Ok{};
+}
+
+Status set_string(BrokerConfig& config, std::string_view key, std::string_view value) {
+  if (key == "listen") {
+    if (auto status = check_listen(value); !status) return status;
+    config.listen.assign(value);
+  } else if (key == "server_name") {
+    if (auto status = check_server_name(value); !status) return status;
+    config.server_name.assign(value);
+  } else if (key == "log_level") {
+    if (!log::parse_level(value, config.log_level)) {
+      return Error{"expected one of debug, info, warn, error, off, got '" + std::string(value) +
+                   "'"};
+    }
+  } else if (key == "dictionary_file") {
+    config.dictionary_file.assign(value);
+  } else {
+    return Error{"not a string key"};
+  }
+  return Ok{};
+}
+
+Status validate(const BrokerConfig& config) {
+  auto named = [](std::string_view key, const Error& error) {
+    return Error{"key '" + std::string(key) + "': " + error.message};
+  };
+  for (const IntegerKey& key : kIntegerKeys) {
+    int64_t value = key.get(config);
+    if (value < key.min || value > key.max) return named(key.name, out_of_range(key, value));
+  }
+  if (auto status = check_listen(config.listen); !status) return named("listen", status.error());
+  if (auto status = check_server_name(config.server_name); !status) {
+    return named("server_name", status.error());
+  }
+  if (config.log_level < log::Level::Debug || config.log_level > log::Level::Off) {
+    return named("log_level", Error{"not a known level"});
+  }
+  return Ok{};
+}
+
+}  // namespace tw::config

@@ -1,0 +1,92 @@
+// Reads a broker config from TOML with toml++ (header-only, exceptions off so
+// parse errors come back as values). Walks the document key by key so every
+// error names the file, line and key it came from.
+#define TOML_EXCEPTIONS 0
+#include <toml++/toml.h>
+
+#include <cerrno>
+#include <cstring>
+#include <fstream>
+#include <sstream>
+
+#include "config/config.h"
+#include "config/key_table.h"
+
+namespace tw::config {
+namespace {
+
+class Reader {
+ public:
+  explicit Reader(const std::string& source_name) : source_(source_name) {}
+
+  Status apply_table(BrokerConfig& config, const toml::table& table, const std::string& prefix) {
+    for (auto&& [key, node] : table) {
+      std::string name(key.str());
+      if (!prefix.empty()) name = prefix + "." + name;
+      if (auto status = apply_node(config, name, key, node); !status) return status;
+    }
+    return Ok{};
+  }
+
+ private:
+  Status apply_node(BrokerConfig& config, const std::string& name, const toml::key& key,
+                    const toml::node& node) {
+    if (name == "limits") {
+      if (!node.is_table()) return key_error(node, name, "expected a table");
+      return apply_table(config, *node.as_table(), name);
+    }
+    switch (detail::key_kind(name)) {
+      case detail::KeyKind::Integer:
+        if (!node.is_integer()) return key_error(node, name, "expected an integer");
+        return located(node, name, set_integer(config, name, node.as_integer()->get()));
+      case detail::KeyKind::String:
+        if (!node.is_string()) return key_error(node, name, "expected a string");
+        return located(node, name, set_string(config, name, node.as_string()->get()));
+      case detail::KeyKind::Unknown:
+        break;
+    }
+    return Error{where(key.source()) + ": unknown key '" + name + "'"};
+  }
+
+  std::string where(const toml::source_region& region) const {
+    return source_ + ":" + std::to_string(region.begin.line);
+  }
+
+  Error key_error(const toml::node& node, const std::string& name, std::string_view reason) const {
+    return Error{where(node.source()) + ": key '" + name + "': " + std::string(reason)};
+  }
+
+  Status located(const toml::node& node, const std::string& name, Status status) const {
+    if (status) return status;
+    return key_error(node, name, status.error().message);
+  }
+
+  const std::string& source_;
+};
+
+}  // namespace
+
+Result<BrokerConfig> parse_toml(std::string_view text, const std::string& source_name) {
+  toml::parse_result parsed = toml::parse(text, source_name);
+  if (!parsed) {
+    const toml::parse_error& error = parsed.error();
+    const toml::source_position& at = error.source().begin;
+    return Error{source_name + ":" + std::to_string(at.line) + ":" + std::to_string(at.column) +
+                 ": " + std::string(error.description())};
+  }
+  BrokerConfig config;
+  Reader reader(source_name);
+  if (auto status = reader.apply_table(config, parsed.table(), ""); !status) return status.error();
+  return config;
+}
+
+Result<BrokerConfig> load_file(const std::string& path) {
+  std::ifstream file(path, std::ios::binary);
+  if (!file) return Error{"cannot read " + path + ": " + std::strerror(errno)};
+  std::ostringstream text;
+  text << file.rdbuf();
+  if (file.bad()) return Error{"cannot read " + path + ": " + std::strerror(errno)};
+  return parse_toml(text.str(), path);
+}
+
+}  // namespace tw::config

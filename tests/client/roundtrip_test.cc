@@ -1,0 +1,185 @@
+// Client <-> real broker round trips: publish/subscribe, snapshot,
+// unsubscribe, the dispatch rule.
+#include "test_broker.h"
+
+namespace tw::client::testing {
+namespace {
+
+constexpr uint16_t kBid = 22;
+constexpr uint16_t kAsk = 25;
+
+class RoundTrip : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    ASSERT_TRUE(pub.connect(options_for(broker.port(), "pub")).ok());
+    ASSERT_TRUE(sub.connect(options_for(broker.port(), "sub")).ok());
+  }
+  TestBroker broker;
+  Client pub;
+  Client sub;
+  std::vector<Received> got;
+};
+
+TEST_F(RoundTrip, ImageThenUpdatesInSequence) {
+  auto id = pub.advertise("T/EQ/A", wire::PayloadKind::FieldList);
+  ASSERT_TRUE(id.ok());
+  EXPECT_EQ(*id, 1u);
+  ASSERT_TRUE(pub.publish(*id, decimal_field(kBid, 125, -2), true).ok());
+  confirm_published(pub, "T/EQ/A");
+
+  ASSERT_TRUE(sub.subscribe("T/EQ/>", recorder(got)).ok());
+  ASSERT_TRUE(poll_until(sub, [&] { return got.size() == 1; }));
+  EXPECT_EQ(got[0].kind, MessageKind::Image);
+  EXPECT_EQ(got[0].topic, "T/EQ/A");
+  EXPECT_EQ(got[0].seq, 1u);
+  EXPECT_EQ(got[0].payload, decimal_field(kBid, 125, -2));
+
+  ASSERT_TRUE(pub.publish(*id, decimal_field(kBid, 126, -2)).ok());
+  ASSERT_TRUE(pub.publish(*id, decimal_field(kAsk, 127, -2)).ok());
+  ASSERT_TRUE(pub.flush().ok());
+  ASSERT_TRUE(poll_until(sub, [&] { return got.size() == 3; }));
+  EXPECT_EQ(got[1].kind, MessageKind::Update);
+  EXPECT_EQ(got[1].seq, 2u);
+  EXPECT_EQ(got[2].seq, 3u);
+  EXPECT_FALSE(got[1].gap || got[2].gap);
+  EXPECT_EQ(got[2].payload, decimal_field(kAsk, 127, -2));
+  EXPECT_EQ(got[1].channel_id, got[0].channel_id);
+  EXPECT_EQ(sub.counters().gaps, 0u);
+  EXPECT_EQ(sub.counters().messages, 3u);
+  EXPECT_EQ(pub.counters().published, 3u);
+}
+
+TEST_F(RoundTrip, ConveniencePublishAdvertisesOnFirstUse) {
+  ASSERT_TRUE(sub.subscribe("T/>", recorder(got)).ok());
+  sub.poll(0);
+  std::vector<uint8_t> hello{'h', 'i'};
+  ASSERT_TRUE(pub.publish("T/TXT", hello, false, wire::PayloadKind::Opaque).ok());
+  ASSERT_TRUE(pub.publish("T/TXT", hello, false, wire::PayloadKind::Opaque).ok());
+  EXPECT_EQ(*pub.advertise("T/TXT", wire::PayloadKind::Opaque), 1u) << "one REGISTER per topic";
+  EXPECT_FALSE(pub.advertise("T/TXT", wire::PayloadKind::FieldList).ok());
+  ASSERT_TRUE(pub.flush().ok());
+  ASSERT_TRUE(poll_until(sub, [&] { return got.size() == 2; }));
+  EXPECT_EQ(got.back().topic, "T/TXT");
+  EXPECT_EQ(got.back().payload, hello);
+}
+
+TEST_F(RoundTrip, SnapshotReturnsMergedImageOutsideTheStream) {
+  auto id = pub.advertise("T/S/A", wire::PayloadKind::FieldList);
+  ASSERT_TRUE(pub.publish(*id, decimal_field(kBid, 1, 0), true).ok());
+  ASSERT_TRUE(pub.publish(*id, decimal_field(kAsk, 2, 0)).ok());
+  confirm_published(pub, "T/S/A");
+
+  ASSERT_TRUE(sub.subscribe("T/S/A", recorder(got)).ok());
+  ASSERT_TRUE(poll_until(sub, [&] { return got.size() == 1; }));
+  auto snap = sub.snapshot("T/S/A", 10'000);
+  ASSERT_TRUE(snap.ok()) << snap.error().message;
+  ASSERT_TRUE(snap->found);
+  EXPECT_EQ(snap->topic, "T/S/A");
+  EXPECT_EQ(snap->seq, 2u);
+  std::vector<uint16_t> ids;
+  fields::for_each(snap->payload, [&](uint16_t fid, const fields::FieldValue&) { ids.push_back(fid); });
+  EXPECT_EQ(ids, (std::vector<uint16_t>{kBid, kAsk}));
+  EXPECT_EQ(got.size(), 1u) << "a snapshot image is not delivered to subscription handlers";
+}
+
+TEST_F(RoundTrip, SnapshotOfUnknownTopicIsNotFound) {
+  auto snap = sub.snapshot("T/NOPE", 10'000);
+  ASSERT_TRUE(snap.ok()) << snap.error().message;
+  EXPECT_FALSE(snap->found);
+  EXPECT_FALSE(sub.snapshot("T/*", 10'000).ok()) << "patterns are not topics";
+}
+
+TEST_F(RoundTrip, UnsubscribeStopsDelivery) {
+  auto id = pub.advertise("T/U/A", wire::PayloadKind::FieldList);
+  ASSERT_TRUE(pub.publish(*id, decimal_field(kBid, 1, 0), true).ok());
+  confirm_published(pub, "T/U/A");
+  ASSERT_TRUE(sub.subscribe("T/U/>", recorder(got)).ok());
+  ASSERT_TRUE(poll_until(sub, [&] { return got.size() == 1; }));
+
+  ASSERT_TRUE(sub.unsubscribe("T/U/>").ok());
+  EXPECT_FALSE(sub.unsubscribe("T/U/>").ok());
+  EXPECT_EQ(sub.subscription_count(), 0u);
+  // The unsubscribe reaches the broker before this snapshot, which is answered
+  // after any update the broker would still have sent us.
+  ASSERT_TRUE(sub.snapshot("T/U/A", 10'000).ok());
+  ASSERT_TRUE(pub.publish(*id, decimal_field(kBid, 2, 0)).ok());
+  confirm_published(pub, "T/U/A");
+  ASSERT_TRUE(sub.snapshot("T/U/A", 10'000).ok());
+  EXPECT_EQ(got.size(), 1u);
+  EXPECT_EQ(sub.counters().updates, 0u);
+}
+
+TEST_F(RoundTrip, OldestMatchingSubscriptionGetsEachMessageOnce) {
+  std::vector<Received> specific;
+  auto wide = sub.subscribe("T/D/>", recorder(got));
+  auto narrow = sub.subscribe("T/D/A", recorder(specific));
+  ASSERT_TRUE(wide.ok() && narrow.ok());
+  sub.poll(0);
+  auto id = pub.advertise("T/D/A", wire::PayloadKind::FieldList);
+  ASSERT_TRUE(pub.publish(*id, decimal_field(kBid, 1, 0), true).ok());
+  confirm_published(pub, "T/D/A");
+  ASSERT_TRUE(poll_until(sub, [&] { return got.size() == 1; }));
+  ASSERT_TRUE(sub.snapshot("T/D/A", 10'000).ok());
+  EXPECT_EQ(got[0].subscription_id, *wide);
+  EXPECT_TRUE(specific.empty());
+
+  ASSERT_TRUE(sub.unsubscribe("T/D/>").ok());
+  ASSERT_TRUE(sub.snapshot("T/D/A", 10'000).ok());  // the unsubscribe is processed
+  ASSERT_TRUE(pub.publish(*id, decimal_field(kBid, 2, 0)).ok());
+  ASSERT_TRUE(pub.flush().ok());
+  ASSERT_TRUE(poll_until(sub, [&] { return specific.size() == 1; }));
+  EXPECT_EQ(specific[0].subscription_id, *narrow);
+  EXPECT_EQ(specific[0].seq, 2u);
+  EXPECT_EQ(got.size(), 1u);
+}
+
+TEST_F(RoundTrip, HandlersMayUnsubscribeThemselves) {
+  auto id = pub.advertise("T/H/A", wire::PayloadKind::FieldList);
+  ASSERT_TRUE(pub.publish(*id, decimal_field(kBid, 1, 0), true).ok());
+  confirm_published(pub, "T/H/A");
+  int calls = 0;
+  ASSERT_TRUE(sub.subscribe("T/H/A", [&](const Message&) {
+                   ++calls;
+                   EXPECT_TRUE(sub.unsubscribe("T/H/A").ok());
+                   EXPECT_EQ(sub.poll(0), -1) << "poll is not re-entrant";
+                 }).ok());
+  ASSERT_TRUE(poll_until(sub, [&] { return calls == 1; }));
+  EXPECT_EQ(sub.subscription_count(), 0u);
+}
+
+TEST_F(RoundTrip, InvalidNamesAreRefusedLocally) {
+  EXPECT_FALSE(sub.subscribe("A/>/B", [](const Message&) {}).ok());
+  EXPECT_FALSE(sub.subscribe("A", nullptr).ok());
+  EXPECT_FALSE(pub.advertise("A/*", wire::PayloadKind::FieldList).ok());
+  EXPECT_FALSE(pub.publish(PublisherId{99}, decimal_field(kBid, 1, 0)).ok());
+  EXPECT_TRUE(pub.connected()) << "local refusals do not touch the connection";
+}
+
+TEST(Connect, FailsCleanlyWithoutABroker) {
+  uint16_t port = 0;
+  {
+    TestBroker gone;
+    port = gone.port();
+  }
+  Client c;
+  Options o = options_for(port, "nobody");
+  o.connect_timeout_ms = 2000;
+  EXPECT_FALSE(c.connect(o).ok());
+  EXPECT_FALSE(c.connected());
+  EXPECT_EQ(c.poll(0), -1);
+}
+
+TEST(Connect, ReportsTheServerFromWelcome) {
+  TestBroker broker;
+  Client c;
+  int connected_events = 0;
+  c.on_connection([&](ConnectionEvent e, std::string_view) { connected_events += e == ConnectionEvent::Connected; });
+  ASSERT_TRUE(c.connect(options_for(broker.port(), "w")).ok());
+  EXPECT_EQ(connected_events, 1);
+  EXPECT_EQ(c.server().version, wire::kProtocolVersion);
+  EXPECT_GT(c.server().max_frame, 0u);
+  EXPECT_FALSE(c.connect(options_for(broker.port(), "w")).ok()) << "already connected";
+}
+
+}  // namespace
+}  // namespace tw::client::testing

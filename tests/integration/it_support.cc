@@ -1,0 +1,28 @@
+#include "integration/it_support.h"
+
+#include "testlib/fields.h"
+
+namespace tw::it {
+
+bool open_client(RawClient& client, uint16_t port, const std::string& name, std::string* why) {
+  if (!client.connect(port)) {
+    if (why) *why = "cannot connect to port " + std::to_string(port);
+    return false;
+  }
+  auto welcome = client.hello(name);
+  if (!welcome || welcome->type() != wire::MsgType::Welcome) {
+    if (why) *why = welcome ? "expected WELCOME, got " + testing::describe(*welcome) : "no answer to HELLO";
+    return false;
+  }
+  return true;
+}
+
+bool pass_fence(RawClient& pub, uint32_t publish_id, RawClient& sub, StreamModel& model, const std::string& topic) {
+  uint64_t before = model.messages_on(topic);
+  if (!pub.publish(publish_id, int_payload(static_cast<int64_t>(before)))) return false;
+  return testing::collect_until(sub, model, [&] { return model.messages_on(topic) > before; });
+}
+
+std::vector<uint8_t> int_payload(int64_t value) { return testing::field_list({{1, value}}); }
+
+}  // namespace tw::it

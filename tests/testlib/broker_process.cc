@@ -1,0 +1,63 @@
+#include "testlib/broker_process.h"
+
+#include <arpa/inet.h>
+#include <netinet/in.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include <chrono>
+#include <fstream>
+#include <thread>
+
+namespace tw::testing {
+
+namespace {
+constexpr int kPortFileTimeoutMs = 10'000;
+}
+
+BrokerProcess::BrokerProcess(BrokerOptions options) : port_file_(dir_.file("port")) {
+  raise_fd_limit();  // the broker inherits it: fan-out tests need > 1024 sockets
+  std::vector<std::string> args = {"--listen", "127.0.0.1:" + std::to_string(options.port),
+                                   "--print-port-file", port_file_, "--log-level", options.log_level};
+  if (!options.config_toml.empty()) {
+    args.push_back("--config");
+    args.push_back(dir_.write("broker.toml", options.config_toml));
+  }
+  args.insert(args.end(), options.args.begin(), options.args.end());
+  process_ = std::make_unique<Process>(bin_path("tickwired"), args);
+  if (process_->started()) port_ = wait_for_port_file(kPortFileTimeoutMs);
+}
+
+BrokerProcess::~BrokerProcess() { process_->stop(5000); }
+
+// The broker writes the file under a temporary name and renames it, so a
+// file that exists holds the whole number.
+uint16_t BrokerProcess::wait_for_port_file(int timeout_ms) {
+  auto deadline = std::chrono::steady_clock::now() + std::chrono::milliseconds(timeout_ms);
+  while (std::chrono::steady_clock::now() < deadline) {
+    std::ifstream in(port_file_);
+    unsigned port = 0;
+    if (in >> port && port > 0 && port < 65536) return static_cast<uint16_t>(port);
+    if (!process_->alive()) return 0;
+    std::this_thread::sleep_for(std::chrono::milliseconds(5));
+  }
+  return 0;
+}
+
+uint16_t pick_free_port() {
+  int fd = ::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+  if (fd < 0) return 0;
+  sockaddr_in addr{};
+  addr.sin_family = AF_INET;
+  addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  socklen_t len = sizeof addr;
+  uint16_t port = 0;
+  if (::bind(fd, reinterpret_cast<sockaddr*>(&addr), sizeof addr) == 0 &&
+      ::getsockname(fd, reinterpret_cast<sockaddr*>(&addr), &len) == 0) {
+    port = ntohs(addr.sin_port);
+  }
+  ::close(fd);
+  return port;
+}
+
+}  // namespace tw::testing
