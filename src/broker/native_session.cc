@@ -94,7 +94,7 @@ void NativeSession::handle(const wire::Frame& frame) {
   switch (frame.type) {
     case MsgType::Publish: return handle_publish(frame);
     case MsgType::Heartbeat:
-      if (!frame.body.empty()) break;
+      if (!frame.body.empty() || frame.flags != 0) break;
       return;
     case MsgType::Subscribe: return handle_subscribe(frame, true);
     case MsgType::Unsubscribe: return handle_subscribe(frame, false);

@@ -81,7 +81,7 @@ bool decode(const Frame& f, Hello& m) {
   m.max_version = r.u16();
   m.heartbeat_ms = r.u32();
   m.client_name = r.str16();
-  return r.at_end();
+  return f.flags == 0 && r.at_end();
 }
 
 bool decode(const Frame& f, Welcome& m) {
@@ -91,21 +91,21 @@ bool decode(const Frame& f, Welcome& m) {
   m.max_frame = r.u32();
   m.max_subscriptions = r.u32();
   m.server_name = r.str16();
-  return r.at_end();
+  return f.flags == 0 && r.at_end();
 }
 
 bool decode(const Frame& f, Subscribe& m) {
   ByteReader r(f.body);
   m.request_id = r.u32();
   m.pattern = r.str16();
-  return r.at_end();
+  return f.flags == 0 && r.at_end();
 }
 
 bool decode(const Frame& f, Snapshot& m) {
   ByteReader r(f.body);
   m.request_id = r.u32();
   m.topic = r.str16();
-  return r.at_end();
+  return f.flags == 0 && r.at_end();
 }
 
 bool decode(const Frame& f, Register& m) {
@@ -114,7 +114,7 @@ bool decode(const Frame& f, Register& m) {
   uint8_t kind = r.u8();
   m.kind = static_cast<PayloadKind>(kind);
   m.topic = r.str16();
-  return r.at_end() && valid_kind(kind);
+  return f.flags == 0 && r.at_end() && valid_kind(kind);
 }
 
 bool decode(const Frame& f, Publish& m) {
@@ -130,7 +130,7 @@ bool decode(const Frame& f, Ack& m) {
   m.request_id = r.u32();
   m.code = static_cast<Code>(r.u16());
   m.text = r.str16();
-  return r.at_end();
+  return f.flags == 0 && r.at_end();
 }
 
 bool decode(const Frame& f, ChannelIntro& m) {
@@ -139,7 +139,7 @@ bool decode(const Frame& f, ChannelIntro& m) {
   uint8_t kind = r.u8();
   m.kind = static_cast<PayloadKind>(kind);
   m.topic = r.str16();
-  return r.at_end() && valid_kind(kind);
+  return f.flags == 0 && r.at_end() && valid_kind(kind);
 }
 
 bool decode(const Frame& f, Image& m) {
@@ -148,7 +148,7 @@ bool decode(const Frame& f, Image& m) {
   m.seq = r.u64();
   m.request_id = r.u32();
   m.payload = r.rest();
-  return !r.failed();
+  return f.flags == 0 && !r.failed();
 }
 
 bool decode(const Frame& f, Update& m) {
@@ -156,7 +156,7 @@ bool decode(const Frame& f, Update& m) {
   m.channel_id = r.u32();
   m.seq = r.u64();
   m.payload = r.rest();
-  return !r.failed();
+  return f.flags == 0 && !r.failed();
 }
 
 bool decode(const Frame& f, StatusMsg& m) {
@@ -166,14 +166,14 @@ bool decode(const Frame& f, StatusMsg& m) {
   m.state = static_cast<ChannelState>(state);
   m.code = static_cast<Code>(r.u16());
   m.text = r.str16();
-  return r.at_end() && valid_state(state);
+  return f.flags == 0 && r.at_end() && valid_state(state);
 }
 
 bool decode(const Frame& f, ErrorMsg& m) {
   ByteReader r(f.body);
   m.code = static_cast<Code>(r.u16());
   m.text = r.str16();
-  return r.at_end();
+  return f.flags == 0 && r.at_end();
 }
 
 size_t encode(std::span<uint8_t> out, const Hello& m) {

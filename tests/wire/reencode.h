@@ -2,6 +2,7 @@
 // The wire tests and the frame-decoder fuzzer both use this to check that
 // every decoder is the exact inverse of its encoder.
 #pragma once
+#include <algorithm>
 #include <cstddef>
 #include <cstring>
 #include <span>
@@ -43,17 +44,11 @@ inline size_t reencode(const wire::Frame& f, std::span<uint8_t> out) {
   return 0;
 }
 
-// Only PUBLISH defines flags; the other decoders ignore the flags byte, so a
-// re-encoding of those writes 0 there. Everything else must be byte-identical.
+// Decoders reject flags a type does not define, so a decodable frame
+// re-encodes byte for byte.
 inline bool same_frame_bytes(std::span<const uint8_t> original, std::span<const uint8_t> reencoded,
-                             wire::MsgType type) {
-  constexpr size_t kFlagsOffset = 5;
-  if (original.size() != reencoded.size() || original.size() < wire::kHeaderSize) return false;
-  for (size_t i = 0; i < original.size(); ++i) {
-    bool ignored_flags = i == kFlagsOffset && type != wire::MsgType::Publish;
-    if (!ignored_flags && original[i] != reencoded[i]) return false;
-  }
-  return true;
+                             wire::MsgType /*type*/) {
+  return original.size() == reencoded.size() && std::equal(original.begin(), original.end(), reencoded.begin());
 }
 
 }  // namespace tw::wiretest
