@@ -33,7 +33,7 @@ inline size_t reencode(const wire::Frame& f, std::span<uint8_t> out) {
     case MsgType::Snapshot: return decode_then_encode<wire::Snapshot>(f, out);
     case MsgType::Register: return decode_then_encode<wire::Register>(f, out);
     case MsgType::Publish: return decode_then_encode<wire::Publish>(f, out);
-    case MsgType::Heartbeat: return f.body.empty() ? wire::encode_heartbeat(out) : 0;
+    case MsgType::Heartbeat: return f.body.empty() && f.flags == 0 ? wire::encode_heartbeat(out) : 0;
     case MsgType::Ack: return decode_then_encode<wire::Ack>(f, out);
     case MsgType::Channel: return decode_then_encode<wire::ChannelIntro>(f, out);
     case MsgType::Image: return decode_then_encode<wire::Image>(f, out);
