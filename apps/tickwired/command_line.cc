@@ -26,11 +26,10 @@ struct StringFlag {
 struct Flags {
   std::string config_file;
   std::string port_file;
-  std::array<StringFlag, 4> strings{{
+  std::array<StringFlag, 3> strings{{
       {"--listen", "listen", "native protocol address, HOST:PORT or [IPV6]:PORT (port 0 = any)"},
       {"--server-name", "server_name", "name sent to clients in WELCOME"},
       {"--log-level", "log_level", "debug, info, warn, error or off"},
-      {"--dictionary", "dictionary_file", "field dictionary file (empty = built-in)"},
   }};
   std::array<IntegerFlag, 12> integers{{
       {"--heartbeat-ms", "heartbeat_ms", "heartbeat interval offered to clients"},

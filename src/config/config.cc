@@ -51,8 +51,7 @@ const std::array kIntegerKeys = {
 };
 #undef TW_INTEGER_KEY
 
-constexpr std::array<std::string_view, 4> kStringKeys = {"listen", "server_name", "log_level",
-                                                         "dictionary_file"};
+constexpr std::array<std::string_view, 3> kStringKeys = {"listen", "server_name", "log_level"};
 
 const IntegerKey* find_integer_key(std::string_view name) {
   for (const IntegerKey& key : kIntegerKeys) {
@@ -160,8 +159,6 @@ Status set_string(BrokerConfig& config, std::string_view key, std::string_view v
       return Error{"expected one of debug, info, warn, error, off, got '" + std::string(value) +
                    "'"};
     }
-  } else if (key == "dictionary_file") {
-    config.dictionary_file.assign(value);
   } else {
     return Error{"not a string key"};
   }

@@ -30,7 +30,6 @@ struct BrokerConfig {
   uint32_t hello_timeout_ms = 5'000;           // close a connection that sends no HELLO
   uint32_t shutdown_grace_ms = 500;            // time to flush output on shutdown
   log::Level log_level = log::Level::Info;
-  std::string dictionary_file;                 // empty = built-in dictionary
   Limits limits;
 };
 

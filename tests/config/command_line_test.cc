@@ -67,7 +67,7 @@ TEST(CommandLine, VersionAndHelpPrintAndExitZero) {
   EXPECT_EQ(help.parsed.exit_code, kExitOk);
   for (const char* flag : {"--config", "--listen", "--log-level", "--heartbeat-ms", "--max-frame",
                            "--max-subscriptions", "--max-connections", "--max-output-buffer",
-                           "--dictionary", "--print-port-file", "--version"}) {
+                           "--print-port-file", "--version"}) {
     EXPECT_NE(help.out.find(flag), std::string::npos) << flag;
   }
 }
@@ -106,7 +106,7 @@ TEST(CommandLine, FlagsOverrideTheFileWhichOverridesDefaults) {
       "listen = \"0.0.0.0:9500\"\nheartbeat_ms = 2000\nlog_level = \"off\"\n"
       "[limits]\nmax_frame = 4096\nmax_connections = 9\n");
   Outcome r = run_tickwired({"--config", file.path(), "--max-frame", "8192", "--listen", "127.0.0.1:0",
-               "--max-output-buffer", "2048", "--dictionary", "fields.json",
+               "--max-output-buffer", "2048",
                "--print-port-file", "/tmp/port"});
   ASSERT_TRUE(r.parsed.invocation.has_value()) << r.err;
   const config::BrokerConfig& c = r.parsed.invocation->config;
@@ -116,7 +116,6 @@ TEST(CommandLine, FlagsOverrideTheFileWhichOverridesDefaults) {
   EXPECT_EQ(c.log_level, log::Level::Off);          // file over default
   EXPECT_EQ(c.limits.max_connections, 9u);          // file over default
   EXPECT_EQ(c.limits.max_output_buffer, 2048u);     // flag over default
-  EXPECT_EQ(c.dictionary_file, "fields.json");
   EXPECT_EQ(c.limits.max_subscriptions, 10'000u);  // default
   EXPECT_EQ(r.parsed.invocation->port_file, "/tmp/port");
 }

@@ -14,7 +14,6 @@ idle_timeout_ms = 6000
 hello_timeout_ms = 1000
 shutdown_grace_ms = 250
 log_level = "debug"
-dictionary_file = "/etc/tickwire/fields.json"
 [limits]
 max_frame = 65536
 max_subscriptions = 50
@@ -43,7 +42,6 @@ TEST(ParseToml, ReadsEveryKeyOfTheFullExample) {
   EXPECT_EQ(c.hello_timeout_ms, 1000u);
   EXPECT_EQ(c.shutdown_grace_ms, 250u);
   EXPECT_EQ(c.log_level, log::Level::Debug);
-  EXPECT_EQ(c.dictionary_file, "/etc/tickwire/fields.json");
   EXPECT_EQ(c.limits.max_frame, 65536u);
   EXPECT_EQ(c.limits.max_subscriptions, 50u);
   EXPECT_EQ(c.limits.max_registrations, 60u);
@@ -65,7 +63,6 @@ TEST(ParseToml, EmptyTextGivesTheEmbeddedDefaults) {
   EXPECT_EQ(c.hello_timeout_ms, 5000u);
   EXPECT_EQ(c.shutdown_grace_ms, 500u);
   EXPECT_EQ(c.log_level, log::Level::Info);
-  EXPECT_EQ(c.dictionary_file, "");
   EXPECT_EQ(c.limits.max_frame, 1048576u);
   EXPECT_EQ(c.limits.max_subscriptions, 10000u);
   EXPECT_EQ(c.limits.max_registrations, 100000u);

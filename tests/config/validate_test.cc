@@ -53,8 +53,6 @@ TEST(SetString, SetsCheckedStrings) {
   EXPECT_EQ(config.listen, "[::1]:0");
   ASSERT_TRUE(set_string(config, "log_level", "warn").ok());
   EXPECT_EQ(config.log_level, log::Level::Warn);
-  ASSERT_TRUE(set_string(config, "dictionary_file", "d.json").ok());
-  EXPECT_EQ(config.dictionary_file, "d.json");
 
   EXPECT_FALSE(set_string(config, "listen", "[::1]").ok());
   EXPECT_EQ(config.listen, "[::1]:0");
