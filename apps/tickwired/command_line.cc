@@ -26,12 +26,16 @@ struct StringFlag {
 struct Flags {
   std::string config_file;
   std::string port_file;
-  std::array<StringFlag, 3> strings{{
+  std::array<StringFlag, 4> strings{{
       {"--listen", "listen", "native protocol address, HOST:PORT or [IPV6]:PORT (port 0 = any)"},
       {"--server-name", "server_name", "name sent to clients in WELCOME"},
       {"--log-level", "log_level", "debug, info, warn, error or off"},
+      {"--provider-balance", "provider_balance", "least-loaded or round-robin"},
   }};
-  std::array<IntegerFlag, 12> integers{{
+  std::array<IntegerFlag, 15> integers{{
+      {"--request-timeout-ms", "request_timeout_ms", "a provider must answer a request within this"},
+      {"--release-linger-ms", "release_linger_ms", "keep an unwatched interactive channel this long"},
+      {"--not-found-ttl-ms", "not_found_ttl_ms", "remember a provider's NOT_FOUND this long"},
       {"--heartbeat-ms", "heartbeat_ms", "heartbeat interval offered to clients"},
       {"--idle-timeout-ms", "idle_timeout_ms", "close a connection silent this long"},
       {"--hello-timeout-ms", "hello_timeout_ms", "close a connection that sends no HELLO"},

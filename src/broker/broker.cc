@@ -33,6 +33,10 @@ RouterLimits router_limits_for(const config::BrokerConfig& c) {
   l.topic = {c.limits.max_topic_length, c.limits.max_topic_depth};
   l.max_subscriptions = c.limits.max_subscriptions;
   l.max_channels = c.limits.max_channels;
+  l.request_timeout_ms = c.request_timeout_ms;
+  l.release_linger_ms = c.release_linger_ms;
+  l.not_found_ttl_ms = c.not_found_ttl_ms;
+  l.balance = c.provider_balance == "round-robin" ? Balance::RoundRobin : Balance::LeastLoaded;
   return l;
 }
 }  // namespace
@@ -124,6 +128,7 @@ void Broker::Impl::end_of_turn() {
 
 void Broker::Impl::tick(uint64_t now_ns) {
   for (auto& [ptr, session] : sessions) session->on_tick(now_ns);
+  router.on_tick();
   end_of_turn();
 }
 

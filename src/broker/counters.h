@@ -16,6 +16,7 @@ struct Counters {
   uint64_t slow_consumers = 0;         // disconnected past max_output_buffer
   uint64_t idle_timeouts = 0;
   uint64_t subscription_limit_hits = 0;
+  uint64_t stray_provider_messages = 0;  // provider messages for channels it was not asked for
 };
 
 }  // namespace tw::broker

@@ -23,7 +23,13 @@ uint64_t ms_to_ns(uint64_t ms) { return ms * 1'000'000ull; }
 }  // namespace
 
 NativeSession::NativeSession(Env env, int fd, std::string peer, uint64_t now_ns)
-    : env_(env), fd_(fd), peer_(std::move(peer)), opened_ns_(now_ns), last_rx_ns_(now_ns), last_tx_ns_(now_ns) {
+    : env_(env),
+      fd_(fd),
+      peer_(std::move(peer)),
+      name_("?@" + peer_),
+      opened_ns_(now_ns),
+      last_rx_ns_(now_ns),
+      last_tx_ns_(now_ns) {
   in_.resize(std::min<size_t>(kInitialInput, env_.config.limits.max_frame));
 }
 
@@ -100,6 +106,10 @@ void NativeSession::handle(const wire::Frame& frame) {
     case MsgType::Unsubscribe: return handle_subscribe(frame, false);
     case MsgType::Snapshot: return handle_snapshot(frame);
     case MsgType::Register: return handle_register(frame);
+    case MsgType::Provide: return handle_provide(frame, true);
+    case MsgType::Withdraw: return handle_provide(frame, false);
+    case MsgType::StreamStatus: return handle_stream_status(frame);
+    case MsgType::ListChannels: return handle_list_channels(frame);
     case MsgType::Hello:
       ++env_.counters.protocol_errors;
       return fail(wire::Code::MalformedFrame, "HELLO sent twice");
@@ -121,6 +131,7 @@ void NativeSession::handle_hello(const wire::Frame& frame) {
     return fail(wire::Code::UnsupportedVersion, "this broker speaks protocol version 1 only");
   }
   client_name_ = std::string(hello.client_name);
+  name_ = client_name_ + "@" + peer_;
   heartbeat_ms_ = hello.heartbeat_ms ? std::clamp(hello.heartbeat_ms, kMinHeartbeatMs, kMaxHeartbeatMs)
                                      : env_.config.heartbeat_ms;
   idle_timeout_ns_ = ms_to_ns(std::max<uint64_t>(env_.config.idle_timeout_ms, 3ull * heartbeat_ms_));
@@ -165,6 +176,10 @@ void NativeSession::handle_register(const wire::Frame& frame) {
     ++env_.counters.protocol_errors;
     return fail(wire::Code::MalformedFrame, "malformed REGISTER");
   }
+  if (msg.publish_id >= wire::kStreamIdBit) {
+    ++env_.counters.protocol_errors;
+    return fail(wire::Code::MalformedFrame, "REGISTER with a stream id (top bit set)");
+  }
   if (msg.publish_id > env_.config.limits.max_registrations) {
     ++env_.counters.protocol_errors;
     return fail(wire::Code::TooManyRegistrations, "publish id above max_registrations");
@@ -185,6 +200,14 @@ void NativeSession::handle_publish(const wire::Frame& frame) {
     ++env_.counters.protocol_errors;
     return fail(wire::Code::MalformedFrame, "malformed PUBLISH");
   }
+  if (msg.publish_id & wire::kStreamIdBit) {
+    Outcome outcome = env_.router.provider_publish(this, msg.publish_id & ~wire::kStreamIdBit, msg.payload, msg.image);
+    if (outcome.code == wire::Code::BadPayload) {
+      ++env_.counters.protocol_errors;
+      return fail(outcome.code, outcome.detail);
+    }
+    return note_stray(outcome);
+  }
   if (msg.publish_id >= publish_ids_.size() || publish_ids_[msg.publish_id] == 0) {
     ++env_.counters.protocol_errors;
     return fail(wire::Code::UnknownPublishId, "PUBLISH with a publish id that was never registered");
@@ -199,6 +222,87 @@ void NativeSession::handle_publish(const wire::Frame& frame) {
     ++env_.counters.protocol_errors;
     fail(outcome.code, outcome.detail);
   }
+}
+
+void NativeSession::handle_provide(const wire::Frame& frame, bool provide) {
+  wire::Provide msg;
+  bool ok = false;
+  if (provide) {
+    ok = wire::decode(frame, msg);
+  } else {
+    wire::Withdraw w;
+    ok = wire::decode(frame, w);
+    msg.request_id = w.request_id;
+    msg.service = w.service;
+  }
+  if (!ok) {
+    ++env_.counters.protocol_errors;
+    return fail(wire::Code::MalformedFrame, provide ? "malformed PROVIDE" : "malformed WITHDRAW");
+  }
+  Outcome outcome = provide ? env_.router.provide(this, msg.service, msg.pattern)
+                            : env_.router.withdraw(this, msg.service);
+  send_ack(msg.request_id, outcome);
+  if (outcome.ok()) {
+    TW_INFO("%s %s service %.*s", name_.c_str(), provide ? "provides" : "withdrew", static_cast<int>(msg.service.size()),
+            msg.service.data());
+  }
+}
+
+void NativeSession::handle_stream_status(const wire::Frame& frame) {
+  wire::StreamStatus msg;
+  if (!wire::decode(frame, msg) || !(msg.stream_id & wire::kStreamIdBit)) {
+    ++env_.counters.protocol_errors;
+    return fail(wire::Code::MalformedFrame, "malformed STREAM_STATUS");
+  }
+  note_stray(env_.router.provider_status(this, msg.stream_id & ~wire::kStreamIdBit, msg.state, msg.code, msg.text));
+}
+
+void NativeSession::handle_list_channels(const wire::Frame& frame) {
+  wire::ListChannels msg;
+  if (!wire::decode(frame, msg)) {
+    ++env_.counters.protocol_errors;
+    return fail(wire::Code::MalformedFrame, "malformed LIST_CHANNELS");
+  }
+  env_.router.list_channels(this, msg.service, msg.request_id);
+  send_ack(msg.request_id, {});
+}
+
+void NativeSession::note_stray(const Outcome& outcome) {
+  if (outcome.ok()) return;
+  ++env_.counters.stray_provider_messages;
+  if (stray_logged_) return;
+  stray_logged_ = true;
+  TW_WARN("provider %s: %s (ignored; further ones are counted, not logged)", name_.c_str(), outcome.detail);
+}
+
+void NativeSession::send_intro(const cache::Channel& channel) {
+  wire::ChannelIntro intro{channel.id, channel.kind, channel.topic};
+  queue_frame(kControlFrameMax, [&](std::span<uint8_t> out) { return wire::encode(out, intro); });
+}
+
+void NativeSession::send_status(const cache::Channel& channel, wire::ChannelState state, wire::Code code,
+                                std::string_view text, bool introduce) {
+  if (closing()) return;
+  if (introduce) send_intro(channel);
+  wire::StatusMsg status{channel.id, state, code, text};
+  queue_frame(kControlFrameMax, [&](std::span<uint8_t> out) { return wire::encode(out, status); });
+}
+
+void NativeSession::send_request(uint32_t stream_id, std::string_view topic) {
+  if (closing()) return;
+  wire::Request request{stream_id, topic};
+  queue_frame(kControlFrameMax, [&](std::span<uint8_t> out) { return wire::encode(out, request); });
+}
+
+void NativeSession::send_release(uint32_t stream_id) {
+  if (closing()) return;
+  wire::ReleaseMsg release{stream_id};
+  queue_frame(kControlFrameMax, [&](std::span<uint8_t> out) { return wire::encode(out, release); });
+}
+
+void NativeSession::send_channel_info(const wire::ChannelInfo& info) {
+  if (closing()) return;
+  queue_frame(kControlFrameMax * 2, [&](std::span<uint8_t> out) { return wire::encode(out, info); });
 }
 
 void NativeSession::send_ack(uint32_t request_id, const Outcome& outcome) {
@@ -219,8 +323,7 @@ void NativeSession::send_image(const cache::Channel& channel, uint32_t request_i
   if (closing()) return;
   // Images are not the hot path: each subscriber gets its own copy, which
   // keeps the topic introduction and the image adjacent in its queue.
-  wire::ChannelIntro intro{channel.id, channel.kind, channel.topic};
-  queue_frame(kControlFrameMax, [&](std::span<uint8_t> out) { return wire::encode(out, intro); });
+  send_intro(channel);
   size_t size = wire::kImageFixedSize + channel.image_size();
   auto encode_image = [&](std::span<uint8_t> out) -> size_t {
     if (out.size() < size) return 0;

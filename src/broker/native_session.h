@@ -39,7 +39,13 @@ class NativeSession final : public Outlet, public reactor::IoHandler {
 
   void send_image(const cache::Channel& channel, uint32_t request_id) override;
   void send_delivery(const Delivery& delivery) override;
+  void send_status(const cache::Channel& channel, wire::ChannelState state, wire::Code code, std::string_view text,
+                   bool introduce) override;
+  void send_request(uint32_t stream_id, std::string_view topic) override;
+  void send_release(uint32_t stream_id) override;
+  void send_channel_info(const wire::ChannelInfo& info) override;
   void flush_output() override;
+  std::string_view name() const override { return name_; }
 
   // Marks the session for closing with an ERROR frame (code Ok: no frame).
   void fail(wire::Code code, std::string_view text);
@@ -62,6 +68,12 @@ class NativeSession final : public Outlet, public reactor::IoHandler {
   void handle_snapshot(const wire::Frame& frame);
   void handle_register(const wire::Frame& frame);
   void handle_publish(const wire::Frame& frame);
+  void handle_provide(const wire::Frame& frame, bool provide);
+  void handle_stream_status(const wire::Frame& frame);
+  void handle_list_channels(const wire::Frame& frame);
+  // A provider message the router ignored: counted, and logged once per connection.
+  void note_stray(const Outcome& outcome);
+  void send_intro(const cache::Channel& channel);
   void send_ack(uint32_t request_id, const Outcome& outcome);
   // Encodes a small control frame into the arena and queues it.
   template <typename Encode>
@@ -73,6 +85,8 @@ class NativeSession final : public Outlet, public reactor::IoHandler {
   int fd_;
   std::string peer_;
   std::string client_name_;
+  std::string name_;          // "client@peer", for logs and the admin view
+  bool stray_logged_ = false;
   Phase phase_ = Phase::AwaitHello;
   bool reading_ = true;
   bool want_write_ = false;

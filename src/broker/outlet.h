@@ -4,8 +4,10 @@
 #pragma once
 #include <cstdint>
 #include <span>
+#include <string_view>
 
 #include "cache/channel.h"
+#include "wire/protocol.h"
 
 namespace tw::broker {
 
@@ -27,8 +29,19 @@ class Outlet {
   // holds a frame in the arena while it calls this) and must not call back
   // into the router: a connection that has to close only marks itself.
   virtual void send_delivery(const Delivery& delivery) = 0;
+  // A channel state change (OK / STALE / CLOSED). `introduce`: the outlet has
+  // not been sent this channel yet, so its topic must precede the status.
+  virtual void send_status(const cache::Channel& channel, wire::ChannelState state, wire::Code code,
+                           std::string_view text, bool introduce) = 0;
+  // Interactive providers: open or close a channel stream.
+  virtual void send_request(uint32_t stream_id, std::string_view topic) = 0;
+  virtual void send_release(uint32_t stream_id) = 0;
+  // Administration: one row of a channel listing.
+  virtual void send_channel_info(const wire::ChannelInfo& info) = 0;
   // Writes queued output; called once per loop turn, or when the arena fills.
   virtual void flush_output() = 0;
+  // Who this is, for logs and the admin view ("client-name@host:port").
+  virtual std::string_view name() const = 0;
 
   bool dirty = false;  // owned by Fanout
 };

@@ -2,12 +2,19 @@
 
 #include <algorithm>
 
+#include "base/clock.h"
+#include "broker/services.h"
 #include "wire/codec.h"
 
 namespace tw::broker {
 
-Router::Router(const RouterLimits& limits, Fanout& fanout)
-    : limits_(limits), fanout_(fanout), channels_(limits.max_channels) {}
+Router::Router(const RouterLimits& limits, Fanout& fanout, Clock clock)
+    : limits_(limits),
+      fanout_(fanout),
+      clock_(clock ? std::move(clock) : Clock(monotonic_ns)),
+      channels_(limits.max_channels) {}
+
+Router::~Router() = default;
 
 Outcome Router::check_subscribe(Outlet* outlet, std::string_view pattern) const {
   if (auto e = topic::validate_pattern(pattern, limits_.topic); e != topic::Error::Ok) {
@@ -28,8 +35,22 @@ Outcome Router::subscribe(Outlet* outlet, std::string_view pattern) {
   auto& mine = patterns_by_outlet_[outlet];
   if (std::find(mine.begin(), mine.end(), pattern) != mine.end()) return {};
   mine.emplace_back(pattern);
-  patterns_.insert(pattern, outlet);
-  channels_.match(pattern, [&](cache::Channel& ch) { add_ref(ch, outlet); });
+  const bool exact = !topic::is_wildcard(pattern);
+  patterns_.insert(pattern, {outlet, exact});
+  channels_.match(pattern, [&](cache::Channel& ch) { add_ref(ch, outlet, exact); });
+  if (exact) {
+    if (Service* service = interactive_service(pattern)) {
+      cache::Channel* ch = channels_.find(pattern);
+      if (!ch) {
+        ch = create_channel(pattern, wire::PayloadKind::FieldList);
+        if (!ch) {
+          unsubscribe(outlet, pattern);
+          return {wire::Code::TooManyChannels, "channel limit reached"};
+        }
+      }
+      open_interactive(*ch, *service, outlet);
+    }
+  }
   return {};
 }
 
@@ -39,19 +60,25 @@ Outcome Router::unsubscribe(Outlet* outlet, std::string_view pattern) {
   auto& mine = it->second;
   auto pos = std::find(mine.begin(), mine.end(), pattern);
   if (pos == mine.end()) return {wire::Code::NotSubscribed, "no such subscription"};
-  patterns_.erase(pattern, outlet);
-  channels_.match(pattern, [&](cache::Channel& ch) { drop_ref(ch, outlet); });
+  const bool exact = !topic::is_wildcard(pattern);
+  patterns_.erase(pattern, {outlet, exact});
+  channels_.match(pattern, [&](cache::Channel& ch) { drop_ref(ch, outlet, exact); });
   mine.erase(pos);
   if (mine.empty()) patterns_by_outlet_.erase(it);
   return {};
 }
 
 void Router::remove_outlet(Outlet* outlet) {
+  for (auto it = services_.begin(); it != services_.end(); ++it) {
+    Service& service = *it->second;
+    if (Provider* p = service.find(outlet)) lose_provider(p);
+  }
   auto it = patterns_by_outlet_.find(outlet);
   if (it == patterns_by_outlet_.end()) return;
   for (const std::string& pattern : it->second) {
-    patterns_.erase(pattern, outlet);
-    channels_.match(pattern, [&](cache::Channel& ch) { drop_ref(ch, outlet); });
+    const bool exact = !topic::is_wildcard(pattern);
+    patterns_.erase(pattern, {outlet, exact});
+    channels_.match(pattern, [&](cache::Channel& ch) { drop_ref(ch, outlet, exact); });
   }
   patterns_by_outlet_.erase(it);
 }
@@ -61,31 +88,60 @@ size_t Router::subscription_count(Outlet* outlet) const {
   return it == patterns_by_outlet_.end() ? 0 : it->second.size();
 }
 
-void Router::add_ref(cache::Channel& ch, Outlet* outlet) {
-  Entries& list = entries(ch);
-  for (Entry& e : list) {
+void Router::add_ref(cache::Channel& ch, Outlet* outlet, bool exact) {
+  Route& r = route(ch);
+  if (exact) {
+    ++r.exact_refs;
+    if (r.linger_until_ns) {
+      r.linger_until_ns = 0;
+      lingering_.erase(ch.id);
+    }
+  }
+  for (Entry& e : r.subscribers) {
     if (e.outlet == outlet) {
       ++e.refs;
+      e.exact += exact;
       return;
     }
   }
-  list.push_back({outlet, 1, 0});
+  r.subscribers.push_back({outlet, 1, exact ? 1u : 0u, 0});
   if (ch.has_data()) {
     outlet->send_image(ch, 0);
-    list.back().image_seq = ch.seq;
+    r.subscribers.back().image_seq = ch.seq;
+  }
+  // A new subscriber of a STALE channel learns it at once (after the image, if any).
+  if (ch.state != wire::ChannelState::Ok) {
+    outlet->send_status(ch, ch.state, wire::Code::ProviderLost, "channel is stale", !ch.has_data());
   }
 }
 
-void Router::drop_ref(cache::Channel& ch, Outlet* outlet) {
-  Entries& list = entries(ch);
+void Router::drop_ref(cache::Channel& ch, Outlet* outlet, bool exact) {
+  Route& r = route(ch);
+  auto& list = r.subscribers;
   for (size_t i = 0; i < list.size(); ++i) {
     if (list[i].outlet != outlet) continue;
+    list[i].exact -= exact;
     if (--list[i].refs == 0) {
       list[i] = list.back();
       list.pop_back();
     }
-    return;
+    break;
   }
+  if (!exact || --r.exact_refs > 0 || !r.interactive) return;
+  if (r.provider || r.pending) {
+    r.linger_until_ns = clock_() + limits_.release_linger_ms * 1'000'000ull;
+    lingering_.insert(ch.id);
+  } else if (Service* s = interactive_service(ch.topic)) {
+    s->orphans.erase(ch.id);  // nobody waits for it any more
+  }
+}
+
+cache::Channel* Router::create_channel(std::string_view topic, wire::PayloadKind kind) {
+  cache::Channel* ch = channels_.create(topic, kind);
+  if (!ch) return nullptr;
+  routes_.emplace_back();
+  patterns_.match(topic, [&](const PatternRef& ref) { add_ref(*ch, ref.outlet, ref.exact); });
+  return ch;
 }
 
 Outcome Router::advertise(std::string_view topic, wire::PayloadKind kind, cache::ChannelId& out) {
@@ -97,10 +153,8 @@ Outcome Router::advertise(std::string_view topic, wire::PayloadKind kind, cache:
     out = ch->id;
     return {};
   }
-  cache::Channel* ch = channels_.create(topic, kind);
+  cache::Channel* ch = create_channel(topic, kind);
   if (!ch) return {wire::Code::TooManyChannels, "channel limit reached"};
-  subscribers_.emplace_back();
-  patterns_.match(topic, [&](Outlet* const& outlet) { add_ref(*ch, outlet); });
   out = ch->id;
   return {};
 }
@@ -113,27 +167,36 @@ Outcome Router::publish(cache::ChannelId id, std::span<const uint8_t> payload, b
     return {wire::Code::BadPayload, "malformed field list"};
   }
   ++stats_.publishes;
-  Entries& list = entries(*ch);
-  if (list.empty()) return {};
-  // Subscribers that have no image yet get one (it already holds this
-  // message); they may reset the arena, so they go before the shared frame.
-  send_pending_images(*ch);
-  auto frame = encode_stream_frame(*ch, payload, image);
-  Delivery delivery{*ch, image, payload, frame};
-  for (Entry& e : list) {
-    if (e.image_seq == ch->seq) continue;
-    e.outlet->send_delivery(delivery);
-    ++stats_.deliveries;
-  }
+  fan_out(*ch, payload, image);
   return {};
 }
 
+void Router::fan_out(cache::Channel& ch, std::span<const uint8_t> payload, bool image) {
+  auto& list = route(ch).subscribers;
+  if (list.empty()) return;
+  // Subscribers that have no image yet get one (it already holds this
+  // message); they may reset the arena, so they go before the shared frame.
+  send_pending_images(ch);
+  auto frame = encode_stream_frame(ch, payload, image);
+  Delivery delivery{ch, image, payload, frame};
+  for (Entry& e : list) {
+    if (e.image_seq == ch.seq) continue;
+    e.outlet->send_delivery(delivery);
+    ++stats_.deliveries;
+  }
+}
+
 void Router::send_pending_images(cache::Channel& ch) {
-  for (Entry& e : entries(ch)) {
-    if (e.image_seq != 0) continue;
+  for (Entry& e : route(ch).subscribers) {
+    if (e.has_image()) continue;
     e.outlet->send_image(ch, 0);
     e.image_seq = ch.seq;
   }
+}
+
+void Router::fan_out_status(cache::Channel& ch, wire::ChannelState state, wire::Code code, std::string_view text) {
+  ch.state = state;
+  for (Entry& e : route(ch).subscribers) e.outlet->send_status(ch, state, code, text, !e.has_image());
 }
 
 std::span<const uint8_t> Router::encode_stream_frame(const cache::Channel& ch, std::span<const uint8_t> payload,
@@ -153,6 +216,25 @@ Outcome Router::snapshot(Outlet* outlet, std::string_view topic, uint32_t reques
   if (!ch || !ch->has_data()) return {wire::Code::NotFound, "no such topic in the cache"};
   outlet->send_image(*ch, request_id);
   return {};
+}
+
+void Router::list_channels(Outlet* outlet, std::string_view service, uint32_t request_id) {
+  for (size_t i = 1; i <= channels_.size(); ++i) {
+    cache::Channel& ch = *channels_.get(static_cast<cache::ChannelId>(i));
+    if (!service.empty() && topic::service_of(ch.topic) != service) continue;
+    const Route& r = route(ch);
+    if (r.interactive && !r.provider && !r.pending && !ch.has_data() && r.subscribers.empty()) continue;
+    wire::ChannelInfo info;
+    info.request_id = request_id;
+    info.channel_id = ch.id;
+    info.state = ch.state;
+    info.subscribers = static_cast<uint32_t>(r.subscribers.size());
+    info.seq = ch.seq;
+    info.rate = r.rate;
+    info.topic = ch.topic;
+    info.provider = r.provider ? r.provider->outlet->name() : std::string_view{};
+    outlet->send_channel_info(info);
+  }
 }
 
 }  // namespace tw::broker

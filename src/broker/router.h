@@ -1,17 +1,28 @@
-// Router: the broker logic of topic pub/sub with a last-value cache, free of
-// sockets and encodings. It owns the channels (ChannelTable), every
-// subscription pattern, and, per channel, the precomputed set of outlets that
-// receive it, so publishing never walks a trie.
+// Router: the broker logic of topic pub/sub with a last-value cache and
+// interactive providers, free of sockets and encodings. It owns the channels
+// (ChannelTable), every subscription pattern, the services and their
+// providers, and, per channel, the precomputed set of outlets that receive
+// it, so publishing never walks a trie.
 //
 // Owned by one reactor thread. Guarantees, per outlet:
 //   - a channel's IMAGE comes before its UPDATEs, and reflects exactly the
 //     updates before it (same thread, same ordered output queue);
 //   - overlapping patterns deliver each message once (one entry per outlet);
 //   - per-channel order is publish order.
+//
+// Interactive channels (docs/ARCHITECTURE.md has the state diagram): an
+// exact subscription to a topic of a service with providers opens the
+// channel with a REQUEST to one provider; wildcards only observe channels
+// that are open. When the last exact subscription leaves, the channel is
+// released after a linger. A provider that is lost makes its channels STALE,
+// and they are requested again from another provider.
 #pragma once
+#include <functional>
+#include <memory>
 #include <string>
 #include <string_view>
 #include <unordered_map>
+#include <unordered_set>
 #include <vector>
 
 #include "broker/fanout.h"
@@ -23,10 +34,16 @@
 
 namespace tw::broker {
 
+enum class Balance { LeastLoaded, RoundRobin };
+
 struct RouterLimits {
   topic::Limits topic;
   size_t max_subscriptions = 10'000;  // patterns per outlet
   size_t max_channels = 1'000'000;
+  uint64_t request_timeout_ms = 5'000;  // a provider must answer a REQUEST within this
+  uint64_t release_linger_ms = 5'000;   // keep an unwatched interactive channel this long
+  uint64_t not_found_ttl_ms = 10'000;   // remember a NOT_FOUND answer this long
+  Balance balance = Balance::LeastLoaded;
 };
 
 struct Outcome {
@@ -39,54 +56,127 @@ struct RouterStats {
   uint64_t publishes = 0;
   uint64_t deliveries = 0;
   uint64_t bad_payloads = 0;
+  uint64_t requests = 0;
+  uint64_t releases = 0;
+  uint64_t request_timeouts = 0;
+  uint64_t failovers = 0;          // channels re-requested after their provider was lost
+  uint64_t not_found_cached = 0;   // requests answered from the NOT_FOUND memory
+  uint64_t stray_provider_messages = 0;  // for channels the provider was not asked for
 };
+
+using Clock = std::function<uint64_t()>;  // nanoseconds, monotonic
 
 class Router {
  public:
-  Router(const RouterLimits& limits, Fanout& fanout);
+  Router(const RouterLimits& limits, Fanout& fanout, Clock clock = nullptr);
+  ~Router();
 
+  // --- subscribers
   // Whether subscribe() would accept the pattern (valid, within the limit).
   Outcome check_subscribe(Outlet* outlet, std::string_view pattern) const;
   // Adds `pattern` for the outlet and sends it the image of every channel the
-  // pattern newly covers. Subscribing to a pattern it already has is a no-op.
+  // pattern newly covers; an exact pattern on an interactive service opens
+  // the channel. Subscribing to a pattern it already has is a no-op.
   Outcome subscribe(Outlet* outlet, std::string_view pattern);
   Outcome unsubscribe(Outlet* outlet, std::string_view pattern);
-  // Drops every subscription of a closing outlet.
+  // Drops every subscription and every service of a closing outlet.
   void remove_outlet(Outlet* outlet);
   size_t subscription_count(Outlet* outlet) const;
+  // Sends the channel's current image as a snapshot reply (request_id != 0).
+  Outcome snapshot(Outlet* outlet, std::string_view topic, uint32_t request_id);
 
+  // --- broadcast publishers
   // Finds or creates the channel a publisher will publish to.
   Outcome advertise(std::string_view topic, wire::PayloadKind kind, cache::ChannelId& out);
   // Applies a message to the channel's cache and fans it out. The hot path.
   Outcome publish(cache::ChannelId id, std::span<const uint8_t> payload, bool image);
-  // Sends the channel's current image as a snapshot reply (request_id != 0).
-  Outcome snapshot(Outlet* outlet, std::string_view topic, uint32_t request_id);
+
+  // --- interactive providers
+  Outcome provide(Outlet* outlet, std::string_view service, std::string_view pattern);
+  Outcome withdraw(Outlet* outlet, std::string_view service);
+  // A provider's message on a stream it was given. Messages for channels it
+  // was not asked for are ignored and counted (stray), never applied.
+  Outcome provider_publish(Outlet* outlet, cache::ChannelId id, std::span<const uint8_t> payload, bool image);
+  Outcome provider_status(Outlet* outlet, cache::ChannelId id, wire::ChannelState state, wire::Code code,
+                          std::string_view text);
+
+  // --- administration and time
+  // Sends one ChannelInfo per channel of `service` ("" = all) to the outlet.
+  void list_channels(Outlet* outlet, std::string_view service, uint32_t request_id);
+  // Request timeouts, release lingers, NOT_FOUND expiry, rate samples.
+  void on_tick();
 
   const RouterStats& stats() const { return stats_; }
   size_t channel_count() const { return channels_.size(); }
   cache::Channel* channel(cache::ChannelId id) { return channels_.get(id); }
+  // Channels currently served by providers of `service`, per provider name.
+  std::vector<std::pair<std::string, uint32_t>> provider_loads(std::string_view service) const;
 
  private:
   struct Entry {
     Outlet* outlet = nullptr;
     uint32_t refs = 0;            // how many of the outlet's patterns cover the channel
+    uint32_t exact = 0;           // of which exact (non-wildcard) patterns
     uint64_t image_seq = 0;       // seq of the image it was sent; 0 = none yet
+    bool has_image() const { return image_seq != 0; }
   };
-  using Entries = std::vector<Entry>;
+  struct Provider;
+  struct Service;
+  // Routing state of one channel, beside the cache::Channel it describes.
+  struct Route {
+    std::vector<Entry> subscribers;
+    uint32_t exact_refs = 0;       // exact subscriptions: what keeps an interactive channel open
+    bool interactive = false;
+    Provider* provider = nullptr;  // the active provider, if any
+    bool pending = false;          // REQUEST sent, no IMAGE yet
+    uint64_t deadline_ns = 0;      // of the pending request
+    uint64_t linger_until_ns = 0;  // release time once unwatched; 0 = not lingering
+    std::vector<Outlet*> tried;    // providers that timed out on this request
+    uint64_t rate_seq = 0;         // seq at the last one-second sample
+    uint32_t rate = 0;             // updates in the last full second
+  };
 
-  Entries& entries(const cache::Channel& ch) { return subscribers_[ch.id - 1]; }
-  void add_ref(cache::Channel& ch, Outlet* outlet);
-  void drop_ref(cache::Channel& ch, Outlet* outlet);
+  Route& route(const cache::Channel& ch) { return routes_[ch.id - 1]; }
+  void add_ref(cache::Channel& ch, Outlet* outlet, bool exact);
+  void drop_ref(cache::Channel& ch, Outlet* outlet, bool exact);
   void send_pending_images(cache::Channel& ch);
+  void fan_out(cache::Channel& ch, std::span<const uint8_t> payload, bool image);
+  void fan_out_status(cache::Channel& ch, wire::ChannelState state, wire::Code code, std::string_view text);
   std::span<const uint8_t> encode_stream_frame(const cache::Channel& ch, std::span<const uint8_t> payload,
                                                bool image);
+  cache::Channel* create_channel(std::string_view topic, wire::PayloadKind kind);
+
+  // interactive channels (router_providers.cc)
+  Service* interactive_service(std::string_view topic);
+  void open_interactive(cache::Channel& ch, Service& service, Outlet* requester);
+  bool request(cache::Channel& ch, Service& service);
+  Provider* choose_provider(Service& service, const cache::Channel& ch, const Route& r);
+  void detach_provider(cache::Channel& ch, bool send_release);
+  void close_channel(cache::Channel& ch, wire::Code code, std::string_view text);
+  void lose_provider(Provider* provider);
+  void expire_requests(uint64_t now);
+  void release_lingering(uint64_t now);
+  void sample_rates();
+  bool owns(Outlet* outlet, const cache::Channel& ch) const;
 
   RouterLimits limits_;
   Fanout& fanout_;
+  Clock clock_;
   cache::ChannelTable channels_;
-  std::vector<Entries> subscribers_;  // by channel id - 1
-  topic::PatternIndex<Outlet*> patterns_;
+  std::vector<Route> routes_;  // by channel id - 1
+  // A subscription as the pattern trie stores it.
+  struct PatternRef {
+    Outlet* outlet = nullptr;
+    bool exact = false;
+    bool operator==(const PatternRef&) const = default;
+  };
+  topic::PatternIndex<PatternRef> patterns_;
   std::unordered_map<Outlet*, std::vector<std::string>> patterns_by_outlet_;
+  std::unordered_map<std::string, std::unique_ptr<Service>> services_;
+  std::unordered_map<std::string, uint64_t> not_found_until_;  // topic -> expiry
+  std::unordered_set<cache::ChannelId> pending_;    // channels with a request in flight
+  std::unordered_set<cache::ChannelId> lingering_;  // interactive channels nobody watches
+  uint64_t next_rate_sample_ns_ = 0;
   RouterStats stats_;
 };
 

@@ -12,7 +12,14 @@ bool Channel::apply(std::span<const uint8_t> payload, bool replace) {
     return false;
   }
   ++seq;
+  has_image = true;
   return true;
+}
+
+void Channel::clear_image() {
+  has_image = false;
+  image.clear();
+  opaque.clear();
 }
 
 size_t Channel::image_size() const {

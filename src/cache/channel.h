@@ -18,11 +18,17 @@ struct Channel {
   std::string topic;
   wire::PayloadKind kind = wire::PayloadKind::FieldList;
   wire::ChannelState state = wire::ChannelState::Ok;
-  uint64_t seq = 0;                // of the last message applied; 0 = no data yet
+  // Of the last message applied. Never reset, not even when an interactive
+  // channel is released and requested again: a recovery image continues the
+  // numbering, so only a jump between UPDATEs is a gap.
+  uint64_t seq = 0;
+  bool has_image = false;          // false until the first message, and after a release
   fields::FieldImage image;        // FieldList channels
   std::vector<uint8_t> opaque;     // Opaque channels: the last message
 
-  bool has_data() const { return seq > 0; }
+  bool has_data() const { return has_image; }
+  // Forgets the cached state (an interactive channel that was released or closed).
+  void clear_image();
   // Applies one published payload; false (and no change) if it is malformed.
   bool apply(std::span<const uint8_t> payload, bool replace);
   size_t image_size() const;

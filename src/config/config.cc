@@ -40,9 +40,12 @@ const std::array kIntegerKeys = {
     TW_INTEGER_KEY(idle_timeout_ms, 10, kDayMs),
     TW_INTEGER_KEY(hello_timeout_ms, 10, kHourMs),
     TW_INTEGER_KEY(shutdown_grace_ms, 0, 60'000),
+    TW_INTEGER_KEY(request_timeout_ms, 10, kHourMs),
+    TW_INTEGER_KEY(release_linger_ms, 0, kDayMs),
+    TW_INTEGER_KEY(not_found_ttl_ms, 0, kDayMs),
     TW_INTEGER_KEY(limits.max_frame, 64, int64_t{1} << 30),
     TW_INTEGER_KEY(limits.max_subscriptions, 1, kU32Max),
-    TW_INTEGER_KEY(limits.max_registrations, 1, kU32Max),
+    TW_INTEGER_KEY(limits.max_registrations, 1, 0x7FFF'FFFF),  // ids with the top bit are stream ids
     TW_INTEGER_KEY(limits.max_connections, 1, kU32Max),
     TW_INTEGER_KEY(limits.max_channels, 1, kU32Max),
     TW_INTEGER_KEY(limits.max_output_buffer, 1024, int64_t{1} << 40),
@@ -51,7 +54,8 @@ const std::array kIntegerKeys = {
 };
 #undef TW_INTEGER_KEY
 
-constexpr std::array<std::string_view, 3> kStringKeys = {"listen", "server_name", "log_level"};
+constexpr std::array<std::string_view, 4> kStringKeys = {"listen", "server_name", "log_level",
+                                                         "provider_balance"};
 
 const IntegerKey* find_integer_key(std::string_view name) {
   for (const IntegerKey& key : kIntegerKeys) {
@@ -159,6 +163,11 @@ Status set_string(BrokerConfig& config, std::string_view key, std::string_view v
       return Error{"expected one of debug, info, warn, error, off, got '" + std::string(value) +
                    "'"};
     }
+  } else if (key == "provider_balance") {
+    if (value != "least-loaded" && value != "round-robin") {
+      return Error{"expected least-loaded or round-robin, got '" + std::string(value) + "'"};
+    }
+    config.provider_balance.assign(value);
   } else {
     return Error{"not a string key"};
   }

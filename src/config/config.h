@@ -30,6 +30,11 @@ struct BrokerConfig {
   uint32_t hello_timeout_ms = 5'000;           // close a connection that sends no HELLO
   uint32_t shutdown_grace_ms = 500;            // time to flush output on shutdown
   log::Level log_level = log::Level::Info;
+  // Interactive providers (docs/ARCHITECTURE.md, "Interactive channels").
+  uint32_t request_timeout_ms = 5'000;         // a provider must answer a REQUEST within this
+  uint32_t release_linger_ms = 5'000;          // keep an unwatched interactive channel open this long
+  uint32_t not_found_ttl_ms = 10'000;          // remember a NOT_FOUND answer this long
+  std::string provider_balance = "least-loaded";  // or "round-robin"
   Limits limits;
 };
 

@@ -25,8 +25,38 @@ const char* code_name(Code code) {
     case Code::TooManyRegistrations: return "TOO_MANY_REGISTRATIONS";
     case Code::TooManyChannels: return "TOO_MANY_CHANNELS";
     case Code::KindMismatch: return "KIND_MISMATCH";
+    case Code::RequestTimeout: return "REQUEST_TIMEOUT";
+    case Code::ProviderLost: return "PROVIDER_LOST";
+    case Code::NoProvider: return "NO_PROVIDER";
   }
   return "UNKNOWN_CODE";
+}
+
+const char* type_name(MsgType type) {
+  switch (type) {
+    case MsgType::Hello: return "HELLO";
+    case MsgType::Subscribe: return "SUBSCRIBE";
+    case MsgType::Unsubscribe: return "UNSUBSCRIBE";
+    case MsgType::Snapshot: return "SNAPSHOT";
+    case MsgType::Register: return "REGISTER";
+    case MsgType::Publish: return "PUBLISH";
+    case MsgType::Provide: return "PROVIDE";
+    case MsgType::Withdraw: return "WITHDRAW";
+    case MsgType::StreamStatus: return "STREAM_STATUS";
+    case MsgType::ListChannels: return "LIST_CHANNELS";
+    case MsgType::Heartbeat: return "HEARTBEAT";
+    case MsgType::Welcome: return "WELCOME";
+    case MsgType::Ack: return "ACK";
+    case MsgType::Channel: return "CHANNEL";
+    case MsgType::Image: return "IMAGE";
+    case MsgType::Update: return "UPDATE";
+    case MsgType::Status: return "STATUS";
+    case MsgType::Error: return "ERROR";
+    case MsgType::Request: return "REQUEST";
+    case MsgType::Release: return "RELEASE";
+    case MsgType::ChannelInfo: return "CHANNEL_INFO";
+  }
+  return "UNKNOWN";
 }
 
 uint32_t peek_length(std::span<const uint8_t> in) {
@@ -176,6 +206,65 @@ bool decode(const Frame& f, ErrorMsg& m) {
   return f.flags == 0 && r.at_end();
 }
 
+bool decode(const Frame& f, Provide& m) {
+  ByteReader r(f.body);
+  m.request_id = r.u32();
+  m.service = r.str16();
+  m.pattern = r.str16();
+  return f.flags == 0 && r.at_end();
+}
+
+bool decode(const Frame& f, Withdraw& m) {
+  ByteReader r(f.body);
+  m.request_id = r.u32();
+  m.service = r.str16();
+  return f.flags == 0 && r.at_end();
+}
+
+bool decode(const Frame& f, Request& m) {
+  ByteReader r(f.body);
+  m.stream_id = r.u32();
+  m.topic = r.str16();
+  return f.flags == 0 && r.at_end();
+}
+
+bool decode(const Frame& f, ReleaseMsg& m) {
+  ByteReader r(f.body);
+  m.stream_id = r.u32();
+  return f.flags == 0 && r.at_end();
+}
+
+bool decode(const Frame& f, StreamStatus& m) {
+  ByteReader r(f.body);
+  m.stream_id = r.u32();
+  uint8_t state = r.u8();
+  m.state = static_cast<ChannelState>(state);
+  m.code = static_cast<Code>(r.u16());
+  m.text = r.str16();
+  return f.flags == 0 && r.at_end() && valid_state(state);
+}
+
+bool decode(const Frame& f, ListChannels& m) {
+  ByteReader r(f.body);
+  m.request_id = r.u32();
+  m.service = r.str16();
+  return f.flags == 0 && r.at_end();
+}
+
+bool decode(const Frame& f, ChannelInfo& m) {
+  ByteReader r(f.body);
+  m.request_id = r.u32();
+  m.channel_id = r.u32();
+  uint8_t state = r.u8();
+  m.state = static_cast<ChannelState>(state);
+  m.subscribers = r.u32();
+  m.seq = r.u64();
+  m.rate = r.u32();
+  m.topic = r.str16();
+  m.provider = r.str16();
+  return f.flags == 0 && r.at_end() && valid_state(state);
+}
+
 size_t encode(std::span<uint8_t> out, const Hello& m) {
   auto w = begin(out, MsgType::Hello);
   w.u16(m.min_version);
@@ -270,6 +359,63 @@ size_t encode(std::span<uint8_t> out, const ErrorMsg& m) {
   auto w = begin(out, MsgType::Error);
   w.u16(static_cast<uint16_t>(m.code));
   w.str16(m.text);
+  return finish(w);
+}
+
+size_t encode(std::span<uint8_t> out, const Provide& m) {
+  auto w = begin(out, MsgType::Provide);
+  w.u32(m.request_id);
+  w.str16(m.service);
+  w.str16(m.pattern);
+  return finish(w);
+}
+
+size_t encode(std::span<uint8_t> out, const Withdraw& m) {
+  auto w = begin(out, MsgType::Withdraw);
+  w.u32(m.request_id);
+  w.str16(m.service);
+  return finish(w);
+}
+
+size_t encode(std::span<uint8_t> out, const Request& m) {
+  auto w = begin(out, MsgType::Request);
+  w.u32(m.stream_id);
+  w.str16(m.topic);
+  return finish(w);
+}
+
+size_t encode(std::span<uint8_t> out, const ReleaseMsg& m) {
+  auto w = begin(out, MsgType::Release);
+  w.u32(m.stream_id);
+  return finish(w);
+}
+
+size_t encode(std::span<uint8_t> out, const StreamStatus& m) {
+  auto w = begin(out, MsgType::StreamStatus);
+  w.u32(m.stream_id);
+  w.u8(static_cast<uint8_t>(m.state));
+  w.u16(static_cast<uint16_t>(m.code));
+  w.str16(m.text);
+  return finish(w);
+}
+
+size_t encode(std::span<uint8_t> out, const ListChannels& m) {
+  auto w = begin(out, MsgType::ListChannels);
+  w.u32(m.request_id);
+  w.str16(m.service);
+  return finish(w);
+}
+
+size_t encode(std::span<uint8_t> out, const ChannelInfo& m) {
+  auto w = begin(out, MsgType::ChannelInfo);
+  w.u32(m.request_id);
+  w.u32(m.channel_id);
+  w.u8(static_cast<uint8_t>(m.state));
+  w.u32(m.subscribers);
+  w.u64(m.seq);
+  w.u32(m.rate);
+  w.str16(m.topic);
+  w.str16(m.provider);
   return finish(w);
 }
 

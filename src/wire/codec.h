@@ -37,6 +37,13 @@ bool decode(const Frame& f, Image& out);
 bool decode(const Frame& f, Update& out);
 bool decode(const Frame& f, StatusMsg& out);
 bool decode(const Frame& f, ErrorMsg& out);
+bool decode(const Frame& f, Provide& out);
+bool decode(const Frame& f, Withdraw& out);
+bool decode(const Frame& f, Request& out);
+bool decode(const Frame& f, ReleaseMsg& out);
+bool decode(const Frame& f, StreamStatus& out);
+bool decode(const Frame& f, ListChannels& out);
+bool decode(const Frame& f, ChannelInfo& out);
 
 size_t encode(std::span<uint8_t> out, const Hello& m);
 size_t encode(std::span<uint8_t> out, const Welcome& m);
@@ -50,6 +57,13 @@ size_t encode(std::span<uint8_t> out, const Image& m);
 size_t encode(std::span<uint8_t> out, const Update& m);
 size_t encode(std::span<uint8_t> out, const StatusMsg& m);
 size_t encode(std::span<uint8_t> out, const ErrorMsg& m);
+size_t encode(std::span<uint8_t> out, const Provide& m);
+size_t encode(std::span<uint8_t> out, const Withdraw& m);
+size_t encode(std::span<uint8_t> out, const Request& m);
+size_t encode(std::span<uint8_t> out, const ReleaseMsg& m);
+size_t encode(std::span<uint8_t> out, const StreamStatus& m);
+size_t encode(std::span<uint8_t> out, const ListChannels& m);
+size_t encode(std::span<uint8_t> out, const ChannelInfo& m);
 size_t encode_heartbeat(std::span<uint8_t> out);
 // Writes the kImageFixedSize bytes of an IMAGE frame whose payload of
 // payload_size bytes the caller has already placed right after them.

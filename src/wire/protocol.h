@@ -29,6 +29,10 @@ enum class MsgType : uint8_t {
   Snapshot = 0x04,
   Register = 0x05,
   Publish = 0x06,
+  Provide = 0x08,
+  Withdraw = 0x09,
+  StreamStatus = 0x0A,
+  ListChannels = 0x0B,
   // both directions
   Heartbeat = 0x07,
   // broker -> client
@@ -39,6 +43,9 @@ enum class MsgType : uint8_t {
   Update = 0x85,
   Status = 0x86,
   Error = 0x87,
+  Request = 0x88,
+  Release = 0x89,
+  ChannelInfo = 0x8A,
 };
 
 // Error and status codes, carried by ACK, STATUS and ERROR frames.
@@ -62,14 +69,24 @@ enum class Code : uint16_t {
   TooManyRegistrations = 16,
   TooManyChannels = 17,
   KindMismatch = 18,
+  RequestTimeout = 19,     // no provider answered a channel request in time
+  ProviderLost = 20,       // the channel's provider disconnected or withdrew
+  NoProvider = 21,         // the service has no provider that can serve the topic
 };
+
 const char* code_name(Code code);
+const char* type_name(MsgType type);  // "HELLO", ... for logs and tests
 
 enum class PayloadKind : uint8_t { FieldList = 0, Opaque = 1 };
 enum class ChannelState : uint8_t { Ok = 0, Stale = 1, Closed = 2 };
 
 // PUBLISH flags
 inline constexpr uint8_t kPublishImage = 0x01;  // replace the cached image instead of merging
+
+// Publish ids with this bit set are stream ids: the broker assigns them in
+// REQUEST to an interactive provider (stream id = kStreamIdBit | channel id).
+// REGISTER uses ids below it.
+inline constexpr uint32_t kStreamIdBit = 0x8000'0000u;
 
 // Body layouts (after the 8-byte header), in field order.
 struct Hello {  // u16 min_version, u16 max_version, u32 heartbeat_ms, str16 client_name
@@ -133,6 +150,45 @@ struct StatusMsg {  // u32 channel_id, u8 state, u16 code, str16 text
 struct ErrorMsg {  // u16 code, str16 text
   Code code = Code::Ok;
   std::string_view text;
+};
+
+// Interactive providers.
+struct Provide {  // u32 request_id, str16 service, str16 pattern ("" = every topic of the service)
+  uint32_t request_id = 0;
+  std::string_view service;
+  std::string_view pattern;
+};
+struct Withdraw {  // u32 request_id, str16 service
+  uint32_t request_id = 0;
+  std::string_view service;
+};
+struct Request {  // u32 stream_id, str16 topic
+  uint32_t stream_id = 0;
+  std::string_view topic;
+};
+struct ReleaseMsg {  // u32 stream_id
+  uint32_t stream_id = 0;
+};
+struct StreamStatus {  // u32 stream_id, u8 state, u16 code, str16 text
+  uint32_t stream_id = 0;
+  ChannelState state = ChannelState::Ok;
+  Code code = Code::Ok;
+  std::string_view text;
+};
+// Administration.
+struct ListChannels {  // u32 request_id, str16 service ("" = all)
+  uint32_t request_id = 0;
+  std::string_view service;
+};
+struct ChannelInfo {  // u32 request_id, u32 channel_id, u8 state, u32 subscribers, u64 seq, u32 rate, str16 topic, str16 provider
+  uint32_t request_id = 0;
+  uint32_t channel_id = 0;
+  ChannelState state = ChannelState::Ok;
+  uint32_t subscribers = 0;
+  uint64_t seq = 0;
+  uint32_t rate = 0;  // updates in the last full second
+  std::string_view topic;
+  std::string_view provider;  // "" for broadcast channels
 };
 
 inline constexpr size_t kUpdateFixedSize = kHeaderSize + 4 + 8;  // header, channel_id, seq

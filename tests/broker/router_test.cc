@@ -8,46 +8,11 @@
 #include "broker/fanout.h"
 #include "broker/router.h"
 #include "fields/field_list.h"
+#include "broker/recording_outlet.h"
 #include "wire/codec.h"
 
 namespace tw::broker {
 namespace {
-
-struct Event {
-  std::string kind;  // "image", "update", "snapshot"
-  std::string topic;
-  uint64_t seq = 0;
-};
-
-class RecordingOutlet final : public Outlet {
- public:
-  explicit RecordingOutlet(Fanout& f) : fanout_(f) {}
-  void send_image(const cache::Channel& ch, uint32_t request_id) override {
-    events.push_back({request_id ? "snapshot" : "image", ch.topic, ch.seq});
-  }
-  void send_delivery(const Delivery& d) override {
-    wire::Frame frame;
-    ASSERT_EQ(wire::split_frame(d.native_frame, 1u << 20, frame), wire::SplitResult::Frame);
-    if (d.image) {
-      wire::Image m;
-      ASSERT_TRUE(wire::decode(frame, m));
-      events.push_back({"image", d.channel.topic, m.seq});
-    } else {
-      wire::Update m;
-      ASSERT_TRUE(wire::decode(frame, m));
-      ASSERT_EQ(m.channel_id, d.channel.id);
-      events.push_back({"update", d.channel.topic, m.seq});
-    }
-    fanout_.mark_dirty(this);
-  }
-  void flush_output() override { ++flushes; }
-
-  std::vector<Event> events;
-  int flushes = 0;
-
- private:
-  Fanout& fanout_;
-};
 
 std::vector<uint8_t> quote(int64_t bid_mantissa, int64_t size = 100) {
   std::vector<uint8_t> buf(64);

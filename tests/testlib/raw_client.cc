@@ -23,26 +23,6 @@ int remaining_ms(Clock::time_point deadline) {
   return left > 0 ? static_cast<int>(left) : 0;
 }
 
-const char* type_name(wire::MsgType t) {
-  switch (t) {
-    case wire::MsgType::Hello: return "HELLO";
-    case wire::MsgType::Subscribe: return "SUBSCRIBE";
-    case wire::MsgType::Unsubscribe: return "UNSUBSCRIBE";
-    case wire::MsgType::Snapshot: return "SNAPSHOT";
-    case wire::MsgType::Register: return "REGISTER";
-    case wire::MsgType::Publish: return "PUBLISH";
-    case wire::MsgType::Heartbeat: return "HEARTBEAT";
-    case wire::MsgType::Welcome: return "WELCOME";
-    case wire::MsgType::Ack: return "ACK";
-    case wire::MsgType::Channel: return "CHANNEL";
-    case wire::MsgType::Image: return "IMAGE";
-    case wire::MsgType::Update: return "UPDATE";
-    case wire::MsgType::Status: return "STATUS";
-    case wire::MsgType::Error: return "ERROR";
-  }
-  return "?";
-}
-
 AckReply copy_ack(const wire::Ack& ack) { return {ack.request_id, ack.code, std::string(ack.text)}; }
 }  // namespace
 
@@ -51,7 +31,7 @@ OwnedFrame::OwnedFrame(std::vector<uint8_t> bytes) : bytes_(std::move(bytes)) {
 }
 
 std::string describe(const OwnedFrame& f) {
-  std::string s = type_name(f.type());
+  std::string s = wire::type_name(f.type());
   if (auto ack = f.as<wire::Ack>()) {
     s += " req=" + std::to_string(ack->request_id) + " code=" + wire::code_name(ack->code);
   } else if (auto err = f.as<wire::ErrorMsg>()) {

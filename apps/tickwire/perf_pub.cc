@@ -1,0 +1,84 @@
+// tickwire perf pub: the load generator of `tickwire perf` (docs/perf.md).
+//   tickwire perf pub --topics N --rate R --size B [--seconds D] [--count C] [--prefix PERF]
+//       [--transport native|mqtt|nats] [--server HOST:PORT] [--id K] [--topic-offset O]
+//       [--probe-rate P] [--skip-seq S] [--clock monotonic|realtime] [--json]
+#include <cstdio>
+#include <memory>
+
+#include "perf/consumer.h"
+#include "perf/producer.h"
+#include "perf/transport.h"
+#include "perf_commands.h"
+
+namespace tw::cli {
+
+namespace {
+
+struct PerfPubOptions {
+  perf::ProducerOptions producer;
+  std::string transport = "native";
+  std::string clock = "monotonic";
+  bool json = false;
+};
+
+int fail(const std::string& message) {
+  std::fprintf(stderr, "tickwire perf pub: %s\n", message.c_str());
+  return kExitError;
+}
+
+int run_perf_pub(PerfPubOptions opts, const CommonOptions& common) {
+  auto kind = perf::parse_transport(opts.transport);
+  if (!kind) return fail(kind.error().message);
+  auto clock = perf::parse_clock(opts.clock);
+  if (!clock) return fail(clock.error().message);
+  opts.producer.clock = *clock;
+  if (opts.producer.seconds <= 0 && opts.producer.count == 0)
+    return fail("give --seconds or --count, or the run never ends");
+  auto server = perf::resolve_server(*kind, common.server);
+  if (!server) return fail(server.error().message);
+
+  auto transport = perf::make_transport(*kind, "tickwire-perf-pub-" + std::to_string(opts.producer.publisher_id));
+  perf::Producer producer(*transport, opts.producer);
+  if (Status s = producer.advertise(); !s) return fail(s.error().message);
+  if (Status s = transport->connect(server->host, server->port); !s) return fail(s.error().message);
+
+  auto result = producer.run(&g_stop_requested);
+  transport->close();
+  if (!result) return fail(result.error().message);
+  std::string line = opts.json ? perf::pub_result_json(*result, opts.producer.publisher_id)
+                               : perf::pub_result_text(*result);
+  std::printf("%s\n", line.c_str());
+  std::fflush(stdout);
+  return kExitOk;
+}
+
+}  // namespace
+
+void add_perf_pub_command(CLI::App& perf, const CommonOptions& common, int& exit_code) {
+  auto opts = std::make_shared<PerfPubOptions>();
+  perf::ProducerOptions& p = opts->producer;
+  CLI::App* cmd = perf.add_subcommand("pub", "publish a measured load: N topics round robin at a fixed rate");
+  cmd->add_option("--topics", p.topics, "number of topics (PREFIX/O .. PREFIX/O+N-1)")
+      ->check(CLI::Range(1u, perf::kMaxTopicIndex));
+  cmd->add_option("--rate", p.rate, "load messages per second in total, 0 = as fast as possible")
+      ->check(CLI::NonNegativeNumber);
+  cmd->add_option("--size", p.payload_size, "payload bytes, >= 32 (the probe header)")
+      ->check(CLI::Range(perf::kProbeHeaderSize, size_t{16u << 20}));
+  cmd->add_option("--seconds", p.seconds, "how long to publish, 0 = until --count")->check(CLI::NonNegativeNumber);
+  cmd->add_option("--count", p.count, "stop after this many load messages (0 = no limit)");
+  cmd->add_option("--prefix", p.prefix, "topic prefix");
+  cmd->add_option("--transport", opts->transport, "native, mqtt or nats")
+      ->check(CLI::IsMember({"native", "mqtt", "nats"}));
+  cmd->add_option("--id", p.publisher_id, "publisher id written in every header")
+      ->check(CLI::Range(0u, perf::kMaxPublisherId - 1));
+  cmd->add_option("--topic-offset", p.topic_offset, "index of the first topic");
+  cmd->add_option("--probe-rate", p.probe_rate, "latency probes per second, sent besides the load")
+      ->check(CLI::NonNegativeNumber);
+  cmd->add_option("--skip-seq", p.skip_seq, "test aid: topic 0 skips this sequence number (one gap)");
+  cmd->add_option("--clock", opts->clock, "clock of send_ns: monotonic (one host) or realtime (synced hosts)")
+      ->check(CLI::IsMember({"monotonic", "realtime"}));
+  cmd->add_flag("--json", opts->json, "print the result as one JSON line");
+  cmd->callback([opts, &common, &exit_code]() { exit_code = run_perf_pub(*opts, common); });
+}
+
+}  // namespace tw::cli

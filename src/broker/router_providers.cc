@@ -1,0 +1,291 @@
+// Interactive providers: requesting, releasing, failing over and closing
+// channels on demand (the state diagram is in docs/ARCHITECTURE.md).
+#include <algorithm>
+
+#include "broker/router.h"
+#include "broker/services.h"
+
+namespace tw::broker {
+
+namespace {
+constexpr uint64_t kNsPerMs = 1'000'000ull;
+constexpr uint64_t kNsPerSecond = 1'000'000'000ull;
+}  // namespace
+
+Router::Service* Router::interactive_service(std::string_view topic) {
+  auto it = services_.find(std::string(topic::service_of(topic)));
+  return it == services_.end() ? nullptr : it->second.get();
+}
+
+bool Router::owns(Outlet* outlet, const cache::Channel& ch) const {
+  const Route& r = routes_[ch.id - 1];
+  return r.provider && r.provider->outlet == outlet;
+}
+
+Outcome Router::provide(Outlet* outlet, std::string_view service, std::string_view pattern) {
+  if (service.find('/') != std::string_view::npos ||
+      topic::validate_topic(service, limits_.topic) != topic::Error::Ok) {
+    return {wire::Code::InvalidTopic, "a service is one valid topic level"};
+  }
+  if (!pattern.empty() && (topic::validate_pattern(pattern, limits_.topic) != topic::Error::Ok ||
+                           topic::service_of(pattern) != service)) {
+    return {wire::Code::InvalidTopic, "the pattern must be valid and start with the service"};
+  }
+  auto& slot = services_[std::string(service)];
+  if (!slot) {
+    slot = std::make_unique<Service>();
+    slot->name = std::string(service);
+  }
+  Service& s = *slot;
+  Provider* p = s.find(outlet);
+  if (!p) {
+    s.providers.push_back(std::make_unique<Provider>());
+    p = s.providers.back().get();
+    p->outlet = outlet;
+    p->service = s.name;
+  }
+  p->pattern = std::string(pattern);
+  // Channels that lost every provider recover as soon as one arrives.
+  std::vector<cache::ChannelId> waiting(s.orphans.begin(), s.orphans.end());
+  for (cache::ChannelId id : waiting) {
+    cache::Channel& ch = *channels_.get(id);
+    if (route(ch).exact_refs > 0) request(ch, s);
+  }
+  return {};
+}
+
+Outcome Router::withdraw(Outlet* outlet, std::string_view service) {
+  auto it = services_.find(std::string(service));
+  Provider* p = it == services_.end() ? nullptr : it->second->find(outlet);
+  if (!p) return {wire::Code::NotFound, "this connection does not provide that service"};
+  lose_provider(p);
+  return {};
+}
+
+void Router::open_interactive(cache::Channel& ch, Service& service, Outlet* requester) {
+  Route& r = route(ch);
+  r.interactive = true;
+  if (r.provider || r.pending || service.orphans.count(ch.id)) return;  // open, or waiting for a provider
+  auto nf = not_found_until_.find(ch.topic);
+  if (nf != not_found_until_.end() && nf->second > clock_()) {
+    ++stats_.not_found_cached;
+    requester->send_status(ch, wire::ChannelState::Closed, wire::Code::NotFound, "not found (recent answer)", true);
+    unsubscribe(requester, ch.topic);
+    return;
+  }
+  if (!request(ch, service)) {
+    service.orphans.insert(ch.id);
+    fan_out_status(ch, wire::ChannelState::Stale, wire::Code::NoProvider, "no provider can serve this topic");
+  }
+}
+
+bool Router::request(cache::Channel& ch, Service& service) {
+  Route& r = route(ch);
+  Provider* p = choose_provider(service, ch, r);
+  if (!p) return false;
+  p->channels.insert(ch.id);
+  r.provider = p;
+  r.pending = true;
+  r.deadline_ns = clock_() + limits_.request_timeout_ms * kNsPerMs;
+  pending_.insert(ch.id);
+  service.orphans.erase(ch.id);
+  ++stats_.requests;
+  p->outlet->send_request(wire::kStreamIdBit | ch.id, ch.topic);
+  return true;
+}
+
+Router::Provider* Router::choose_provider(Service& service, const cache::Channel& ch, const Route& r) {
+  auto eligible = [&](const Provider& p) {
+    return p.can_serve(ch.topic) && std::find(r.tried.begin(), r.tried.end(), p.outlet) == r.tried.end();
+  };
+  const size_t n = service.providers.size();
+  if (limits_.balance == Balance::RoundRobin) {
+    for (size_t i = 0; i < n; ++i) {
+      Provider& p = *service.providers[(service.next_round_robin + i) % n];
+      if (!eligible(p)) continue;
+      service.next_round_robin = (service.next_round_robin + i + 1) % n;
+      return &p;
+    }
+    return nullptr;
+  }
+  Provider* best = nullptr;
+  for (const auto& p : service.providers) {
+    if (eligible(*p) && (!best || p->open() < best->open())) best = p.get();
+  }
+  return best;
+}
+
+void Router::detach_provider(cache::Channel& ch, bool send_release) {
+  Route& r = route(ch);
+  if (r.provider) {
+    r.provider->channels.erase(ch.id);
+    if (send_release) {
+      r.provider->outlet->send_release(wire::kStreamIdBit | ch.id);
+      ++stats_.releases;
+    }
+  }
+  r.provider = nullptr;
+  r.tried.clear();
+  if (r.pending) {
+    r.pending = false;
+    pending_.erase(ch.id);
+  }
+  if (r.linger_until_ns) {
+    r.linger_until_ns = 0;
+    lingering_.erase(ch.id);
+  }
+}
+
+// The channel's stream is over: subscribers get CLOSED, exact subscriptions
+// to it end, the cache is dropped. Wildcard subscribers stay attached and see
+// the channel again if someone opens it later.
+void Router::close_channel(cache::Channel& ch, wire::Code code, std::string_view text) {
+  detach_provider(ch, false);
+  if (Service* s = interactive_service(ch.topic)) s->orphans.erase(ch.id);
+  fan_out_status(ch, wire::ChannelState::Closed, code, text);
+  std::vector<Outlet*> ended;
+  for (const Entry& e : route(ch).subscribers) {
+    if (e.exact > 0) ended.push_back(e.outlet);
+  }
+  const std::string topic = ch.topic;  // unsubscribe may not keep a view into the channel stable
+  for (Outlet* outlet : ended) unsubscribe(outlet, topic);
+  for (Entry& e : route(ch).subscribers) e.image_seq = 0;  // a reopened channel starts with an image
+  ch.clear_image();
+  ch.state = wire::ChannelState::Ok;
+}
+
+void Router::lose_provider(Provider* provider) {
+  Service& service = *services_.at(provider->service);
+  std::vector<cache::ChannelId> served(provider->channels.begin(), provider->channels.end());
+  std::sort(served.begin(), served.end());
+  for (cache::ChannelId id : served) detach_provider(*channels_.get(id), false);
+  service.remove(provider);  // provider is gone from here on
+  for (cache::ChannelId id : served) {
+    cache::Channel& ch = *channels_.get(id);
+    if (route(ch).exact_refs == 0) {
+      ch.clear_image();
+      continue;
+    }
+    ++stats_.failovers;
+    fan_out_status(ch, wire::ChannelState::Stale, wire::Code::ProviderLost, "provider lost");
+    if (!request(ch, service)) service.orphans.insert(id);
+  }
+}
+
+Outcome Router::provider_publish(Outlet* outlet, cache::ChannelId id, std::span<const uint8_t> payload, bool image) {
+  cache::Channel* ch = channels_.get(id);
+  if (!ch || !owns(outlet, *ch)) {
+    ++stats_.stray_provider_messages;
+    return {wire::Code::NotFound, "message for a channel this provider was not asked for"};
+  }
+  Route& r = route(*ch);
+  if (r.pending && !image) {
+    ++stats_.stray_provider_messages;
+    return {wire::Code::NotFound, "UPDATE before the IMAGE of a requested channel"};
+  }
+  const bool recovering = ch->state != wire::ChannelState::Ok;
+  if (!ch->apply(payload, image)) {
+    ++stats_.bad_payloads;
+    return {wire::Code::BadPayload, "malformed field list"};
+  }
+  if (r.pending) {
+    r.pending = false;
+    r.tried.clear();
+    pending_.erase(id);
+  }
+  ++stats_.publishes;
+  fan_out(*ch, payload, image);
+  if (recovering && image) fan_out_status(*ch, wire::ChannelState::Ok, wire::Code::Ok, "recovered");
+  return {};
+}
+
+Outcome Router::provider_status(Outlet* outlet, cache::ChannelId id, wire::ChannelState state, wire::Code code,
+                                std::string_view text) {
+  cache::Channel* ch = channels_.get(id);
+  if (!ch || !owns(outlet, *ch)) {
+    ++stats_.stray_provider_messages;
+    return {wire::Code::NotFound, "status for a channel this provider was not asked for"};
+  }
+  if (state == wire::ChannelState::Closed) {
+    if (code == wire::Code::NotFound) {
+      not_found_until_[ch->topic] = clock_() + limits_.not_found_ttl_ms * kNsPerMs;
+    }
+    close_channel(*ch, code, text);
+  } else {
+    fan_out_status(*ch, state, code, text);
+  }
+  return {};
+}
+
+void Router::expire_requests(uint64_t now) {
+  std::vector<cache::ChannelId> due;
+  for (cache::ChannelId id : pending_) {
+    if (routes_[id - 1].deadline_ns <= now) due.push_back(id);
+  }
+  std::sort(due.begin(), due.end());
+  for (cache::ChannelId id : due) {
+    cache::Channel& ch = *channels_.get(id);
+    Route& r = route(ch);
+    ++stats_.request_timeouts;
+    Provider* slow = r.provider;
+    slow->channels.erase(id);
+    slow->outlet->send_release(wire::kStreamIdBit | id);
+    r.tried.push_back(slow->outlet);
+    r.provider = nullptr;
+    r.pending = false;
+    pending_.erase(id);
+    Service& service = *services_.at(slow->service);
+    if (request(ch, service)) continue;  // the next provider gets its turn
+    if (ch.has_data()) {
+      r.tried.clear();
+      service.orphans.insert(id);  // stays STALE until a provider arrives
+    } else {
+      close_channel(ch, wire::Code::RequestTimeout, "no provider answered the request");
+    }
+  }
+}
+
+void Router::release_lingering(uint64_t now) {
+  std::vector<cache::ChannelId> due;
+  for (cache::ChannelId id : lingering_) {
+    if (routes_[id - 1].linger_until_ns <= now) due.push_back(id);
+  }
+  for (cache::ChannelId id : due) {
+    cache::Channel& ch = *channels_.get(id);
+    if (route(ch).exact_refs > 0) continue;
+    detach_provider(ch, true);
+    ch.clear_image();
+    for (Entry& e : route(ch).subscribers) e.image_seq = 0;
+  }
+}
+
+void Router::sample_rates() {
+  for (size_t i = 0; i < routes_.size(); ++i) {
+    const uint64_t seq = channels_.get(static_cast<cache::ChannelId>(i + 1))->seq;
+    routes_[i].rate = static_cast<uint32_t>(seq - routes_[i].rate_seq);
+    routes_[i].rate_seq = seq;
+  }
+}
+
+void Router::on_tick() {
+  const uint64_t now = clock_();
+  if (!pending_.empty()) expire_requests(now);
+  if (!lingering_.empty()) release_lingering(now);
+  for (auto it = not_found_until_.begin(); it != not_found_until_.end();) {
+    it = it->second <= now ? not_found_until_.erase(it) : std::next(it);
+  }
+  if (now >= next_rate_sample_ns_) {
+    sample_rates();
+    next_rate_sample_ns_ = now + kNsPerSecond;
+  }
+}
+
+std::vector<std::pair<std::string, uint32_t>> Router::provider_loads(std::string_view service) const {
+  std::vector<std::pair<std::string, uint32_t>> loads;
+  auto it = services_.find(std::string(service));
+  if (it == services_.end()) return loads;
+  for (const auto& p : it->second->providers) loads.emplace_back(std::string(p->outlet->name()), p->open());
+  return loads;
+}
+
+}  // namespace tw::broker

@@ -1,0 +1,67 @@
+// The three measurements of `tickwire perf run` over a trial runner
+// (docs/perf.md, "Orchestrator"). The runner is injected so the modes can be
+// driven without processes in tests; in the tool it is run_trial.
+#pragma once
+#include <functional>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "base/result.h"
+#include "perf/run/rate_search.h"
+#include "perf/run/trial.h"
+
+namespace tw::perf::run {
+
+enum class Mode { Throughput, Latency, Sweep };
+Result<Mode> parse_mode(const std::string& name);
+const char* mode_name(Mode mode);
+
+struct RunOptions {
+  Mode mode = Mode::Throughput;
+  TrialSpec trial;                // rate is the start rate (throughput) or background rate (latency)
+  std::vector<double> rates;      // sweep
+  int runs = 3;                   // latency/sweep repetitions; throughput confirmation runs
+  int bisect_steps = 4;
+  double max_rate = 50'000'000;   // throughput: do not escalate beyond this
+  std::string label;
+};
+
+using TrialRunner = std::function<Result<TrialResult>(const TrialSpec&)>;
+
+// One trial as recorded in result.json.
+struct TrialRecord {
+  std::string phase;  // escalate, bisect, confirm, latency
+  TrialResult result;
+};
+
+// Latency at one background rate: per-run probe latency, median and spread.
+struct LatencyPoint {
+  double rate = 0;
+  std::vector<LatencySummary> runs;
+  LatencySummary median, low, high;  // per statistic: median, min and max over runs
+  bool clean = true;                 // no run lost a message or saturated
+  double broker_cpu_us_per_delivery = -1;  // median over runs
+};
+
+struct ThroughputSummary {
+  SearchResult search;
+  std::vector<double> confirmed_rates;  // achieved publish rate of each confirmation run
+  double broker_cpu_us_per_delivery = -1;  // median over the confirmation runs
+};
+
+struct RunReport {
+  RunOptions options;
+  std::vector<TrialRecord> trials;
+  ThroughputSummary throughput;        // throughput mode
+  std::vector<LatencyPoint> latency;   // latency (one point) and sweep modes
+};
+
+Result<RunReport> run_measurement(const RunOptions& options, const TrialRunner& runner);
+
+// Median / min / max per statistic over runs.
+void summarize_runs(LatencyPoint& point);
+double median(std::vector<double> values);
+
+}  // namespace tw::perf::run

@@ -1,0 +1,83 @@
+#include "perf/run/proc_stats.h"
+
+#include <sys/utsname.h>
+#include <unistd.h>
+
+#include <charconv>
+#include <fstream>
+#include <sstream>
+#include <thread>
+
+namespace tw::perf::run {
+
+namespace {
+
+std::string read_whole_file(const std::string& path) {
+  std::ifstream in(path);
+  std::stringstream text;
+  text << in.rdbuf();
+  return text.str();
+}
+
+std::string_view trim(std::string_view s) {
+  while (!s.empty() && (s.front() == ' ' || s.front() == '\t')) s.remove_prefix(1);
+  while (!s.empty() && (s.back() == ' ' || s.back() == '\t' || s.back() == '\n')) s.remove_suffix(1);
+  return s;
+}
+
+}  // namespace
+
+Result<CpuTicks> parse_proc_stat(std::string_view text) {
+  size_t close = text.rfind(')');
+  if (close == std::string_view::npos) return Error{"malformed /proc stat: no ')'"};
+  std::istringstream fields{std::string(text.substr(close + 1))};
+  // After ')' come field 3 (state) .. ; utime and stime are fields 14 and 15.
+  std::string field;
+  CpuTicks ticks;
+  for (int number = 3; number <= 15; ++number) {
+    if (!(fields >> field)) return Error{"malformed /proc stat: too few fields"};
+    if (number < 14) continue;
+    unsigned long long value = 0;
+    auto [end, error] = std::from_chars(field.data(), field.data() + field.size(), value);
+    if (error != std::errc() || end != field.data() + field.size())
+      return Error{"malformed /proc stat: bad number " + field};
+    (number == 14 ? ticks.utime : ticks.stime) = value;
+  }
+  return ticks;
+}
+
+Result<double> process_cpu_seconds(pid_t pid) {
+  std::string text = read_whole_file("/proc/" + std::to_string(pid) + "/stat");
+  if (text.empty()) return Error{"cannot read /proc/" + std::to_string(pid) + "/stat"};
+  auto ticks = parse_proc_stat(text);
+  if (!ticks) return ticks.error();
+  static const double ticks_per_second = static_cast<double>(sysconf(_SC_CLK_TCK));
+  return static_cast<double>(ticks->utime + ticks->stime) / ticks_per_second;
+}
+
+std::string parse_cpu_model(std::string_view cpuinfo) {
+  while (!cpuinfo.empty()) {
+    size_t end = cpuinfo.find('\n');
+    std::string_view line = cpuinfo.substr(0, end);
+    size_t colon = line.find(':');
+    if (colon != std::string_view::npos && trim(line.substr(0, colon)) == "model name")
+      return std::string(trim(line.substr(colon + 1)));
+    if (end == std::string_view::npos) break;
+    cpuinfo.remove_prefix(end + 1);
+  }
+  return {};
+}
+
+MachineInfo machine_info() {
+  MachineInfo info;
+  info.cpus = static_cast<int>(std::thread::hardware_concurrency());
+  info.cpu_model = parse_cpu_model(read_whole_file("/proc/cpuinfo"));
+  utsname names{};
+  if (uname(&names) == 0) {
+    info.kernel = std::string(names.sysname) + " " + names.release;
+    info.hostname = names.nodename;
+  }
+  return info;
+}
+
+}  // namespace tw::perf::run

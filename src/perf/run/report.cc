@@ -1,0 +1,195 @@
+#include "perf/run/report.h"
+
+#include <algorithm>
+#include <cstdio>
+#include <ctime>
+#include <filesystem>
+#include <fstream>
+
+#include "perf/run/svg.h"
+
+namespace tw::perf::run {
+
+namespace {
+
+using json = nlohmann::json;
+
+json options_json(const RunOptions& o) {
+  const TrialSpec& t = o.trial;
+  return {{"mode", mode_name(o.mode)}, {"label", o.label},         {"transport", t.transport},
+          {"server", t.server},        {"publishers", t.publishers}, {"subscribers", t.subscribers},
+          {"topics", t.topics},        {"fanout", t.fanout},       {"size", t.size},
+          {"seconds", t.seconds},      {"rate", t.rate},           {"probe_rate", t.probe_rate},
+          {"rates", o.rates},          {"runs", o.runs}};
+}
+
+json latency_point_json(const LatencyPoint& p) {
+  json runs = json::array();
+  for (const LatencySummary& run : p.runs) runs.push_back(to_json(run));
+  return {{"rate", p.rate},           {"clean", p.clean},         {"probe_latency_us", to_json(p.median)},
+          {"spread_min_us", to_json(p.low)}, {"spread_max_us", to_json(p.high)}, {"runs", runs},
+          {"broker_cpu_us_per_delivery", p.broker_cpu_us_per_delivery}};
+}
+
+json throughput_json(const RunReport& r) {
+  const ThroughputSummary& t = r.throughput;
+  json steps = json::array();
+  for (const SearchStep& s : t.search.steps)
+    steps.push_back({{"phase", phase_name(s.phase)}, {"rate", s.rate}, {"verdict", verdict_name(s.verdict)}});
+  double low = t.confirmed_rates.empty() ? 0 : *std::min_element(t.confirmed_rates.begin(), t.confirmed_rates.end());
+  double high = t.confirmed_rates.empty() ? 0 : *std::max_element(t.confirmed_rates.begin(), t.confirmed_rates.end());
+  return {{"found", t.search.found},
+          {"rate", t.search.rate},
+          {"deliveries_per_s", t.search.rate * r.options.trial.fanout},
+          {"limited_by", !t.search.found ? "nothing passed" : t.search.saturated ? "load generator" : "broker"},
+          {"saturated", t.search.saturated},
+          {"confirmed_rates", t.confirmed_rates},
+          {"spread_min", low},
+          {"spread_max", high},
+          {"broker_cpu_us_per_delivery", t.broker_cpu_us_per_delivery},
+          {"steps", steps}};
+}
+
+std::string header(const RunReport& r) {
+  const TrialSpec& t = r.options.trial;
+  char text[512];
+  std::snprintf(text, sizeof text,
+                "tickwire perf run: %s, transport %s%s%s\n"
+                "publishers %d, subscribers %d, topics %d, fan-out %d, payload %d B, %.3g s per trial, runs %d\n\n",
+                mode_name(r.options.mode), t.transport.c_str(), r.options.label.empty() ? "" : ", label ",
+                r.options.label.c_str(), t.publishers, t.subscribers, t.topics, t.fanout, t.size, t.seconds,
+                r.options.runs);
+  return text;
+}
+
+std::string trials_table(const RunReport& r) {
+  std::string out =
+      "phase      offered/s  achieved/s    delivered         lost   gaps  sat  broker CPU s  CPU us/deliv  verdict\n";
+  for (const TrialRecord& record : r.trials) {
+    const TrialResult& t = record.result;
+    char line[256];
+    std::snprintf(line, sizeof line, "%-9s %10.0f %11.0f %12llu %12llu %6llu  %-3s %13.3f %13.3f  %s\n",
+                  record.phase.c_str(), t.offered_rate, t.achieved_rate, t.received, t.lost(), t.gaps,
+                  t.saturated ? "yes" : "no", t.broker_cpu_s, t.broker_cpu_per_delivery_us(), verdict_name(t.verdict));
+    out += line;
+  }
+  return out;
+}
+
+std::string throughput_summary(const RunReport& r) {
+  const ThroughputSummary& t = r.throughput;
+  if (!t.search.found) return "\nNo rate passed " + std::to_string(r.options.runs) + " consecutive clean runs.\n";
+  double low = *std::min_element(t.confirmed_rates.begin(), t.confirmed_rates.end());
+  double high = *std::max_element(t.confirmed_rates.begin(), t.confirmed_rates.end());
+  char text[512];
+  std::snprintf(text, sizeof text,
+                "\nMax sustainable rate: %.0f msg/s published (%.0f deliveries/s), %zu confirmation runs achieved "
+                "%.0f..%.0f msg/s\nBroker CPU: %.3f us per delivered message%s\n",
+                t.search.rate, t.search.rate * r.options.trial.fanout, t.confirmed_rates.size(), low, high,
+                t.broker_cpu_us_per_delivery,
+                t.search.saturated ? "\nNOTE: the load generator saturated; the broker's limit is higher than found."
+                                   : "");
+  return text;
+}
+
+std::string latency_summary(const RunReport& r) {
+  std::string out = "\nProbe latency (us), median of runs [min..max over runs]:\n"
+                    "    rate/s      min     mean      p50               p99             p99.9       max  clean  "
+                    "CPU us/deliv\n";
+  for (const LatencyPoint& p : r.latency) {
+    char line[320];
+    std::snprintf(line, sizeof line,
+                  "%10.0f %8.1f %8.1f %8.1f %8.1f [%.0f..%.0f] %8.1f [%.0f..%.0f] %9.1f  %-5s %12.3f\n", p.rate,
+                  p.median.min, p.median.mean, p.median.p50, p.median.p99, p.low.p99, p.high.p99, p.median.p999,
+                  p.low.p999, p.high.p999, p.median.max, p.clean ? "yes" : "NO", p.broker_cpu_us_per_delivery);
+    out += line;
+  }
+  return out;
+}
+
+}  // namespace
+
+RunContext current_context(int argc, const char* const* argv) {
+  RunContext context;
+  for (int i = 0; i < argc; ++i) {
+    if (i > 0) context.command += ' ';
+    std::string arg = argv[i];
+    bool plain = !arg.empty() && arg.find_first_of(" \t\"'$*?{}") == std::string::npos;
+    context.command += plain ? arg : "'" + arg + "'";
+  }
+  std::time_t now = std::time(nullptr);
+  char date[32];
+  std::strftime(date, sizeof date, "%Y-%m-%dT%H:%M:%SZ", std::gmtime(&now));
+  context.date = date;
+  context.machine = machine_info();
+  return context;
+}
+
+json report_json(const RunReport& r, const RunContext& c) {
+  json trials = json::array();
+  for (const TrialRecord& record : r.trials) {
+    json trial = to_json(record.result);
+    trial["phase"] = record.phase;
+    trials.push_back(trial);
+  }
+  json summary;
+  if (r.options.mode == Mode::Throughput) summary = throughput_json(r);
+  else {
+    summary["points"] = json::array();
+    for (const LatencyPoint& p : r.latency) summary["points"].push_back(latency_point_json(p));
+  }
+  return {{"tool", "tickwire perf run"},
+          {"schema", 1},
+          {"command", c.command},
+          {"date", c.date},
+          {"machine",
+           {{"cpus", c.machine.cpus}, {"cpu_model", c.machine.cpu_model}, {"kernel", c.machine.kernel},
+            {"hostname", c.machine.hostname}}},
+          {"options", options_json(r.options)},
+          {"trials", trials},
+          {"summary", summary}};
+}
+
+std::string report_table(const RunReport& r) {
+  std::string out = header(r) + trials_table(r);
+  out += r.options.mode == Mode::Throughput ? throughput_summary(r) : latency_summary(r);
+  return out;
+}
+
+std::string report_svg(const RunReport& r) {
+  std::string who = r.options.label.empty() ? r.options.trial.transport : r.options.label;
+  if (r.options.mode == Mode::Throughput) {
+    BarChart chart{"Sustained rate per confirmation run (" + who + ")", "msg/s published", {}, {}};
+    for (size_t i = 0; i < r.throughput.confirmed_rates.size(); ++i) {
+      chart.labels.push_back("run " + std::to_string(i + 1));
+      chart.values.push_back(r.throughput.confirmed_rates[i]);
+    }
+    return render_svg(chart);
+  }
+  LineChart chart{"Probe latency vs background rate (" + who + ")", "background rate, msg/s (log)", "latency, us",
+                  true, {{"p50", {}}, {"p99", {}}, {"p99.9", {}}}};
+  for (const LatencyPoint& p : r.latency) {
+    chart.series[0].points.push_back({p.rate, p.median.p50});
+    chart.series[1].points.push_back({p.rate, p.median.p99});
+    chart.series[2].points.push_back({p.rate, p.median.p999});
+  }
+  return render_svg(chart);
+}
+
+Status write_report_files(const std::string& dir, const RunReport& report, const RunContext& context) {
+  std::error_code error;
+  std::filesystem::create_directories(dir, error);
+  if (error) return Error{"cannot create " + dir + ": " + error.message()};
+  auto write = [&](const std::string& name, const std::string& text) -> Status {
+    std::ofstream out(dir + "/" + name);
+    out << text;
+    out.close();
+    if (!out) return Error{"cannot write " + dir + "/" + name};
+    return Ok{};
+  };
+  if (auto s = write("result.json", report_json(report, context).dump(2) + "\n"); !s) return s;
+  if (auto s = write("table.txt", report_table(report)); !s) return s;
+  return write("latency.svg", report_svg(report));
+}
+
+}  // namespace tw::perf::run

@@ -1,0 +1,237 @@
+#include "perf/run/trial.h"
+
+#include <sys/wait.h>
+
+#include <algorithm>
+#include <chrono>
+#include <cstdio>
+
+#include "perf/run/child_process.h"
+#include "perf/run/fanout.h"
+#include "perf/run/proc_stats.h"
+
+namespace tw::perf::run {
+
+namespace {
+
+using Clock = std::chrono::steady_clock;
+using json = nlohmann::json;
+
+constexpr int kReadyTimeoutMs = 15'000;
+constexpr int kSubIdleExitMs = 1'000;
+constexpr double kSubExtraSeconds = 15;  // subs outlive the publishers by at most this
+
+std::string number(double value) {
+  char text[32];
+  std::snprintf(text, sizeof text, "%.0f", value);
+  return text;
+}
+
+std::string log_path(const TrialSpec& spec, const std::string& name) {
+  return spec.log_dir.empty() ? std::string() : spec.log_dir + "/" + name + ".log";
+}
+
+std::vector<std::string> common_args(const TrialSpec& spec, const char* role) {
+  return {spec.tickwire, "perf", role, "--json", "--transport", spec.transport, "--server", spec.server};
+}
+
+ChildSpec subscriber_spec(const TrialSpec& spec, const FanoutPlan& plan, int index) {
+  ChildSpec child{common_args(spec, "sub"), log_path(spec, "sub" + std::to_string(index)), true};
+  for (std::string& arg : subscriber_topic_args(plan, index, spec.prefix)) child.argv.push_back(std::move(arg));
+  for (const std::string& arg : {std::string("--seconds"), number(spec.seconds + kSubExtraSeconds),
+                                 std::string("--idle-exit-ms"), std::to_string(kSubIdleExitMs)})
+    child.argv.push_back(arg);
+  return child;
+}
+
+ChildSpec publisher_spec(const TrialSpec& spec, const TopicRange& range, int index) {
+  ChildSpec child{common_args(spec, "pub"), log_path(spec, "pub" + std::to_string(index)), true};
+  double rate = spec.rate / spec.publishers;
+  double probe_rate = spec.probe_rate / spec.publishers;
+  std::vector<std::string> args = {"--id", std::to_string(index), "--prefix", spec.prefix,
+                                   "--topics", std::to_string(range.count), "--topic-offset",
+                                   std::to_string(range.offset), "--rate", number(std::max(rate, 1.0)),
+                                   "--size", std::to_string(spec.size), "--seconds", number(spec.seconds)};
+  if (spec.seconds != static_cast<long long>(spec.seconds)) args.back() = std::to_string(spec.seconds);
+  if (probe_rate > 0) {
+    args.push_back("--probe-rate");
+    args.push_back(number(std::max(probe_rate, 1.0)));
+  }
+  child.argv.insert(child.argv.end(), args.begin(), args.end());
+  return child;
+}
+
+void merge_latency(LatencySummary& into, const json& from, bool first) {
+  auto get = [&](const char* key) { return from.value(key, 0.0); };
+  if (first) {
+    into = {get("min"), get("mean"), get("p50"), get("p90"), get("p99"), get("p999"), get("max")};
+    return;
+  }
+  into.min = std::min(into.min, get("min"));
+  into.mean = std::max(into.mean, get("mean"));
+  into.p50 = std::max(into.p50, get("p50"));
+  into.p90 = std::max(into.p90, get("p90"));
+  into.p99 = std::max(into.p99, get("p99"));
+  into.p999 = std::max(into.p999, get("p999"));
+  into.max = std::max(into.max, get("max"));
+}
+
+// Reads lines and reaps; drops children that are done from `live`.
+void pump_and_absorb(std::vector<Child*>& live, TrialResult& result, int timeout_ms, const char* role,
+                     int* ready_count) {
+  pump_children(live, timeout_ms);
+  for (Child* child : live) {
+    for (const std::string& line : child->take_lines()) {
+      if (ready_count != nullptr && line.find("\"ready\"") != std::string::npos) ++*ready_count;
+      if (!absorb_json_line(line, result)) std::fprintf(stderr, "perf run: %s said: %s\n", role, line.c_str());
+    }
+  }
+  std::erase_if(live, [&](Child* child) {
+    if (child->stdout_fd() >= 0 || !child->try_reap()) return false;
+    if (!WIFEXITED(child->exit_status()) || WEXITSTATUS(child->exit_status()) != 0)
+      result.problems.push_back(std::string(role) + " pid " + std::to_string(child->pid()) + " exited with status " +
+                                std::to_string(child->exit_status()));
+    return true;
+  });
+}
+
+double broker_cpu(pid_t pid) {
+  if (pid <= 0) return -1;
+  auto seconds = process_cpu_seconds(pid);
+  return seconds ? *seconds : -1;
+}
+
+}  // namespace
+
+double TrialResult::broker_cpu_per_delivery_us() const {
+  if (broker_cpu_s < 0 || received == 0) return -1;
+  return broker_cpu_s * 1e6 / static_cast<double>(received);
+}
+
+bool absorb_json_line(const std::string& line, TrialResult& result) {
+  json value = json::parse(line, nullptr, false);
+  if (value.is_discarded() || !value.is_object()) return false;
+  std::string role = value.value("role", "");
+  std::string type = value.value("type", "");
+  if (role == "pub") {
+    result.sent += value.value("sent", 0ULL);
+    result.probes_sent += value.value("probes_sent", 0ULL);
+    result.achieved_rate += value.value("rate", 0.0);
+    result.saturated = result.saturated || value.value("saturated", false);
+    return true;
+  }
+  if (role == "sub" && type == "summary") {
+    bool first = result.received == 0 && result.probes_received == 0;
+    // Subscribers start before publishers, so an IMAGE here is the first message of a
+    // channel created after the subscription: a delivery, which `received` leaves out.
+    unsigned long long images = value.value("images", 0ULL);
+    result.received += value.value("received", 0ULL) + images;
+    result.images += images;
+    result.probes_received += value.value("probes", 0ULL);
+    result.gaps += value.value("gaps", 0ULL);
+    result.missing += value.value("missing", 0ULL);
+    result.dups += value.value("dups", 0ULL);
+    if (value.contains("latency_us")) merge_latency(result.latency, value["latency_us"], first);
+    if (value.contains("probe_latency_us")) merge_latency(result.probe_latency, value["probe_latency_us"], first);
+    return true;
+  }
+  return role == "sub";  // per-second and ready lines carry nothing the result keeps
+}
+
+void judge_trial(TrialResult& result, int fanout) {
+  // perf pub's `sent` counts every message, probes included, as `received` does.
+  result.expected = result.sent * static_cast<unsigned long long>(fanout);
+  if (!result.problems.empty() || result.gaps > 0 || result.missing > 0 || result.received < result.expected ||
+      result.sent == 0) {
+    result.verdict = result.saturated ? Verdict::Saturated : Verdict::Lossy;
+  } else {
+    result.verdict = result.saturated ? Verdict::Saturated : Verdict::Ok;
+  }
+}
+
+Result<TrialResult> run_trial(const TrialSpec& spec) {
+  auto plan = plan_fanout(spec.subscribers, spec.fanout, spec.topics);
+  if (!plan) return plan.error();
+  auto ranges = split_topics(spec.topics, spec.publishers);
+  if (!ranges) return ranges.error();
+
+  TrialResult result;
+  result.offered_rate = spec.rate;
+  std::vector<Child> subs;
+  for (int s = 0; s < spec.subscribers; ++s) {
+    auto child = Child::spawn(subscriber_spec(spec, *plan, s));
+    if (!child) return child.error();
+    subs.push_back(std::move(*child));
+  }
+  std::vector<Child*> live_subs;
+  for (Child& child : subs) live_subs.push_back(&child);
+  int ready = 0;
+  auto ready_deadline = Clock::now() + std::chrono::milliseconds(kReadyTimeoutMs);
+  while (ready < spec.subscribers && !live_subs.empty() && Clock::now() < ready_deadline)
+    pump_and_absorb(live_subs, result, 50, "sub", &ready);
+  if (ready < spec.subscribers)
+    return Error{std::to_string(spec.subscribers - ready) + " subscriber(s) never printed {\"type\":\"ready\"}"};
+
+  double broker_start = broker_cpu(spec.broker_pid);
+  auto window_start = Clock::now();
+  std::vector<Child> pubs;
+  for (int p = 0; p < spec.publishers; ++p) {
+    auto child = Child::spawn(publisher_spec(spec, (*ranges)[static_cast<size_t>(p)], p));
+    if (!child) return child.error();
+    pubs.push_back(std::move(*child));
+  }
+  std::vector<Child*> live_pubs;
+  for (Child& child : pubs) live_pubs.push_back(&child);
+  auto deadline = window_start + std::chrono::duration<double>(spec.seconds + kSubExtraSeconds + 5);
+  while ((!live_pubs.empty() || !live_subs.empty()) && Clock::now() < deadline) {
+    if (!live_pubs.empty()) pump_and_absorb(live_pubs, result, 20, "pub", nullptr);
+    if (!live_subs.empty()) pump_and_absorb(live_subs, result, live_pubs.empty() ? 50 : 0, "sub", nullptr);
+  }
+  double broker_end = broker_cpu(spec.broker_pid);
+  result.window_s = std::chrono::duration<double>(Clock::now() - window_start).count();
+  if (!live_pubs.empty() || !live_subs.empty())
+    result.problems.push_back(std::to_string(live_pubs.size() + live_subs.size()) + " child(ren) killed at the deadline");
+  for (Child& child : pubs) {
+    child.terminate(500);
+    result.pub_cpu_s += child.cpu_seconds();
+  }
+  for (Child& child : subs) {
+    child.terminate(500);
+    result.sub_cpu_s += child.cpu_seconds();
+  }
+  if (broker_start >= 0 && broker_end >= 0) result.broker_cpu_s = broker_end - broker_start;
+  judge_trial(result, spec.fanout);
+  return result;
+}
+
+nlohmann::json to_json(const LatencySummary& l) {
+  return {{"min", l.min}, {"mean", l.mean}, {"p50", l.p50}, {"p90", l.p90},
+          {"p99", l.p99}, {"p999", l.p999}, {"max", l.max}};
+}
+
+nlohmann::json to_json(const TrialResult& r) {
+  return {{"offered_rate", r.offered_rate},
+          {"achieved_rate", r.achieved_rate},
+          {"sent", r.sent},
+          {"probes_sent", r.probes_sent},
+          {"expected", r.expected},
+          {"received", r.received},
+          {"probes_received", r.probes_received},
+          {"images", r.images},
+          {"lost", r.lost()},
+          {"gaps", r.gaps},
+          {"missing", r.missing},
+          {"dups", r.dups},
+          {"saturated", r.saturated},
+          {"window_s", r.window_s},
+          {"broker_cpu_s", r.broker_cpu_s},
+          {"broker_cpu_us_per_delivery", r.broker_cpu_per_delivery_us()},
+          {"pub_cpu_s", r.pub_cpu_s},
+          {"sub_cpu_s", r.sub_cpu_s},
+          {"latency_us", to_json(r.latency)},
+          {"probe_latency_us", to_json(r.probe_latency)},
+          {"problems", r.problems},
+          {"verdict", verdict_name(r.verdict)}};
+}
+
+}  // namespace tw::perf::run

@@ -1,0 +1,73 @@
+// One measured trial: S `perf sub` and P `perf pub` child processes against a
+// running broker, their JSON lines collected, the broker's CPU time taken
+// around the measured window (docs/perf.md, "Orchestrator").
+#pragma once
+#include <sys/types.h>
+
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "base/result.h"
+#include "perf/run/rate_search.h"
+
+namespace tw::perf::run {
+
+struct TrialSpec {
+  std::string tickwire;         // path of the tickwire binary (perf pub/sub)
+  std::string transport = "native";
+  std::string server;           // HOST:PORT of the broker
+  pid_t broker_pid = -1;        // for its CPU time; -1 = unknown (external --server)
+  std::string prefix = "PERF";
+  int publishers = 1;
+  int subscribers = 1;
+  int topics = 1;
+  int fanout = 1;
+  int size = 100;
+  double seconds = 2;
+  double rate = 0;              // total over all publishers, msgs/s
+  double probe_rate = 0;        // total, msgs/s; 0 = none
+  std::string log_dir;          // children's stderr go to LOG_DIR/<role><k>.log; empty = inherited
+};
+
+struct LatencySummary {
+  double min = 0, mean = 0, p50 = 0, p90 = 0, p99 = 0, p999 = 0, max = 0;  // µs
+};
+
+struct TrialResult {
+  double offered_rate = 0;      // TrialSpec::rate
+  unsigned long long sent = 0;  // over publishers, probes included (perf pub's "sent")
+  unsigned long long probes_sent = 0;
+  unsigned long long expected = 0;  // deliveries expected: sent x fanout
+  unsigned long long received = 0;  // over subscribers (deliveries, probes and images included)
+  unsigned long long images = 0;    // of received: delivered as a native IMAGE (a new channel's first message)
+  unsigned long long probes_received = 0;
+  unsigned long long gaps = 0, missing = 0, dups = 0;
+  bool saturated = false;       // a publisher fell behind its schedule
+  double achieved_rate = 0;     // sent / publish seconds (sum over publishers)
+  double window_s = 0;          // first publisher start .. last subscriber exit
+  double broker_cpu_s = -1;     // -1 = unknown
+  double pub_cpu_s = 0, sub_cpu_s = 0;
+  LatencySummary latency;       // all messages; the worst subscriber's percentiles
+  LatencySummary probe_latency; // probes only; the worst subscriber's percentiles
+  std::vector<std::string> problems;  // a child failed, no summary, ...
+  Verdict verdict = Verdict::Lossy;
+
+  unsigned long long lost() const { return expected > received ? expected - received : 0; }
+  double broker_cpu_per_delivery_us() const;  // -1 when unknown
+};
+
+// Runs the trial to completion; an Error means it could not start at all.
+Result<TrialResult> run_trial(const TrialSpec& spec);
+
+// Pure parts, tested on their own.
+// Folds one JSON line of a child into the result; false if not JSON.
+bool absorb_json_line(const std::string& line, TrialResult& result);
+// Sets expected, verdict (from gaps, missing, loss, saturation and problems).
+void judge_trial(TrialResult& result, int fanout);
+
+nlohmann::json to_json(const TrialResult& result);
+nlohmann::json to_json(const LatencySummary& latency);
+
+}  // namespace tw::perf::run

@@ -1,0 +1,81 @@
+#include "perf/transport.h"
+
+#include <cstdlib>
+
+#include "client/options.h"
+
+namespace tw::perf {
+
+Result<TransportKind> parse_transport(std::string_view name) {
+  if (name == "native") return TransportKind::Native;
+  if (name == "mqtt") return TransportKind::Mqtt;
+  if (name == "nats") return TransportKind::Nats;
+  return Error{"unknown transport '" + std::string(name) + "' (expected native, mqtt or nats)"};
+}
+
+const char* transport_name(TransportKind kind) {
+  switch (kind) {
+    case TransportKind::Native: return "native";
+    case TransportKind::Mqtt: return "mqtt";
+    case TransportKind::Nats: return "nats";
+  }
+  return "?";
+}
+
+uint16_t default_port(TransportKind kind) {
+  switch (kind) {
+    case TransportKind::Native: return 9400;
+    case TransportKind::Mqtt: return 1883;
+    case TransportKind::Nats: return 4222;
+  }
+  return 0;
+}
+
+Result<ServerAddress> resolve_server(TransportKind kind, std::string_view flag) {
+  std::string text(flag);
+  if (text.empty()) {
+    const char* env = std::getenv(std::string(client::kServerEnvVar).c_str());
+    text = env != nullptr && *env != '\0' ? env : "127.0.0.1:" + std::to_string(default_port(kind));
+  }
+  ServerAddress address;
+  if (!client::parse_server_address(text, address.host, address.port))
+    return Error{"invalid server address '" + text + "' (expected HOST:PORT)"};
+  return address;
+}
+
+std::string map_topic(TransportKind kind, std::string_view topic) {
+  std::string mapped(topic);
+  if (kind == TransportKind::Nats)
+    for (char& c : mapped)
+      if (c == '/') c = '.';
+  return mapped;
+}
+
+std::string map_pattern(TransportKind kind, std::string_view pattern) {
+  if (kind != TransportKind::Mqtt) return map_topic(kind, pattern);
+  // Wildcards are whole levels in native syntax; only those are mapped.
+  std::string mapped;
+  size_t start = 0;
+  while (start <= pattern.size()) {
+    size_t end = pattern.find('/', start);
+    if (end == std::string_view::npos) end = pattern.size();
+    std::string_view level = pattern.substr(start, end - start);
+    if (!mapped.empty() || start > 0) mapped += '/';
+    if (level == "*") mapped += '+';
+    else if (level == ">") mapped += '#';
+    else mapped += level;
+    start = end + 1;
+  }
+  return mapped;
+}
+
+std::unique_ptr<Transport> make_transport(TransportKind kind, const std::string& client_name) {
+  switch (kind) {
+    case TransportKind::Native: return make_native_transport(client_name);
+    case TransportKind::Mqtt: return make_mqtt_transport(client_name);
+    case TransportKind::Nats: return make_nats_transport(client_name);
+  }
+  return nullptr;
+}
+
+}  // namespace tw::perf

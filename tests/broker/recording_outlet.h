@@ -1,0 +1,80 @@
+// An outlet that records what the router sends it, decoding the real frames
+// the router encodes for stream messages.
+#pragma once
+#include <gtest/gtest.h>
+
+#include <string>
+#include <vector>
+
+#include "broker/fanout.h"
+#include "broker/outlet.h"
+#include "wire/codec.h"
+
+namespace tw::broker {
+
+struct Event {
+  std::string kind;  // image, update, snapshot, status, request, release, info
+  std::string topic;
+  uint64_t seq = 0;
+  wire::ChannelState state = wire::ChannelState::Ok;
+  wire::Code code = wire::Code::Ok;
+  uint32_t stream_id = 0;
+};
+
+class RecordingOutlet final : public Outlet {
+ public:
+  explicit RecordingOutlet(Fanout& f, std::string name = "outlet") : fanout_(f), name_(std::move(name)) {}
+
+  void send_image(const cache::Channel& ch, uint32_t request_id) override {
+    events.push_back({request_id ? "snapshot" : "image", ch.topic, ch.seq});
+  }
+  void send_delivery(const Delivery& d) override {
+    wire::Frame frame;
+    ASSERT_EQ(wire::split_frame(d.native_frame, 1u << 20, frame), wire::SplitResult::Frame);
+    if (d.image) {
+      wire::Image m;
+      ASSERT_TRUE(wire::decode(frame, m));
+      events.push_back({"image", d.channel.topic, m.seq});
+    } else {
+      wire::Update m;
+      ASSERT_TRUE(wire::decode(frame, m));
+      ASSERT_EQ(m.channel_id, d.channel.id);
+      events.push_back({"update", d.channel.topic, m.seq});
+    }
+    fanout_.mark_dirty(this);
+  }
+  void send_status(const cache::Channel& ch, wire::ChannelState state, wire::Code code, std::string_view,
+                   bool) override {
+    events.push_back({"status", ch.topic, ch.seq, state, code});
+  }
+  void send_request(uint32_t stream_id, std::string_view topic) override {
+    events.push_back({"request", std::string(topic), 0, {}, {}, stream_id});
+  }
+  void send_release(uint32_t stream_id) override { events.push_back({"release", "", 0, {}, {}, stream_id}); }
+  void send_channel_info(const wire::ChannelInfo& info) override {
+    events.push_back({"info", std::string(info.topic), info.seq, info.state});
+  }
+  void flush_output() override { ++flushes; }
+  std::string_view name() const override { return name_; }
+
+  size_t count(const std::string& kind) const {
+    size_t n = 0;
+    for (const Event& e : events) n += e.kind == kind;
+    return n;
+  }
+  const Event* last(const std::string& kind) const {
+    for (auto it = events.rbegin(); it != events.rend(); ++it) {
+      if (it->kind == kind) return &*it;
+    }
+    return nullptr;
+  }
+
+  std::vector<Event> events;
+  int flushes = 0;
+
+ private:
+  Fanout& fanout_;
+  std::string name_;
+};
+
+}  // namespace tw::broker

@@ -1,0 +1,88 @@
+#include "perf/producer.h"
+
+#include <gtest/gtest.h>
+
+#include <nlohmann/json.hpp>
+
+namespace tw::perf {
+namespace {
+
+ProbeHeader header_of(const MessageStream& s) { return *decode_probe(s.payload()); }
+
+TEST(MessageStream, RoundRobinOverTopicsWithASequencePerTopic) {
+  ProducerOptions o;
+  o.topics = 3;
+  o.topic_offset = 10;
+  o.publisher_id = 4;
+  o.payload_size = 100;
+  MessageStream s(o);
+  EXPECT_EQ(s.payload().size(), 100u);
+  for (uint64_t round = 1; round <= 3; ++round) {
+    for (uint32_t t = 0; t < 3; ++t) {
+      EXPECT_EQ(s.next(false, 77), t);
+      ProbeHeader h = header_of(s);
+      EXPECT_EQ(h.seq, round);
+      EXPECT_EQ(h.topic_index, 10 + t);
+      EXPECT_EQ(h.publisher_id, 4u);
+      EXPECT_EQ(h.send_ns, 77u);
+      EXPECT_FALSE(h.is_probe());
+    }
+  }
+  EXPECT_EQ(s.topic_name(2), "PERF/12");
+}
+
+TEST(MessageStream, ProbesShareTheTopicSequenceButHaveTheirOwnRoundRobin) {
+  ProducerOptions o;
+  o.topics = 2;
+  MessageStream s(o);
+  s.next(false, 0);                // topic 0 seq 1
+  EXPECT_EQ(s.next(true, 0), 0u);  // probes start at topic 0 too
+  ProbeHeader h = header_of(s);
+  EXPECT_TRUE(h.is_probe());
+  EXPECT_EQ(h.seq, 2u);
+  EXPECT_EQ(s.next(false, 0), 1u);  // load continues its own round robin
+  EXPECT_EQ(header_of(s).seq, 1u);
+}
+
+TEST(MessageStream, SkipSeqLeavesOneHoleOnTopicZeroOnly) {
+  ProducerOptions o;
+  o.topics = 2;
+  o.skip_seq = 3;
+  MessageStream s(o);
+  std::vector<uint64_t> topic0, topic1;
+  for (int i = 0; i < 10; ++i) {
+    uint32_t t = s.next(false, 0);
+    (t == 0 ? topic0 : topic1).push_back(header_of(s).seq);
+  }
+  EXPECT_EQ(topic0, (std::vector<uint64_t>{1, 2, 4, 5, 6}));
+  EXPECT_EQ(topic1, (std::vector<uint64_t>{1, 2, 3, 4, 5}));
+}
+
+TEST(MessageStream, PayloadNeverShorterThanTheHeader) {
+  ProducerOptions o;
+  o.payload_size = 8;
+  MessageStream s(o);
+  EXPECT_EQ(s.payload().size(), kProbeHeaderSize);
+}
+
+TEST(PubResult, JsonFollowsTheContract) {
+  ProducerResult r;
+  r.sent = 1000;
+  r.probes_sent = 10;
+  r.seconds = 2.0;
+  r.cpu_s = 0.5;
+  r.rate = 500;
+  r.saturated = true;
+  auto j = nlohmann::json::parse(pub_result_json(r, 3));
+  EXPECT_EQ(j["role"], "pub");
+  EXPECT_EQ(j["id"], 3);
+  EXPECT_EQ(j["sent"], 1010) << "load and probes";
+  EXPECT_EQ(j["probes_sent"], 10);
+  EXPECT_EQ(j["seconds"], 2.0);
+  EXPECT_EQ(j["cpu_s"], 0.5);
+  EXPECT_EQ(j["rate"], 505);
+  EXPECT_EQ(j["saturated"], true);
+}
+
+}  // namespace
+}  // namespace tw::perf

@@ -1,0 +1,325 @@
+// The orchestrator's pure parts: fan-out plan, rate search, /proc parsing,
+// JSON line folding, verdicts, run summaries and the result.json schema.
+#include <unistd.h>
+
+#include <set>
+
+#include <gtest/gtest.h>
+
+#include "perf/run/broker.h"
+#include "perf/run/child_process.h"
+#include "perf/run/fanout.h"
+#include "perf/run/orchestrator.h"
+#include "perf/run/proc_stats.h"
+#include "perf/run/rate_search.h"
+#include "perf/run/report.h"
+
+namespace tw::perf::run {
+namespace {
+
+// Topics subscriber `index` receives, reading back the arguments it is given.
+std::set<int> topics_received(const FanoutPlan& plan, int index) {
+  std::vector<std::string> args = subscriber_topic_args(plan, index, "PERF");
+  std::set<int> topics;
+  if (args.size() == 1) {
+    EXPECT_EQ(args[0], "PERF/>");
+    for (int t = 0; t < plan.topics; ++t) topics.insert(t);
+    return topics;
+  }
+  int groups = 0, group = -1, count = 0;
+  for (size_t i = 0; i + 1 < args.size(); i += 2) {
+    if (args[i] == "--groups") groups = std::stoi(args[i + 1]);
+    if (args[i] == "--group") group = std::stoi(args[i + 1]);
+    if (args[i] == "--topics") count = std::stoi(args[i + 1]);
+  }
+  for (int t = 0; t < count; ++t)
+    if (t % groups == group) topics.insert(t);
+  return topics;
+}
+
+TEST(Fanout, EveryTopicReachesExactlyFanoutSubscribers) {
+  struct Case { int subscribers, fanout, topics; };
+  for (Case c : {Case{5, 5, 1}, Case{20, 5, 100}, Case{5, 5, 1000}, Case{6, 2, 7}, Case{4, 1, 4}, Case{1, 1, 1}}) {
+    auto plan = plan_fanout(c.subscribers, c.fanout, c.topics);
+    ASSERT_TRUE(plan) << plan.error().message;
+    std::vector<int> reach(static_cast<size_t>(c.topics), 0);
+    for (int s = 0; s < c.subscribers; ++s) {
+      std::set<int> topics = topics_received(*plan, s);
+      EXPECT_FALSE(topics.empty()) << "subscriber " << s << " would receive nothing";
+      for (int t : topics) ++reach[static_cast<size_t>(t)];
+    }
+    for (int t = 0; t < c.topics; ++t) {
+      EXPECT_EQ(reach[static_cast<size_t>(t)], c.fanout) << "topic " << t;
+      EXPECT_EQ(subscribers_of_topic(*plan, t), c.fanout);
+    }
+  }
+}
+
+TEST(Fanout, RejectsImpossiblePlans) {
+  EXPECT_FALSE(plan_fanout(5, 2, 10));   // 5 is not a multiple of 2
+  EXPECT_FALSE(plan_fanout(20, 5, 3));   // 4 groups need 4 topics
+  EXPECT_FALSE(plan_fanout(0, 1, 1));
+}
+
+TEST(Fanout, PublishersSplitTopicsWithoutOverlap) {
+  auto ranges = split_topics(100, 3);
+  ASSERT_TRUE(ranges);
+  int next = 0;
+  for (const TopicRange& r : *ranges) {
+    EXPECT_EQ(r.offset, next);
+    EXPECT_GE(r.count, 33);
+    next += r.count;
+  }
+  EXPECT_EQ(next, 100);
+  EXPECT_FALSE(split_topics(2, 4));
+}
+
+// A fake broker that loses messages above `limit` msg/s, and a load generator
+// that cannot go beyond `generator_limit`.
+struct FakeBroker {
+  double limit;
+  double generator_limit = 1e12;
+  std::vector<double> tried;
+  Verdict operator()(double rate, SearchPhase) {
+    tried.push_back(rate);
+    if (rate > generator_limit) return Verdict::Saturated;
+    return rate <= limit ? Verdict::Ok : Verdict::Lossy;
+  }
+};
+
+TEST(RateSearch, EscalatesBisectsAndConfirmsBelowTheLimit) {
+  FakeBroker broker{300'000};
+  SearchConfig config;
+  SearchResult result = search_max_rate(config, std::ref(broker));
+  ASSERT_TRUE(result.found);
+  EXPECT_FALSE(result.saturated);
+  EXPECT_LE(result.rate, 300'000);
+  EXPECT_GE(result.rate, 200'000);  // last escalation success; bisection only raises it
+  EXPECT_EQ(broker.tried[0], 50'000);
+  EXPECT_EQ(broker.tried[1], 100'000);
+  EXPECT_EQ(broker.tried[2], 200'000);
+  EXPECT_EQ(broker.tried[3], 400'000);
+  // 4 escalations, 4 bisections, 3 confirmations.
+  EXPECT_EQ(result.steps.size(), 11u);
+  for (size_t i = 8; i < 11; ++i) {
+    EXPECT_EQ(result.steps[i].phase, SearchPhase::Confirm);
+    EXPECT_EQ(result.steps[i].rate, result.rate);
+  }
+}
+
+TEST(RateSearch, ComesDownWhenTheFirstRateFails) {
+  FakeBroker broker{20'000};
+  SearchResult result = search_max_rate(SearchConfig{}, std::ref(broker));
+  ASSERT_TRUE(result.found);
+  EXPECT_LE(result.rate, 20'000);
+  EXPECT_GE(result.rate, 12'500);
+}
+
+TEST(RateSearch, ConfirmationFailureStepsDownTenPercent) {
+  int confirm_calls = 0;
+  TrialFunction flaky = [&](double rate, SearchPhase phase) {
+    if (phase != SearchPhase::Confirm) return rate <= 100'000 ? Verdict::Ok : Verdict::Lossy;
+    ++confirm_calls;
+    return confirm_calls == 2 ? Verdict::Lossy : Verdict::Ok;  // second confirmation run fails once
+  };
+  SearchConfig config;
+  config.bisect_steps = 0;
+  SearchResult result = search_max_rate(config, flaky);
+  ASSERT_TRUE(result.found);
+  EXPECT_DOUBLE_EQ(result.rate, 90'000);
+  EXPECT_EQ(confirm_calls, 2 + 3);
+}
+
+TEST(RateSearch, ReportsASaturatedLoadGenerator) {
+  FakeBroker broker{1e9, 150'000};
+  SearchResult result = search_max_rate(SearchConfig{}, std::ref(broker));
+  ASSERT_TRUE(result.found);
+  EXPECT_TRUE(result.saturated);
+  EXPECT_LE(result.rate, 150'000);
+}
+
+TEST(RateSearch, StopsAtMaxRate) {
+  FakeBroker broker{1e9};
+  SearchConfig config;
+  config.start_rate = 1000;
+  config.max_rate = 2000;
+  config.confirm_runs = 1;
+  SearchResult result = search_max_rate(config, std::ref(broker));
+  ASSERT_TRUE(result.found);
+  EXPECT_EQ(result.rate, 2000);
+  EXPECT_EQ(result.steps.size(), 3u);
+}
+
+TEST(RateSearch, NothingPasses) {
+  FakeBroker broker{0};
+  SearchResult result = search_max_rate(SearchConfig{}, std::ref(broker));
+  EXPECT_FALSE(result.found);
+}
+
+TEST(ProcStat, ParsesUtimeAndStimeAfterAnAwkwardName) {
+  std::string line = "4242 (we(ird) n) ame) S 1 4242 4242 0 -1 4194560 100 0 0 0 1234 567 0 0 20 0 1 0 99 0 0";
+  auto ticks = parse_proc_stat(line);
+  ASSERT_TRUE(ticks) << ticks.error().message;
+  EXPECT_EQ(ticks->utime, 1234u);
+  EXPECT_EQ(ticks->stime, 567u);
+}
+
+TEST(ProcStat, RejectsMalformedText) {
+  EXPECT_FALSE(parse_proc_stat("no parenthesis here"));
+  EXPECT_FALSE(parse_proc_stat("1 (x) S 1 2 3"));
+  EXPECT_FALSE(parse_proc_stat("1 (x) S 1 1 1 0 -1 0 0 0 0 0 12x 5"));
+}
+
+TEST(ProcStat, ReadsOwnCpuTime) {
+  volatile unsigned long spin = 0;
+  for (unsigned long i = 0; i < 50'000'000; ++i) spin = spin + i;
+  auto seconds = process_cpu_seconds(getpid());
+  ASSERT_TRUE(seconds) << seconds.error().message;
+  EXPECT_GE(*seconds, 0.0);
+  EXPECT_FALSE(process_cpu_seconds(-5));
+}
+
+TEST(ProcStat, CpuModelFromCpuinfo) {
+  EXPECT_EQ(parse_cpu_model("processor\t: 0\nvendor_id\t: X\nmodel name\t: Fancy CPU @ 3GHz\nflags : a\n"),
+            "Fancy CPU @ 3GHz");
+  EXPECT_EQ(parse_cpu_model("processor : 0\n"), "");
+  EXPECT_GT(machine_info().cpus, 0);
+}
+
+TEST(TrialJudging, FoldsChildLinesAndJudges) {
+  TrialResult r;
+  EXPECT_TRUE(absorb_json_line(R"({"role":"sub","type":"ready"})", r));
+  EXPECT_TRUE(absorb_json_line(R"({"role":"pub","id":0,"sent":100,"probes_sent":0,"seconds":1,"cpu_s":0.1,"rate":100,"saturated":false})", r));
+  for (int s = 0; s < 2; ++s)
+    EXPECT_TRUE(absorb_json_line(
+        R"({"role":"sub","type":"summary","received":100,"probes":10,"gaps":0,"missing":0,"dups":0,"cpu_s":0.1,)"
+        R"("latency_us":{"min":1,"mean":2,"p50":2,"p90":3,"p99":4,"p999":5,"max":6},)"
+        R"("probe_latency_us":{"min":1,"mean":2,"p50":2,"p90":3,"p99":)" + std::to_string(4 + s) +
+            R"(,"p999":5,"max":6}})", r));
+  EXPECT_FALSE(absorb_json_line("not json", r));
+  judge_trial(r, 2);
+  EXPECT_EQ(r.expected, 200u);
+  EXPECT_EQ(r.received, 200u);
+  EXPECT_EQ(r.probe_latency.p99, 5);  // the worst subscriber
+  EXPECT_EQ(r.verdict, Verdict::Ok);
+
+  r.gaps = 1;
+  judge_trial(r, 2);
+  EXPECT_EQ(r.verdict, Verdict::Lossy);
+  r.gaps = 0;
+  judge_trial(r, 3);  // 300 expected, 200 received
+  EXPECT_EQ(r.verdict, Verdict::Lossy);
+  EXPECT_EQ(r.lost(), 100u);
+  r.saturated = true;
+  judge_trial(r, 2);
+  EXPECT_EQ(r.verdict, Verdict::Saturated);
+}
+
+TEST(Summaries, MedianAndSpreadPerStatistic) {
+  LatencyPoint point;
+  for (double p99 : {30.0, 10.0, 20.0}) {
+    LatencySummary run;
+    run.p99 = p99;
+    point.runs.push_back(run);
+  }
+  summarize_runs(point);
+  EXPECT_EQ(point.median.p99, 20);
+  EXPECT_EQ(point.low.p99, 10);
+  EXPECT_EQ(point.high.p99, 30);
+  EXPECT_EQ(median({4, 1, 3, 2}), 2.5);
+}
+
+// A trial runner standing in for processes: clean below 80K msg/s.
+Result<TrialResult> fake_runner(const TrialSpec& spec) {
+  TrialResult r;
+  r.offered_rate = spec.rate;
+  r.sent = static_cast<unsigned long long>(spec.rate * spec.seconds);
+  r.received = spec.rate <= 80'000 ? r.sent * static_cast<unsigned long long>(spec.fanout) : r.sent;
+  r.achieved_rate = spec.rate;
+  r.broker_cpu_s = 0.5;
+  r.probe_latency = {1, 2, 3, 4, spec.rate / 1000, spec.rate / 500, 100};
+  judge_trial(r, spec.fanout);
+  return r;
+}
+
+TEST(Modes, SweepMeasuresEveryRateRunsTimes) {
+  RunOptions options;
+  options.mode = Mode::Sweep;
+  options.rates = {10'000, 50'000};
+  options.runs = 2;
+  options.trial.fanout = 5;
+  auto report = run_measurement(options, fake_runner);
+  ASSERT_TRUE(report);
+  EXPECT_EQ(report->trials.size(), 4u);
+  ASSERT_EQ(report->latency.size(), 2u);
+  EXPECT_EQ(report->latency[1].median.p99, 50);
+  EXPECT_TRUE(report->latency[1].clean);
+}
+
+TEST(Modes, ThroughputResultJsonSchema) {
+  RunOptions options;
+  options.mode = Mode::Throughput;
+  options.trial.rate = 50'000;
+  options.trial.fanout = 5;
+  options.runs = 2;
+  auto report = run_measurement(options, fake_runner);
+  ASSERT_TRUE(report);
+  RunContext context{"tickwire perf run --mode throughput", "2024-01-01T00:00:00Z", machine_info()};
+  nlohmann::json j = report_json(*report, context);
+  for (const char* key : {"tool", "schema", "command", "date", "machine", "options", "trials", "summary"})
+    EXPECT_TRUE(j.contains(key)) << key;
+  EXPECT_EQ(j["options"]["mode"], "throughput");
+  EXPECT_EQ(j["trials"].size(), report->trials.size());
+  for (const auto& trial : j["trials"])
+    for (const char* key : {"phase", "offered_rate", "sent", "received", "lost", "gaps", "verdict", "broker_cpu_s"})
+      EXPECT_TRUE(trial.contains(key)) << key;
+  EXPECT_TRUE(j["summary"]["found"].get<bool>());
+  double rate = j["summary"]["rate"];
+  EXPECT_LE(rate, 80'000);
+  EXPECT_GE(rate, 50'000);
+  EXPECT_EQ(j["summary"]["limited_by"], "broker");
+  EXPECT_EQ(j["summary"]["confirmed_rates"].size(), 2u);
+  std::string table = report_table(*report);
+  EXPECT_NE(table.find("Max sustainable rate"), std::string::npos);
+}
+
+TEST(Modes, RunnerErrorsStopTheMeasurement) {
+  RunOptions options;
+  options.mode = Mode::Latency;
+  auto report = run_measurement(options, [](const TrialSpec&) -> Result<TrialResult> { return Error{"boom"}; });
+  ASSERT_FALSE(report);
+  EXPECT_EQ(report.error().message, "boom");
+}
+
+TEST(Children, CapturesLinesAndExitStatus) {
+  auto child = Child::spawn({{"/bin/sh", "-c", "echo one; echo two; exit 3"}, "", true});
+  ASSERT_TRUE(child) << child.error().message;
+  std::vector<Child*> live{&*child};
+  std::vector<std::string> lines;
+  while (child->stdout_fd() >= 0) {
+    pump_children(live, 100);
+    for (auto& line : child->take_lines()) lines.push_back(line);
+  }
+  while (!child->try_reap()) pump_children(live, 10);
+  EXPECT_EQ(lines, (std::vector<std::string>{"one", "two"}));
+  EXPECT_TRUE(WIFEXITED(child->exit_status()));
+  EXPECT_EQ(WEXITSTATUS(child->exit_status()), 3);
+}
+
+TEST(Children, TerminateEndsAHangingChild) {
+  auto child = Child::spawn({{"/bin/sleep", "60"}, "", true});
+  ASSERT_TRUE(child);
+  child->terminate(1000);
+  EXPECT_TRUE(child->exited());
+}
+
+TEST(Broker, PortSubstitution) {
+  EXPECT_EQ(substitute_port("nats-server -a 127.0.0.1 -p {port} # {port}", 4222),
+            "nats-server -a 127.0.0.1 -p 4222 # 4222");
+  auto port = pick_free_port();
+  ASSERT_TRUE(port);
+  EXPECT_GT(*port, 0);
+}
+
+}  // namespace
+}  // namespace tw::perf::run
