@@ -162,12 +162,17 @@ def machine_line(results):
     return "unknown", "unknown"
 
 
+def shown_path(path):
+    rel = os.path.relpath(path)
+    return path if rel.startswith("..") else rel
+
+
 def render_section(results, command):
     machine, date = machine_line(results)
     tables = render_tables(results)
     return (f"{BEGIN}\n## Broker comparison (bench/compare)\n\n"
             f"- Date: {date}\n- Machine: {machine}\n- Command: `{command}`\n"
-            f"- Results: `{os.path.relpath(results)}` (result.json, table.txt, latency.svg per workload and broker)\n"
+            f"- Results: `{shown_path(results)}` (result.json, table.txt, latency.svg per workload and broker)\n"
             f"- Brokers: tickwired (defaults), nats-server (defaults, max_pending 256MB), mosquitto (listener on 127.0.0.1, "
             f"allow_anonymous, no queue limits); all on 127.0.0.1, load generators on the same machine.\n"
             f"- Loss = deliveries expected (messages × fan-out) minus deliveries received. \"load generator saturated\" means "
