@@ -6,6 +6,7 @@
 #include <memory>
 
 #include "perf/consumer.h"
+#include "perf/pacer.h"
 #include "perf/producer.h"
 #include "perf/transport.h"
 #include "perf_commands.h"
@@ -27,6 +28,7 @@ int fail(const std::string& message) {
 }
 
 int run_perf_pub(PerfPubOptions opts, const CommonOptions& common) {
+  perf::use_precise_timers();
   auto kind = perf::parse_transport(opts.transport);
   if (!kind) return fail(kind.error().message);
   auto clock = perf::parse_clock(opts.clock);

@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "perf/consumer.h"
+#include "perf/pacer.h"
 #include "perf/cpu_time.h"
 #include "perf/probe.h"
 #include "perf/transport.h"
@@ -119,6 +120,7 @@ std::string describe(const PerfSubOptions& opts) {
 }
 
 int run_perf_sub(const PerfSubOptions& opts, const CommonOptions& common) {
+  perf::use_precise_timers();
   if (opts.pattern.empty() && opts.topics == 0) return fail("give a PATTERN or --topics T (with --prefix)");
   if (opts.group >= opts.groups) return fail("--group must be below --groups");
   if (subscriptions(opts).empty()) return fail("the group has no topics (--topics too small)");

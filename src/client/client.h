@@ -30,10 +30,27 @@
 // broker also sends each channel once per connection). Snapshot images are not
 // dispatched: snapshot() returns them.
 //
+// Interactive providing: provide("SVC", "", on_request, on_release) offers to
+// serve topics of service SVC on demand. When a subscriber wants a topic of
+// SVC that no one publishes, the broker sends REQUEST and on_request(stream)
+// runs (inside poll()); answer with publish_stream(stream.id, image, true),
+// then updates with image = false, or refuse with stream_status(stream.id,
+// Closed, NotFound, "..."). STALE / OK may be sent with stream_status() too.
+// When the last subscriber has gone (after the broker's linger) RELEASE ends
+// the stream and on_release(stream) runs; on_release also runs for every open
+// stream when the connection is lost. A REQUEST for a service the client no
+// longer provides is answered CLOSED/NOT_FOUND by the client itself.
+//
+// Channel status: STATUS CLOSED ends an exact subscription (pattern == topic)
+// at the broker; the client removes its local subscriptions with that pattern
+// and delivers the STATUS to each of them (an exception to the once-per-channel
+// rule, so every ended subscription learns why). After STATUS STALE, a
+// recovery IMAGE replaces the image (it is never a gap), then STATUS OK.
+//
 // Reconnect: when the connection is lost (EOF, socket error, protocol error,
 // heartbeat timeout, ERROR frame) and Options::reconnect is set, poll() retries
 // with exponential backoff (reconnect_min_ms doubling to reconnect_max_ms).
-// After WELCOME it re-sends every REGISTER (same publish ids) and SUBSCRIBE,
+// After WELCOME it re-sends every REGISTER (same publish ids), PROVIDE and SUBSCRIBE,
 // forgets all channel state (ids, topics, sequence baselines) and reports
 // ConnectionEvent::Reconnected; the broker then sends fresh IMAGEs. Buffered
 // output and pending requests of the lost connection are dropped. close()
@@ -69,6 +86,17 @@ struct SnapshotResult {
   uint64_t seq = 0;
   wire::PayloadKind payload_kind = wire::PayloadKind::FieldList;
   std::vector<uint8_t> payload;
+};
+
+// One channel of the broker, from list_channels().
+struct ChannelRow {
+  uint32_t channel_id = 0;
+  std::string topic;
+  wire::ChannelState state = wire::ChannelState::Ok;
+  uint32_t subscribers = 0;
+  uint64_t seq = 0;
+  uint32_t rate = 0;     // updates in the last full second
+  std::string provider;  // "client@host:port" of an interactive channel's provider, "" for broadcast
 };
 
 // What the broker said in WELCOME.
@@ -117,6 +145,31 @@ class Client {
   Status publish(std::string_view topic, std::span<const uint8_t> payload, bool image = false,
                  wire::PayloadKind kind = wire::PayloadKind::FieldList);
 
+  // Offers to serve topics of `service` (one topic level) on request;
+  // `pattern` narrows them ("" = every topic of the service, else a pattern
+  // whose first level is the service, e.g. "SVC/EQ/>"). Sends PROVIDE (again
+  // after each reconnect) and returns a provision id (>= 1). One provision per
+  // service; a refusal by the broker arrives through on_error and removes it.
+  Result<uint32_t> provide(std::string_view service, std::string_view pattern, RequestHandler on_request,
+                           ReleaseHandler on_release);
+  // Stops providing: sends WITHDRAW and forgets the service's open streams
+  // (without calling on_release; the broker moves them to other providers).
+  Status withdraw(std::string_view service);
+  // Buffers one PUBLISH on a requested stream: the IMAGE first (image = true),
+  // then updates. No allocation. Refused for a stream that is not open
+  // (never requested, released, closed, or from a lost connection) and, like
+  // publish(), under back pressure or while disconnected.
+  Status publish_stream(uint32_t stream_id, std::span<const uint8_t> payload, bool image = false);
+  // Sends STREAM_STATUS for an open stream: Closed (with e.g. Code::NotFound)
+  // refuses or ends it (it is then forgotten, without on_release); Stale / Ok
+  // mark it as temporarily unreliable / recovered (send an IMAGE before Ok).
+  Status stream_status(uint32_t stream_id, wire::ChannelState state, wire::Code code, std::string_view text);
+  size_t open_stream_count() const { return streams_.size(); }
+
+  // Lists the broker's channels of `service` ("" = all) and waits up to
+  // timeout_ms for the complete answer, dispatching other messages meanwhile.
+  Result<std::vector<ChannelRow>> list_channels(std::string_view service, int timeout_ms);
+
   // Asks for the cached image of one topic and waits up to timeout_ms,
   // dispatching other messages meanwhile. found = false when the broker has no
   // such channel; an Error on timeout, invalid topic or lost connection.
@@ -133,7 +186,7 @@ class Client {
 
  private:
   enum class State : uint8_t { Idle, Connecting, Handshake, Connected, Backoff, Closed };
-  enum class RequestType : uint8_t { Subscribe, Unsubscribe, Snapshot };
+  enum class RequestType : uint8_t { Subscribe, Unsubscribe, Snapshot, Provide, Withdraw, ListChannels };
   struct Subscription {
     uint32_t id = 0;
     std::string pattern;
@@ -154,6 +207,25 @@ class Client {
     wire::Code code = wire::Code::Ok;
     std::string text;
     SnapshotResult result;
+  };
+  struct ListWait {
+    uint32_t request_id = 0;
+    bool done = false;
+    wire::Code code = wire::Code::Ok;
+    std::string text;
+    std::vector<ChannelRow> rows;
+  };
+  struct Provision {
+    uint32_t id = 0;
+    std::string service;
+    std::string pattern;
+    RequestHandler on_request;
+    ReleaseHandler on_release;
+    bool live = true;
+  };
+  struct OpenStream {
+    uint32_t provision_id = 0;
+    std::string topic;
   };
   struct StringHash {
     using is_transparent = void;
@@ -183,9 +255,22 @@ class Client {
   int handle_status(const wire::StatusMsg& status);
   void handle_ack(const wire::Ack& ack);
   void handle_error(const wire::ErrorMsg& error);
+  int end_exact_subscriptions(const std::string& topic, uint32_t delivered_to, Message& msg);
+
+  // Interactive providing and channel listing (client_provider.cc).
+  int handle_request(const wire::Request& request);
+  int handle_release(const wire::ReleaseMsg& release);
+  void handle_channel_info(const wire::ChannelInfo& info);
+  bool handle_provider_ack(const PendingRequest& request, const wire::Ack& ack);
+  void send_provide(const Provision& provision);
+  bool send_stream_status(uint32_t stream_id, wire::ChannelState state, wire::Code code, std::string_view text);
+  Provision* live_provision(std::string_view service);
+  Provision* provision_by_id(uint32_t id);
+  void end_streams_on_loss();
+  void call_release(uint32_t stream_id, const OpenStream& stream);
   Subscription* route(ChannelRecord& channel);
   void deliver(Subscription& sub, Message& msg);
-  void sweep_subscriptions();
+  void sweep_subscriptions();  // also erases withdrawn provisions
 
   // Encoding into out_ (client.cc).
   template <typename Encode>
@@ -220,6 +305,11 @@ class Client {
   uint32_t next_request_id_ = 1;
   std::unordered_map<uint32_t, PendingRequest> pending_;
   SnapshotWait* snapshot_wait_ = nullptr;
+  ListWait* list_wait_ = nullptr;
+
+  std::vector<std::unique_ptr<Provision>> provisions_;
+  uint32_t next_provision_id_ = 1;
+  std::unordered_map<uint32_t, OpenStream> streams_;  // open streams by stream id
 
   std::vector<Registration> registrations_;  // index = publish id - 1
   std::unordered_map<std::string, PublisherId, StringHash, std::equal_to<>> publisher_by_topic_;

@@ -48,6 +48,21 @@ struct ErrorInfo {
 };
 using ErrorHandler = std::function<void(const ErrorInfo&)>;
 
+// Interactive providers (Client::provide). A stream is one topic the broker
+// asked this client to serve; `id` is the broker's stream id (it has
+// wire::kStreamIdBit set) and is what publish_stream()/stream_status() take.
+// `topic` is valid only during the callback.
+struct Stream {
+  uint32_t id = 0;
+  std::string_view topic;
+};
+// REQUEST: answer with publish_stream(id, image, true) then updates, or with
+// stream_status(id, Closed, NotFound, ...). May answer later, from the loop.
+using RequestHandler = std::function<void(const Stream&)>;
+// The stream ended: RELEASE from the broker (no subscriber left), or the
+// connection was lost. Stop publishing it; publish_stream() now refuses it.
+using ReleaseHandler = std::function<void(const Stream&)>;
+
 // Monotonic counters; read them at any time from the polling thread.
 struct Counters {
   uint64_t messages = 0;        // delivered to a handler (images + updates + statuses)
@@ -63,6 +78,9 @@ struct Counters {
   uint64_t bytes_in = 0;
   uint64_t bytes_out = 0;
   uint64_t errors = 0;          // ERROR frames received
+  uint64_t requests = 0;        // REQUEST frames received (interactive provider)
+  uint64_t releases = 0;        // streams ended by RELEASE
+  uint64_t streams_lost = 0;    // open streams ended by a lost connection
 };
 
 }  // namespace tw::client

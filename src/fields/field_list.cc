@@ -10,20 +10,40 @@ namespace {
 constexpr int8_t kMinExponent = -18;
 constexpr int8_t kMaxExponent = 18;
 
-// One bit per possible field id: 8 KiB on the stack, so validation never allocates.
+// The ids seen in one field list, on the stack, so validation never allocates.
 class FieldIdSet {
  public:
-  // False if the id was already present.
+  // False if the id was already present. A market-data update carries a
+  // handful of fields: those are checked against a short list, and only a
+  // long list pays for clearing the 8 KiB bitset.
   bool insert(uint16_t id) {
+    if (small_count_ < kSmall) {
+      for (size_t i = 0; i < small_count_; ++i) {
+        if (small_[i] == id) return false;
+      }
+      small_[small_count_++] = id;
+      return true;
+    }
+    if (small_count_ == kSmall) {
+      words_.fill(0);
+      for (uint16_t seen : small_) set(seen);
+      ++small_count_;  // from now on, the bitset
+    }
+    return set(id);
+  }
+
+ private:
+  static constexpr size_t kSmall = 32;
+  bool set(uint16_t id) {
     uint64_t& word = words_[id >> 6];
     uint64_t bit = uint64_t{1} << (id & 63);
     if (word & bit) return false;
     word |= bit;
     return true;
   }
-
- private:
-  std::array<uint64_t, 65536 / 64> words_{};
+  std::array<uint16_t, kSmall> small_;
+  size_t small_count_ = 0;
+  std::array<uint64_t, 65536 / 64> words_;  // filled only past kSmall ids
 };
 
 }  // namespace

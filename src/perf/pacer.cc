@@ -1,5 +1,7 @@
 #include "perf/pacer.h"
 
+#include <sys/prctl.h>
+
 #include <cmath>
 
 namespace tw::perf {
@@ -27,5 +29,7 @@ bool Pacer::saturated(uint64_t sent, uint64_t end_ns) const {
   uint64_t due = due_count(end_ns);
   return static_cast<double>(sent) < 0.9 * static_cast<double>(due);
 }
+
+void use_precise_timers() { prctl(PR_SET_TIMERSLACK, 1UL, 0, 0, 0); }
 
 }  // namespace tw::perf

@@ -41,6 +41,11 @@ class Pacer {
   uint64_t max_lateness_ns_ = 0;
 };
 
+// Asks the kernel to wake this thread's timed sleeps on time: the default
+// 50 µs timer slack would make a paced sender late, and at a fixed rate that
+// lateness is (rightly) counted as latency.
+void use_precise_timers();
+
 // Below this much time left, wait_until() spins instead of sleeping.
 inline constexpr uint64_t kSpinNs = 50'000;
 

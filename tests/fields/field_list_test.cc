@@ -178,6 +178,23 @@ TEST(FieldList, RejectsDuplicateId) {
   EXPECT_FALSE(validate(payload));
 }
 
+// Short lists are checked against a list of seen ids, long ones with a
+// bitset: a duplicate is found on either side of the switch, and at it.
+TEST(FieldList, RejectsDuplicateIdInLongLists) {
+  for (int duplicate_at : {5, 31, 32, 33, 200}) {
+    auto payload = build([&](FieldListWriter& w) {
+      for (int i = 0; i < 300; ++i) w.add_int(static_cast<uint16_t>(1000 + i), i);
+      w.add_int(static_cast<uint16_t>(1000 + duplicate_at), 0);
+    });
+    ASSERT_FALSE(payload.empty());
+    EXPECT_FALSE(validate(payload)) << duplicate_at;
+  }
+  auto distinct = build([](FieldListWriter& w) {
+    for (int i = 0; i < 300; ++i) w.add_int(static_cast<uint16_t>(i * 200), i);
+  });
+  EXPECT_TRUE(validate(distinct));
+}
+
 TEST(FieldList, RejectsExponentOutOfRange) {
   for (int exp : {-19, 19, -128, 127}) {
     auto payload = RawPayload(1).entry(22, FieldType::Decimal).i64(1).u8(static_cast<uint8_t>(exp)).bytes();

@@ -46,6 +46,9 @@ class OwnedFrame {
   bool is(const wire::Update&) const { return type() == wire::MsgType::Update; }
   bool is(const wire::StatusMsg&) const { return type() == wire::MsgType::Status; }
   bool is(const wire::ErrorMsg&) const { return type() == wire::MsgType::Error; }
+  bool is(const wire::Request&) const { return type() == wire::MsgType::Request; }
+  bool is(const wire::ReleaseMsg&) const { return type() == wire::MsgType::Release; }
+  bool is(const wire::ChannelInfo&) const { return type() == wire::MsgType::ChannelInfo; }
   std::vector<uint8_t> bytes_;
   wire::Frame frame_;
 };
@@ -64,6 +67,22 @@ struct AckReply {
   uint32_t request_id = 0;
   wire::Code code = wire::Code::Ok;
   std::string text;
+};
+
+// One LIST_CHANNELS row with its strings copied out of the frame.
+struct ChannelInfoRow {
+  uint32_t channel_id = 0;
+  wire::ChannelState state = wire::ChannelState::Ok;
+  uint32_t subscribers = 0;
+  uint64_t seq = 0;
+  std::string topic;
+  std::string provider;  // "client_name@host:port", "" for broadcast channels
+};
+
+// The answer to LIST_CHANNELS: its rows, then the ACK.
+struct ListReply {
+  std::optional<AckReply> ack;
+  std::vector<ChannelInfoRow> rows;
 };
 
 // The frames a SNAPSHOT request produced: its CHANNEL and IMAGE (when found) and the ACK.
@@ -104,6 +123,11 @@ class RawClient {
   bool send_heartbeat();
   bool register_topic(uint32_t publish_id, wire::PayloadKind kind, std::string_view topic);
   bool publish(uint32_t publish_id, std::span<const uint8_t> payload, bool image = false);
+  // Interactive providers and administration (raw_client_providers.cc).
+  bool send_provide(uint32_t request_id, std::string_view service, std::string_view pattern = "");
+  bool send_withdraw(uint32_t request_id, std::string_view service);
+  bool send_stream_status(uint32_t stream_id, wire::ChannelState state, wire::Code code, std::string_view text);
+  bool send_list_channels(uint32_t request_id, std::string_view service);
 
   // The next frame (kept ones first), or nullopt on timeout or end of stream
   // (then closed_by_peer() tells which). HEARTBEATs are returned like any frame.
@@ -121,6 +145,15 @@ class RawClient {
   std::optional<AckReply> unsubscribe(uint32_t request_id, std::string_view pattern,
                                       int timeout_ms = kDefaultTimeoutMs);
   SnapshotReply snapshot(uint32_t request_id, std::string_view topic, int timeout_ms = kDefaultTimeoutMs);
+  std::optional<AckReply> provide(uint32_t request_id, std::string_view service, std::string_view pattern = "",
+                                  int timeout_ms = kDefaultTimeoutMs);
+  std::optional<AckReply> withdraw(uint32_t request_id, std::string_view service, int timeout_ms = kDefaultTimeoutMs);
+  // Rows of the request come out of the stream; every other frame is kept for next().
+  ListReply list_channels(uint32_t request_id, std::string_view service, int timeout_ms = kDefaultTimeoutMs);
+  // Waits for the ACK of a request sent with one of the send_* calls.
+  std::optional<AckReply> wait_ack(uint32_t request_id, int timeout_ms = kDefaultTimeoutMs) {
+    return await_ack(request_id, timeout_ms);
+  }
 
   // Reads until the broker closes the connection; returns the code of the
   // ERROR frame seen on the way (Ok when none came) or nullopt on timeout.
@@ -134,6 +167,7 @@ class RawClient {
   // Reads what the socket has within timeout_ms into in_; false on timeout or end of stream.
   bool fill(int timeout_ms);
   std::optional<OwnedFrame> take_buffered();
+  void keep_in_front(std::deque<OwnedFrame>& frames);
   template <typename Pred>
   std::optional<OwnedFrame> next_of_type_if(Pred&& wanted, int timeout_ms);
 

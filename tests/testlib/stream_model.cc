@@ -16,7 +16,7 @@ bool StreamModel::apply(const OwnedFrame& frame) {
       if (auto m = frame.as<wire::Update>()) on_update(*m); else error("malformed UPDATE");
       return true;
     case wire::MsgType::Status:
-      if (auto m = frame.as<wire::StatusMsg>()) channel_for(m->channel_id, "STATUS"); else error("malformed STATUS");
+      if (auto m = frame.as<wire::StatusMsg>()) on_status(*m); else error("malformed STATUS");
       return true;
     case wire::MsgType::Error:
       error("ERROR frame: " + describe(frame));
@@ -102,6 +102,17 @@ void StreamModel::on_update(const wire::Update& update) {
   if (ch->kind == wire::PayloadKind::FieldList && !ch->image.merge(update.payload)) {
     error(ch->topic + ": malformed field list in UPDATE");
   }
+}
+
+void StreamModel::on_status(const wire::StatusMsg& status) {
+  ChannelModel* ch = channel_for(status.channel_id, "STATUS");
+  if (!ch) return;
+  ch->state = status.state;
+  ch->status_code = status.code;
+  ch->status_text = std::string(status.text);
+  if (status.state == wire::ChannelState::Stale) ++ch->stale_statuses;
+  if (status.state == wire::ChannelState::Ok) ++ch->ok_statuses;
+  if (status.state == wire::ChannelState::Closed) ++ch->closed_statuses;
 }
 
 bool collect_until(RawClient& client, StreamModel& model, const std::function<bool()>& done, int timeout_ms) {

@@ -29,6 +29,13 @@ struct ChannelModel {
   uint64_t seq = 0;        // last stream seq
   uint64_t images = 0;     // stream IMAGEs
   uint64_t updates = 0;
+  // STATUS frames: the last state and code, and how many of each state came.
+  wire::ChannelState state = wire::ChannelState::Ok;
+  wire::Code status_code = wire::Code::Ok;
+  std::string status_text;
+  uint64_t stale_statuses = 0;
+  uint64_t ok_statuses = 0;
+  uint64_t closed_statuses = 0;
   fields::FieldImage image;            // field lists: merged state
   std::vector<uint8_t> last_payload;   // both kinds: the last payload received
   uint64_t messages() const { return images + updates; }
@@ -56,6 +63,7 @@ class StreamModel {
   void on_channel(const wire::ChannelIntro& intro);
   void on_image(const wire::Image& image);
   void on_update(const wire::Update& update);
+  void on_status(const wire::StatusMsg& status);
   void error(std::string text);
 
   std::map<uint32_t, std::string> topic_by_id_;
