@@ -99,6 +99,8 @@ TEST(Svg, BarChartAndEmptyCharts) {
 
 TEST(Svg, TicksAndNumbers) {
   EXPECT_EQ(nice_ticks(0, 100, 5), (std::vector<double>{0, 20, 40, 60, 80, 100}));
+  // The axis must reach the highest value, not stop at the tick below it.
+  EXPECT_EQ(nice_ticks(0, 9336, 6), (std::vector<double>{0, 2000, 4000, 6000, 8000, 10000}));
   EXPECT_EQ(short_number(2'000'000), "2M");
   EXPECT_EQ(short_number(50'000), "50K");
   EXPECT_EQ(short_number(12.5), "12.5");

@@ -97,8 +97,12 @@ std::vector<double> nice_ticks(double low, double high, int count) {
       step = magnitude * m;
       break;
     }
+  // The last tick is the first at or above `high`, so the axis covers every point.
   std::vector<double> ticks;
-  for (double t = std::ceil(low / step) * step; t <= high + step * 1e-9; t += step) ticks.push_back(t);
+  for (double t = std::ceil(low / step) * step;; t += step) {
+    ticks.push_back(t);
+    if (t >= high - step * 1e-9) break;
+  }
   return ticks;
 }
 
