@@ -27,6 +27,8 @@ void add_pub_command(CLI::App& app, const CommonOptions& common, int& exit_code)
 void add_sub_command(CLI::App& app, const CommonOptions& common, int& exit_code);
 void add_snapshot_command(CLI::App& app, const CommonOptions& common, int& exit_code);
 void add_demo_feed_command(CLI::App& app, const CommonOptions& common, int& exit_code);
+void add_provider_command(CLI::App& app, const CommonOptions& common, int& exit_code);   // provider.cc
+void add_channels_command(CLI::App& app, const CommonOptions& common, int& exit_code);   // channels.cc
 void add_perf_command(CLI::App& app, const CommonOptions& common, int& exit_code);  // perf.cc
 
 // Builds client Options from --server / $TICKWIRE_SERVER.

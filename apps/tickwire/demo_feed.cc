@@ -1,15 +1,21 @@
 // tickwire demo-feed [--symbols 500] [--rate 1000] [--prefix DEMO/EQ] [--seconds S] [--seed N]
-// Publishes a simulated market: a full image per symbol (kPublishImage), then
-// quote and trade updates at the given total rate. Images are re-published
-// after a reconnect, since a restarted broker has lost its cache.
+//                   [--provider | --mode broadcast|provider]
+// Broadcast mode (default) publishes a simulated market: a full image per
+// symbol (kPublishImage), then quote and trade updates at the given total
+// rate. Images are re-published after a reconnect, since a restarted broker
+// has lost its cache. Provider mode serves the prefix's service (its first
+// level, e.g. DEMO) interactively: only topics under the prefix that a
+// subscriber asks for, NOT_FOUND for symbols outside the market.
 #include <algorithm>
 #include <array>
 #include <chrono>
 #include <cstdio>
 
 #include "base/clock.h"
+#include "topic/topic.h"
 #include "common.h"
 #include "demo_market.h"
+#include "market_provider.h"
 
 namespace tw::cli {
 
@@ -21,6 +27,8 @@ struct DemoOptions {
   std::string prefix = "DEMO/EQ";
   double seconds = 0;    // 0 = until interrupted
   uint64_t seed = 1;
+  std::string mode = "broadcast";  // or "provider"
+  bool provider = false;           // --provider: same as --mode provider
 };
 
 constexpr size_t kMaxBatch = 4096;  // publishes between polls, so input and heartbeats keep flowing
@@ -80,6 +88,44 @@ class DemoFeed {
   uint64_t dropped_ = 0;
 };
 
+int run_demo_provider(const DemoOptions& opts, DemoMarket& market, const CommonOptions& common) {
+  auto options = client_options(common, "tickwire-demo-feed");
+  if (!options) {
+    std::fprintf(stderr, "tickwire demo-feed: %s\n", options.error().message.c_str());
+    return kExitError;
+  }
+  client::Client client;
+  client.on_connection([&](client::ConnectionEvent event, std::string_view reason) {
+    std::fprintf(stderr, "tickwire demo-feed: %s%s%.*s\n", client::event_name(event), reason.empty() ? "" : ": ",
+                 static_cast<int>(reason.size()), reason.data());
+  });
+  if (!connect_or_report(client, *options)) return kExitError;
+  MarketProviderOptions po;
+  po.service = std::string(topic::service_of(opts.prefix));
+  po.pattern = opts.prefix + "/>";
+  po.rate = opts.rate;
+  po.seconds = opts.seconds;
+  po.known_symbols.emplace();
+  for (size_t i = 0; i < market.size(); ++i) po.known_symbols->insert(market.symbol(i));
+  po.log_streams = false;
+  po.name = "demo-feed";
+  MarketProvider provider(client, market, std::move(po));
+  if (Status started = provider.start(); !started) {
+    std::fprintf(stderr, "tickwire demo-feed: %s\n", started.error().message.c_str());
+    return kExitError;
+  }
+  std::printf("demo-feed: providing %zu symbols under %s/ on request at %g updates/s\n", market.size(),
+              opts.prefix.c_str(), opts.rate);
+  std::fflush(stdout);
+  int rc = provider.run();
+  const MarketProviderSummary& s = provider.summary();
+  std::printf("demo-feed: %llu requests (%llu not found), %llu releases, sent %llu updates\n",
+              static_cast<unsigned long long>(s.requests), static_cast<unsigned long long>(s.not_found),
+              static_cast<unsigned long long>(s.releases), static_cast<unsigned long long>(s.updates));
+  client.close();
+  return rc;
+}
+
 int run_demo_feed(const DemoOptions& opts, const CommonOptions& common) {
   auto dict = dictionary(common);
   if (!dict) {
@@ -91,6 +137,7 @@ int run_demo_feed(const DemoOptions& opts, const CommonOptions& common) {
     std::fprintf(stderr, "tickwire demo-feed: %s\n", market.error().message.c_str());
     return kExitError;
   }
+  if (opts.provider || opts.mode == "provider") return run_demo_provider(opts, *market, common);
   auto options = client_options(common, "tickwire-demo-feed");
   if (!options) {
     std::fprintf(stderr, "tickwire demo-feed: %s\n", options.error().message.c_str());
@@ -165,6 +212,9 @@ void add_demo_feed_command(CLI::App& app, const CommonOptions& common, int& exit
   cmd->add_option("--seconds", opts->seconds, "stop after S seconds (0 = run until interrupted)")
       ->check(CLI::NonNegativeNumber);
   cmd->add_option("--seed", opts->seed, "random seed, for a reproducible market");
+  cmd->add_option("--mode", opts->mode, "broadcast (publish every symbol) or provider (serve topics on request)")
+      ->check(CLI::IsMember({"broadcast", "provider"}));
+  cmd->add_flag("--provider", opts->provider, "same as --mode provider");
   cmd->callback([opts, &common, &exit_code]() { exit_code = run_demo_feed(*opts, common); });
 }
 

@@ -49,15 +49,27 @@ Result<DemoMarket> DemoMarket::create(const fields::Dictionary& dict, size_t sym
       std::snprintf(name, sizeof name, "SYM%04zu", i - kTickers.size() + 1);
       s.name = name;
     }
-    s.close_cents = market.uniform(1'000, 50'000);
-    s.mid_cents = s.close_cents + market.uniform(-s.close_cents / 50, s.close_cents / 50);
-    s.spread_cents = market.uniform(1, 4);
-    s.bid_size = market.uniform(1, 50) * 100;
-    s.ask_size = market.uniform(1, 50) * 100;
-    s.open_cents = s.last_cents = s.high_cents = s.low_cents = s.mid_cents;
+    market.randomize(s);
     market.symbols_.push_back(std::move(s));
   }
   return market;
+}
+
+void DemoMarket::randomize(Symbol& s) {
+  s.close_cents = uniform(1'000, 50'000);
+  s.mid_cents = s.close_cents + uniform(-s.close_cents / 50, s.close_cents / 50);
+  s.spread_cents = uniform(1, 4);
+  s.bid_size = uniform(1, 50) * 100;
+  s.ask_size = uniform(1, 50) * 100;
+  s.open_cents = s.last_cents = s.high_cents = s.low_cents = s.mid_cents;
+}
+
+size_t DemoMarket::add_symbol(std::string_view name) {
+  Symbol s;
+  s.name.assign(name);
+  randomize(s);
+  symbols_.push_back(std::move(s));
+  return symbols_.size() - 1;
 }
 
 size_t DemoMarket::encode_image(size_t i, std::span<uint8_t> out, uint64_t now_ns) const {
@@ -103,7 +115,11 @@ void DemoMarket::trade(Symbol& s, uint64_t now_ns) {
 
 size_t DemoMarket::next_update(std::span<uint8_t> out, uint64_t now_ns, size_t& symbol_index) {
   symbol_index = static_cast<size_t>(uniform(0, static_cast<int64_t>(symbols_.size()) - 1));
-  Symbol& s = symbols_[symbol_index];
+  return next_update_for(symbol_index, out, now_ns);
+}
+
+size_t DemoMarket::next_update_for(size_t i, std::span<uint8_t> out, uint64_t now_ns) {
+  Symbol& s = symbols_[i];
   fields::FieldListWriter w(out);
   if (uniform(0, 3) != 0) {
     move_quote(s, now_ns);

@@ -8,6 +8,7 @@
 #include <random>
 #include <span>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "base/result.h"
@@ -25,6 +26,11 @@ class DemoMarket {
 
   // The full image of symbol i. Returns the size, 0 if `out` is too small.
   size_t encode_image(size_t i, std::span<uint8_t> out, uint64_t now_ns) const;
+  // Adds a symbol with a fresh random state (for topics requested by name);
+  // returns its index.
+  size_t add_symbol(std::string_view name);
+  // Advances symbol i by one event and encodes it as an update.
+  size_t next_update_for(size_t i, std::span<uint8_t> out, uint64_t now_ns);
   // Advances the market by one event (a quote, or a trade about one time in
   // four) on a random symbol and encodes it as an update.
   size_t next_update(std::span<uint8_t> out, uint64_t now_ns, size_t& symbol_index);
@@ -48,6 +54,7 @@ class DemoMarket {
   int64_t uniform(int64_t lo, int64_t hi) { return std::uniform_int_distribution<int64_t>(lo, hi)(rng_); }
   void move_quote(Symbol& s, uint64_t now_ns);
   void trade(Symbol& s, uint64_t now_ns);
+  void randomize(Symbol& s);
 
   Ids ids_;
   std::mt19937_64 rng_;

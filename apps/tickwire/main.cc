@@ -20,6 +20,8 @@ int main(int argc, char** argv) {
   tw::cli::add_sub_command(app, common, exit_code);
   tw::cli::add_snapshot_command(app, common, exit_code);
   tw::cli::add_demo_feed_command(app, common, exit_code);
+  tw::cli::add_provider_command(app, common, exit_code);
+  tw::cli::add_channels_command(app, common, exit_code);
   tw::cli::add_perf_command(app, common, exit_code);
 
   tw::cli::install_stop_signals();

@@ -1,4 +1,4 @@
-// tickwire sub PATTERN [--count N] [--json]
+// tickwire sub PATTERN [--count N] [--json]: exits 1 when the broker closes the subscription (STATUS CLOSED).
 // One line per image, update or status on stdout; gaps and connection events on stderr.
 #include <cstdio>
 
@@ -68,6 +68,10 @@ int run_sub(const SubOptions& opts, const CommonOptions& common) {
       return kExitError;
     }
     std::fflush(stdout);
+    if (client.subscription_count() == 0) {  // the broker ended it (STATUS CLOSED): nothing more will come
+      exit_code = kExitNotFound;
+      break;
+    }
   }
   client.close();
   return exit_code;

@@ -90,6 +90,7 @@ Status Client::unsubscribe(std::string_view pattern) {
 
 void Client::sweep_subscriptions() {
   if (dispatch_depth_ > 0) return;
+  std::erase_if(provisions_, [](const auto& p) { return !p->live; });
   // Erasing shifts the indexes that channels cache for routing: invalidate them.
   if (std::erase_if(subscriptions_, [](const auto& s) { return !s->live; }) > 0) ++subscription_generation_;
 }

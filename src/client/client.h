@@ -57,7 +57,8 @@
 // stops reconnecting. Callbacks are not called by close().
 //
 // Re-entrancy: handlers may call subscribe, unsubscribe, advertise, publish,
-// flush and close. poll() and snapshot() called from a handler return an error.
+// provide, withdraw, publish_stream, stream_status, flush and close. poll(),
+// snapshot() and list_channels() called from a handler return an error.
 #pragma once
 #include <cstdint>
 #include <memory>

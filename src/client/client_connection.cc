@@ -79,6 +79,7 @@ void Client::close() {
   if (fd_ >= 0 && state_ == State::Connected) drain_output(options_.close_linger_ms);
   teardown_socket();
   channels_.clear();
+  streams_.clear();  // close() calls no callbacks
   state_ = State::Closed;
 }
 
@@ -117,6 +118,7 @@ void Client::connection_lost(std::string_view reason) {
   state_ = options_.reconnect ? State::Backoff : State::Idle;
   next_attempt_ns_ = monotonic_ns() + uint64_t{backoff_ms_} * kNsPerMs;
   backoff_ms_ = std::min(backoff_ms_ * 2, options_.reconnect_max_ms);
+  end_streams_on_loss();  // the broker forgets them too, and re-requests them after PROVIDE
   emit_connection(ConnectionEvent::Disconnected, why);
 }
 
@@ -146,6 +148,8 @@ void Client::on_welcome(const wire::Welcome& welcome) {
 void Client::resend_state() {
   for (size_t i = 0; i < registrations_.size(); ++i)
     send_register(static_cast<PublisherId>(i + 1), registrations_[i]);
+  for (const auto& p : provisions_)
+    if (p->live) send_provide(*p);
   std::unordered_set<std::string_view> sent;
   for (const auto& sub : subscriptions_)
     if (sub->live && sent.insert(sub->pattern).second) send_subscribe(wire::MsgType::Subscribe, sub->pattern);

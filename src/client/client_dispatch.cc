@@ -1,6 +1,7 @@
 // Frame dispatch: one switch over the broker's message types, then routing of
 // channel messages to the oldest live subscription whose pattern matches.
 #include <string>
+#include <vector>
 
 #include "client/client.h"
 #include "topic/topic.h"
@@ -84,10 +85,26 @@ int Client::handle_frame(const wire::Frame& frame) {
       if ((ok = decode_into(frame, m))) handle_error(m);
       break;
     }
+    case wire::MsgType::Request: {
+      wire::Request m;
+      if ((ok = decode_into(frame, m) && (m.stream_id & wire::kStreamIdBit) != 0))
+        delivered = handle_request(m);
+      break;
+    }
+    case wire::MsgType::Release: {
+      wire::ReleaseMsg m;
+      if ((ok = decode_into(frame, m))) delivered = handle_release(m);
+      break;
+    }
+    case wire::MsgType::ChannelInfo: {
+      wire::ChannelInfo m;
+      if ((ok = decode_into(frame, m))) handle_channel_info(m);
+      break;
+    }
     case wire::MsgType::Heartbeat:
       break;  // its arrival already refreshed last_recv_ns_
     default:
-      ok = false;
+      ok = false;  // a client-to-broker type, or one this protocol version does not define
   }
   if (!ok) connection_lost("undecodable frame from the broker");
   return delivered;
@@ -143,16 +160,51 @@ int Client::handle_status(const wire::StatusMsg& status) {
   // A closed channel may come back with a fresh sequence; a stale one keeps its own.
   if (status.state == wire::ChannelState::Closed) ChannelTable::reset_sequence(ch);
   ++counters_.statuses;
-  Subscription* sub = route(ch);
-  if (sub == nullptr) return 0;
   Message msg;
   msg.kind = MessageKind::Status;
   msg.channel_id = status.channel_id;
   msg.state = status.state;
   msg.code = status.code;
   msg.text = status.text;
-  deliver(*sub, msg);
-  return 1;
+  uint64_t epoch = epoch_;
+  Subscription* sub = route(ch);
+  uint32_t delivered_to = 0;
+  int delivered = 0;
+  if (sub != nullptr) {
+    delivered_to = sub->id;
+    deliver(*sub, msg);
+    delivered = 1;
+  }
+  if (status.state != wire::ChannelState::Closed || epoch != epoch_) return delivered;
+  ChannelRecord* closed = channels_.find(status.channel_id);  // the handler may have changed the table
+  if (closed == nullptr || closed->topic.empty()) return delivered;
+  return delivered + end_exact_subscriptions(closed->topic, delivered_to, msg);
+}
+
+// The broker ended its exact subscription to `topic` (CLOSED): end ours too,
+// telling each ended subscription that has not had this STATUS yet.
+int Client::end_exact_subscriptions(const std::string& topic, uint32_t delivered_to, Message& msg) {
+  std::string pattern = topic;  // a copy: a handler below may reconnect and clear the channel table
+  std::vector<Subscription*> ended;
+  for (auto& s : subscriptions_)
+    if (s->live && s->pattern == pattern) ended.push_back(s.get());
+  if (ended.empty()) return 0;
+  for (Subscription* s : ended) s->live = false;
+  ++subscription_generation_;
+  int delivered = 0;
+  uint64_t epoch = epoch_;
+  for (Subscription* s : ended) {
+    if (s->id == delivered_to || epoch != epoch_) continue;
+    msg.topic = pattern;
+    msg.payload_kind = wire::PayloadKind::FieldList;
+    msg.subscription_id = s->id;
+    ++counters_.messages;
+    ++dispatch_depth_;
+    s->handler(msg);
+    --dispatch_depth_;
+    ++delivered;
+  }
+  return delivered;
 }
 
 Client::Subscription* Client::route(ChannelRecord& ch) {
@@ -196,6 +248,7 @@ void Client::handle_ack(const wire::Ack& ack) {
   if (it == pending_.end()) return;  // e.g. an ACK for a request of a previous connection
   PendingRequest request = std::move(it->second);
   pending_.erase(it);
+  if (handle_provider_ack(request, ack)) return;
   if (request.type == RequestType::Snapshot) {
     if (snapshot_wait_ != nullptr && snapshot_wait_->request_id == ack.request_id) {
       snapshot_wait_->done = true;

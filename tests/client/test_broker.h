@@ -19,10 +19,12 @@ namespace tw::client::testing {
 
 class TestBroker {
  public:
-  explicit TestBroker(uint16_t port = 0) {
-    config::BrokerConfig config;
+  explicit TestBroker(uint16_t port = 0) : TestBroker(config::BrokerConfig{}, port) {}
+  // `config` as given, except listen (127.0.0.1:port) and log_level (Warn).
+  TestBroker(config::BrokerConfig config, uint16_t port) {
     config.listen = "127.0.0.1:" + std::to_string(port);
     config.log_level = log::Level::Warn;
+    log::set_level(config.log_level);  // the level is process-wide; tickwired's main sets it likewise
     broker_ = std::make_unique<broker::Broker>(config);
     Status listening = broker_->listen();
     if (!listening) {
@@ -79,12 +81,14 @@ struct Received {
   bool gap;
   std::vector<uint8_t> payload;
   uint32_t subscription_id;
+  wire::ChannelState state;  // Status only
+  wire::Code code;           // Status only
 };
 
 inline MessageHandler recorder(std::vector<Received>& out) {
   return [&out](const Message& m) {
     out.push_back({m.kind, std::string(m.topic), m.channel_id, m.seq, m.gap,
-                   std::vector<uint8_t>(m.payload.begin(), m.payload.end()), m.subscription_id});
+                   std::vector<uint8_t>(m.payload.begin(), m.payload.end()), m.subscription_id, m.state, m.code});
   };
 }
 

@@ -1,0 +1,84 @@
+#include "channel_listing.h"
+
+#include <algorithm>
+#include <map>
+
+#include <nlohmann/json.hpp>
+
+namespace tw::cli {
+
+namespace {
+
+constexpr const char* kBroadcast = "(broadcast)";
+
+void sort_by_topic(std::vector<client::ChannelRow>& rows) {
+  std::sort(rows.begin(), rows.end(), [](const auto& a, const auto& b) { return a.topic < b.topic; });
+}
+
+std::string provider_label(const client::ChannelRow& row) { return row.provider.empty() ? kBroadcast : row.provider; }
+
+void pad(std::string& out, const std::string& cell, size_t width) {
+  out += cell;
+  out.append(width - cell.size() + 2, ' ');
+}
+
+}  // namespace
+
+const char* state_name(wire::ChannelState state) {
+  switch (state) {
+    case wire::ChannelState::Ok: return "OK";
+    case wire::ChannelState::Stale: return "STALE";
+    case wire::ChannelState::Closed: return "CLOSED";
+  }
+  return "?";
+}
+
+std::vector<std::pair<std::string, size_t>> provider_distribution(const std::vector<client::ChannelRow>& rows) {
+  std::map<std::string, size_t> counts;
+  for (const auto& row : rows) ++counts[provider_label(row)];
+  std::vector<std::pair<std::string, size_t>> out(counts.begin(), counts.end());
+  std::stable_sort(out.begin(), out.end(), [](const auto& a, const auto& b) { return a.second > b.second; });
+  return out;
+}
+
+std::string format_channel_table(std::vector<client::ChannelRow> rows) {
+  sort_by_topic(rows);
+  const std::vector<std::string> header = {"TOPIC", "STATE", "PROVIDER", "SUBSCRIBERS", "SEQ", "RATE/s"};
+  std::vector<std::vector<std::string>> cells;
+  cells.push_back(header);
+  for (const auto& r : rows)
+    cells.push_back({r.topic, state_name(r.state), r.provider.empty() ? "-" : r.provider,
+                     std::to_string(r.subscribers), std::to_string(r.seq), std::to_string(r.rate)});
+  std::vector<size_t> width(header.size(), 0);
+  for (const auto& line : cells)
+    for (size_t c = 0; c < line.size(); ++c) width[c] = std::max(width[c], line[c].size());
+  std::string out;
+  for (const auto& line : cells) {
+    for (size_t c = 0; c + 1 < line.size(); ++c) pad(out, line[c], width[c]);
+    out += line.back();
+    out += '\n';
+  }
+  out += '\n';
+  for (const auto& [name, n] : provider_distribution(rows))
+    out += name + ": " + std::to_string(n) + (n == 1 ? " channel\n" : " channels\n");
+  return out;
+}
+
+std::string format_channel_json(std::vector<client::ChannelRow> rows) {
+  sort_by_topic(rows);
+  nlohmann::json channels = nlohmann::json::array();
+  for (const auto& r : rows) {
+    channels.push_back({{"topic", r.topic},
+                        {"channel_id", r.channel_id},
+                        {"state", state_name(r.state)},
+                        {"provider", r.provider},
+                        {"subscribers", r.subscribers},
+                        {"seq", r.seq},
+                        {"rate", r.rate}});
+  }
+  nlohmann::json providers = nlohmann::json::object();
+  for (const auto& [name, n] : provider_distribution(rows)) providers[name] = n;
+  return nlohmann::json{{"channels", channels}, {"providers", providers}}.dump();
+}
+
+}  // namespace tw::cli
