@@ -49,9 +49,15 @@ Consumer::Stream* Consumer::stream(uint32_t publisher_id, uint32_t topic_index) 
   if (publisher_id >= kMaxPublisherId || topic_index >= kMaxTopicIndex) return nullptr;
   if (streams_.size() <= publisher_id) streams_.resize(publisher_id + 1);
   auto& topics = streams_[publisher_id];
-  if (topics.empty()) ++totals_.publishers;
-  // Grow geometrically so a publisher's topics cost few reallocations.
-  if (topics.size() <= topic_index) topics.resize(std::max<size_t>(topic_index + 1, topics.size() * 2));
+  if (topics.size() <= topic_index) {
+    // Grow geometrically so a publisher's topics cost few reallocations.
+    size_t grown = std::max<size_t>(topic_index + 1, topics.size() * 2);
+    if (tracked_streams_ + grown - topics.size() > kMaxTrackedStreams) grown = topic_index + 1;
+    if (tracked_streams_ + grown - topics.size() > kMaxTrackedStreams) return nullptr;
+    if (topics.empty()) ++totals_.publishers;
+    tracked_streams_ += grown - topics.size();
+    topics.resize(grown);
+  }
   return &topics[topic_index];
 }
 

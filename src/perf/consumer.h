@@ -27,6 +27,9 @@ namespace tw::perf {
 // Larger ids in a header are counted as malformed (they would cost memory).
 inline constexpr uint32_t kMaxPublisherId = 1u << 16;
 inline constexpr uint32_t kMaxTopicIndex = 1u << 22;
+// Stream slots tracked across all publishers: ids come off the network, so a
+// hostile or corrupt sender must not make the consumer allocate without bound.
+inline constexpr size_t kMaxTrackedStreams = size_t{1} << 22;
 
 struct ConsumerTotals {
   uint64_t received = 0;   // messages (initial images excluded), probes included
@@ -85,6 +88,7 @@ class Consumer {
   void check_sequence(Stream& s, uint64_t seq);
 
   std::vector<std::vector<Stream>> streams_;  // [publisher_id][topic_index]
+  size_t tracked_streams_ = 0;                // slots allocated in streams_, at most kMaxTrackedStreams
   ConsumerTotals totals_;
   Histogram latency_;
   Histogram probe_latency_;
