@@ -1,4 +1,5 @@
-// tickwire sub PATTERN [--count N] [--json]: exits 1 when the broker closes the subscription (STATUS CLOSED).
+// tickwire sub PATTERN [--count N] [--json] [--slow-policy conflate|drop|disconnect]: exits 1 when the
+// broker closes the subscription (STATUS CLOSED).
 // One line per image, update or status on stdout; gaps and connection events on stderr.
 #include <cstdio>
 
@@ -13,12 +14,21 @@ struct SubOptions {
   std::string pattern;
   uint64_t count = 0;  // 0 = until interrupted
   bool json = false;
+  std::string slow_policy;  // "" = the broker's default
 };
 
+wire::SlowPolicy slow_policy_of(const std::string& name) {
+  if (name == "conflate") return wire::SlowPolicy::Conflate;
+  if (name == "drop") return wire::SlowPolicy::Drop;
+  if (name == "disconnect") return wire::SlowPolicy::Disconnect;
+  return wire::SlowPolicy::Default;
+}
+
 void print_gap(const client::Message& msg) {
-  std::fprintf(stderr, "tickwire sub: gap on %.*s: expected seq %llu, got %llu\n",
+  std::fprintf(stderr, "tickwire sub: gap on %.*s: expected seq %llu, got %llu%s\n",
                static_cast<int>(msg.topic.size()), msg.topic.data(),
-               static_cast<unsigned long long>(msg.expected_seq), static_cast<unsigned long long>(msg.seq));
+               static_cast<unsigned long long>(msg.expected_seq), static_cast<unsigned long long>(msg.seq),
+               msg.gap_announced ? " (announced: the broker dropped them for this slow subscriber)" : "");
 }
 
 int run_sub(const SubOptions& opts, const CommonOptions& common) {
@@ -44,7 +54,7 @@ int run_sub(const SubOptions& opts, const CommonOptions& common) {
     std::fputc('\n', stdout);
     if (opts.json) std::fflush(stdout);  // JSON lines feed other programs: no buffering delay
     done = opts.count != 0 && ++received >= opts.count;
-  });
+  }, slow_policy_of(opts.slow_policy));
   if (!subscribed) {
     std::fprintf(stderr, "tickwire sub: %s\n", subscribed.error().message.c_str());
     return kExitError;
@@ -85,6 +95,10 @@ void add_sub_command(CLI::App& app, const CommonOptions& common, int& exit_code)
   cmd->add_option("pattern", opts->pattern, "topic or pattern, e.g. DEMO/EQ/> or DEMO/*/AAPL")->required();
   cmd->add_option("-n,--count", opts->count, "exit after N messages (0 = run until interrupted)");
   cmd->add_flag("--json", opts->json, "print JSON lines");
+  cmd->add_option("--slow-policy", opts->slow_policy,
+                  "if this subscriber falls behind: conflate (latest state), drop (announced gaps) or "
+                  "disconnect; default: the broker's")
+      ->check(CLI::IsMember({"conflate", "drop", "disconnect"}));
   cmd->callback([opts, &common, &exit_code]() { exit_code = run_sub(*opts, common); });
 }
 

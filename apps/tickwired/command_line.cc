@@ -26,11 +26,13 @@ struct StringFlag {
 struct Flags {
   std::string config_file;
   std::string port_file;
-  std::array<StringFlag, 4> strings{{
+  std::array<StringFlag, 5> strings{{
       {"--listen", "listen", "native protocol address, HOST:PORT or [IPV6]:PORT (port 0 = any)"},
       {"--server-name", "server_name", "name sent to clients in WELCOME"},
       {"--log-level", "log_level", "debug, info, warn, error or off"},
       {"--provider-balance", "provider_balance", "least-loaded or round-robin"},
+      {"--slow-consumer-policy", "slow_consumer_policy",
+       "subscriber past --max-output-buffer: conflate (default), drop or disconnect"},
   }};
   std::array<IntegerFlag, 15> integers{{
       {"--request-timeout-ms", "request_timeout_ms", "a provider must answer a request within this"},

@@ -37,6 +37,9 @@ RouterLimits router_limits_for(const config::BrokerConfig& c) {
   l.release_linger_ms = c.release_linger_ms;
   l.not_found_ttl_ms = c.not_found_ttl_ms;
   l.balance = c.provider_balance == "round-robin" ? Balance::RoundRobin : Balance::LeastLoaded;
+  l.default_policy = c.slow_consumer_policy == "drop"         ? SlowPolicy::Drop
+                     : c.slow_consumer_policy == "disconnect" ? SlowPolicy::Disconnect
+                                                              : SlowPolicy::Conflate;
   return l;
 }
 }  // namespace
@@ -151,6 +154,11 @@ void Broker::Impl::shutdown() {
   for (auto& [ptr, session] : sessions) session->fail(wire::Code::ServerShutdown, "broker shutting down");
   end_of_turn();
   const auto& loop = reactor.stats();
+  if (counters.conflated_channels != 0 || counters.dropped_messages != 0 || counters.slow_consumers != 0) {
+    TW_INFO("slow consumers: %lu channels conflated, %lu refresh images, %lu messages dropped, %lu disconnected",
+            static_cast<unsigned long>(counters.conflated_channels), static_cast<unsigned long>(counters.refresh_images),
+            static_cast<unsigned long>(counters.dropped_messages), static_cast<unsigned long>(counters.slow_consumers));
+  }
   TW_INFO("stopped: %lu connections served, %lu publishes, %lu deliveries, max loop turn %lu us",
           static_cast<unsigned long>(counters.connections_accepted),
           static_cast<unsigned long>(router.stats().publishes), static_cast<unsigned long>(router.stats().deliveries),

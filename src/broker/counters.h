@@ -13,7 +13,12 @@ struct Counters {
   uint64_t bytes_in = 0;
   uint64_t bytes_out = 0;
   uint64_t protocol_errors = 0;        // malformed, unknown, invalid: client disconnected
-  uint64_t slow_consumers = 0;         // disconnected past max_output_buffer
+  uint64_t slow_consumers = 0;         // disconnected past max_output_buffer (policy disconnect)
+  // Slow consumers kept connected (policies conflate and drop):
+  uint64_t conflated_channels = 0;     // channels put in a connection's lag set (one per episode)
+  uint64_t refresh_images = 0;         // images sent to resume a conflated channel
+  uint64_t dropped_messages = 0;       // stream messages discarded (policy drop)
+  uint64_t drop_notices = 0;           // STATUS MESSAGES_DROPPED sent
   uint64_t idle_timeouts = 0;
   uint64_t subscription_limit_hits = 0;
   uint64_t stray_provider_messages = 0;  // provider messages for channels it was not asked for

@@ -158,7 +158,7 @@ void NativeSession::handle_subscribe(const wire::Frame& frame, bool subscribe) {
     ++env_.counters.protocol_errors;
     return fail(check.code, check.detail);
   }
-  if (check.ok()) env_.router.subscribe(this, msg.pattern);
+  if (check.ok()) env_.router.subscribe(this, msg.pattern, msg.policy);
 }
 
 void NativeSession::handle_snapshot(const wire::Frame& frame) {
@@ -319,8 +319,7 @@ void NativeSession::queue_frame(size_t max_size, Encode&& encode) {
   env_.fanout.mark_dirty(this);
 }
 
-void NativeSession::send_image(const cache::Channel& channel, uint32_t request_id) {
-  if (closing()) return;
+void NativeSession::queue_image(const cache::Channel& channel, uint32_t request_id) {
   // Images are not the hot path: each subscriber gets its own copy, which
   // keeps the topic introduction and the image adjacent in its queue.
   send_intro(channel);
@@ -339,30 +338,21 @@ void NativeSession::send_image(const cache::Channel& channel, uint32_t request_i
     out_.append_copy({big.data(), n});
     env_.fanout.mark_dirty(this);
   }
-  if (over_output_limit()) {
-    ++env_.counters.slow_consumers;
-    fail(wire::Code::SlowConsumer, "output buffer limit exceeded");
-  }
-}
-
-void NativeSession::send_delivery(const Delivery& delivery) {
-  if (closing()) return;
-  out_.append_ref(delivery.native_frame);
-  env_.fanout.mark_dirty(this);
-  if (over_output_limit()) {
-    ++env_.counters.slow_consumers;
-    fail(wire::Code::SlowConsumer, "output buffer limit exceeded");
-  }
 }
 
 void NativeSession::flush_output() {
   if (fd_ < 0) return;
   auto result = out_.flush(fd_);
-  uint64_t written = out_.bytes_written();
-  if (written != bytes_written_seen_) {
-    env_.counters.bytes_out += written - bytes_written_seen_;
-    bytes_written_seen_ = written;
-    last_tx_ns_ = monotonic_ns();
+  account_written();
+  // A slow consumer that drained to the low-water mark resumes its held-back
+  // channels; loop, because the socket may take everything resumed at once.
+  const size_t low_water = env_.config.limits.max_output_buffer / 2;
+  while (result != io::FlushResult::Error && (congested_ || !lag_.empty()) && out_.queued_bytes() <= low_water) {
+    congested_ = false;
+    if (lag_.empty()) break;
+    resume_lagging();  // sends at least one held-back channel: the loop ends
+    result = out_.flush(fd_);
+    account_written();
   }
   if (result == io::FlushResult::Error) {
     fail(wire::Code::Ok, "write error");
@@ -370,6 +360,15 @@ void NativeSession::flush_output() {
   }
   want_write_ = result == io::FlushResult::Pending;
   update_interest();
+}
+
+void NativeSession::account_written() {
+  uint64_t written = out_.bytes_written();
+  if (written != bytes_written_seen_) {
+    env_.counters.bytes_out += written - bytes_written_seen_;
+    bytes_written_seen_ = written;
+    last_tx_ns_ = monotonic_ns();
+  }
 }
 
 void NativeSession::update_interest() {
@@ -400,6 +399,11 @@ void NativeSession::fail(wire::Code code, std::string_view text) {
 
 void NativeSession::finish() {
   if (fd_ < 0) return;
+  if (slow_.conflated_channels != 0 || slow_.dropped_messages != 0) {
+    TW_INFO("session %s ('%s') was a slow consumer: %lu channels conflated, %lu refresh images, %lu messages dropped",
+            peer_.c_str(), client_name_.c_str(), static_cast<unsigned long>(slow_.conflated_channels),
+            static_cast<unsigned long>(slow_.refresh_images), static_cast<unsigned long>(slow_.dropped_messages));
+  }
   env_.reactor.remove(fd_);
   // One last non-blocking write. The ERROR frame can only follow a frame
   // boundary, so a connection whose queue did not drain (a slow consumer)

@@ -10,6 +10,7 @@
 #pragma once
 #include <cstdint>
 #include <string>
+#include <unordered_map>
 #include <vector>
 
 #include "broker/counters.h"
@@ -38,6 +39,7 @@ class NativeSession final : public Outlet, public reactor::IoHandler {
   void on_tick(uint64_t now_ns);
 
   void send_image(const cache::Channel& channel, uint32_t request_id) override;
+  void send_stream_image(const cache::Channel& channel, SlowPolicy policy) override;
   void send_delivery(const Delivery& delivery) override;
   void send_status(const cache::Channel& channel, wire::ChannelState state, wire::Code code, std::string_view text,
                    bool introduce) override;
@@ -57,7 +59,27 @@ class NativeSession final : public Outlet, public reactor::IoHandler {
   void finish();
   int fd() const { return fd_; }
 
+  // This connection's slow-consumer history (docs/ARCHITECTURE.md, "Slow consumers").
+  struct SlowStats {
+    uint64_t conflated_channels = 0;  // channels put in the lag set
+    uint64_t refresh_images = 0;      // images sent to resume them
+    uint64_t dropped_messages = 0;    // policy drop
+    uint64_t drop_notices = 0;        // STATUS MESSAGES_DROPPED sent
+    bool disconnected = false;        // closed as SLOW_CONSUMER
+  };
+  const SlowStats& slow_stats() const { return slow_; }
+  // Channels held back now (their refresh or drop notice is still to come).
+  size_t lagging_channels() const { return lag_.size(); }
+  size_t queued_output() const { return out_.queued_bytes(); }
+
  private:
+  // A channel whose stream is held back while the connection is over its bound.
+  struct Lag {
+    bool refresh = false;    // conflate: send the current image on resume
+    bool introduce = false;  // the held image was the stream's first: CHANNEL precedes it
+    uint64_t dropped = 0;    // drop: messages discarded, announced on resume
+  };
+
   enum class Phase { AwaitHello, Open, Closing };
 
   void read_input();
@@ -80,6 +102,17 @@ class NativeSession final : public Outlet, public reactor::IoHandler {
   void queue_frame(size_t max_size, Encode&& encode);
   void update_interest();
   bool over_output_limit() const { return out_.queued_bytes() > env_.config.limits.max_output_buffer; }
+  // Slow consumers (native_session_slow.cc).
+  void queue_image(const cache::Channel& channel, uint32_t request_id);
+  // True when the message must not be queued now (lagging channel or congested connection).
+  bool hold_back(const cache::Channel& channel, SlowPolicy policy);
+  void fail_slow_consumer();
+  // Queue drained below the low-water mark: refresh images and drop notices,
+  // as copies in the backlog, until the queue is full again or all are sent.
+  void resume_lagging();
+  void append_refresh(const cache::Channel& channel, bool introduce);
+  void append_drop_notice(const cache::Channel& channel, uint64_t dropped);
+  void account_written();
 
   Env env_;
   int fd_;
@@ -101,6 +134,10 @@ class NativeSession final : public Outlet, public reactor::IoHandler {
   uint64_t bytes_written_seen_ = 0;
   uint32_t heartbeat_ms_ = 0;
   uint64_t idle_timeout_ns_ = 0;
+  bool congested_ = false;  // over the bound: conflate/drop deliveries are held back until the low-water mark
+  std::unordered_map<cache::ChannelId, Lag> lag_;
+  std::vector<uint8_t> resume_scratch_;
+  SlowStats slow_;
   wire::Code close_code_ = wire::Code::Ok;
   std::string close_text_;
 };

@@ -11,12 +11,20 @@
 
 namespace tw::broker {
 
+// What an outlet does with a subscription's stream while its output is over
+// max_output_buffer (docs/ARCHITECTURE.md, "Slow consumers"). Never Default
+// here: the router resolves it to the broker's default.
+using SlowPolicy = wire::SlowPolicy;
+
 // One message of a channel's stream, as the router fans it out.
 struct Delivery {
   const cache::Channel& channel;
   bool image;                                 // a full refresh (publisher sent an image)
   std::span<const uint8_t> payload;           // the published payload
   std::span<const uint8_t> native_frame;      // UPDATE/IMAGE frame, encoded once in the turn's arena
+  // The receiving subscription's policy; the router sets it per subscriber
+  // (the strictest of the outlet's patterns that cover the channel).
+  SlowPolicy policy = SlowPolicy::Conflate;
 };
 
 class Outlet {
@@ -25,6 +33,11 @@ class Outlet {
   // Introduces the channel (topic) if needed and sends its current image.
   // request_id 0: the image that starts a subscription stream; otherwise a snapshot reply.
   virtual void send_image(const cache::Channel& channel, uint32_t request_id) = 0;
+  // The image that starts (or restarts) a subscription stream, under the
+  // subscription's slow-consumer policy: an outlet that is over its output
+  // bound may hold it back and send the channel's then-current image later.
+  // Like send_delivery, it must not call back into the router.
+  virtual void send_stream_image(const cache::Channel& channel, SlowPolicy /*policy*/) { send_image(channel, 0); }
   // Queues one stream message. Must not reserve arena space (the router
   // holds a frame in the arena while it calls this) and must not call back
   // into the router: a connection that has to close only marks itself.

@@ -16,6 +16,21 @@ Router::Router(const RouterLimits& limits, Fanout& fanout, Clock clock)
 
 Router::~Router() = default;
 
+namespace {
+size_t policy_slot(SlowPolicy p) { return static_cast<size_t>(p) - 1; }  // Conflate = 0 ... Disconnect = 2
+}  // namespace
+
+SlowPolicy Router::Entry::policy() const {
+  for (size_t i = policy_refs.size(); i-- > 0;) {
+    if (policy_refs[i] > 0) return static_cast<SlowPolicy>(i + 1);
+  }
+  return SlowPolicy::Conflate;
+}
+
+std::vector<Router::Held>::iterator Router::find_held(std::vector<Held>& held, std::string_view pattern) {
+  return std::find_if(held.begin(), held.end(), [&](const Held& h) { return h.pattern == pattern; });
+}
+
 Outcome Router::check_subscribe(Outlet* outlet, std::string_view pattern) const {
   if (auto e = topic::validate_pattern(pattern, limits_.topic); e != topic::Error::Ok) {
     return {wire::Code::InvalidTopic, topic::describe(e)};
@@ -23,21 +38,23 @@ Outcome Router::check_subscribe(Outlet* outlet, std::string_view pattern) const 
   auto it = patterns_by_outlet_.find(outlet);
   if (it == patterns_by_outlet_.end()) return {};
   const auto& mine = it->second;
-  if (std::find(mine.begin(), mine.end(), pattern) != mine.end()) return {};
+  auto same = [&](const Held& h) { return h.pattern == pattern; };
+  if (std::find_if(mine.begin(), mine.end(), same) != mine.end()) return {};
   if (mine.size() >= limits_.max_subscriptions) {
     return {wire::Code::TooManySubscriptions, "subscription limit per connection reached"};
   }
   return {};
 }
 
-Outcome Router::subscribe(Outlet* outlet, std::string_view pattern) {
+Outcome Router::subscribe(Outlet* outlet, std::string_view pattern, SlowPolicy policy) {
   if (Outcome check = check_subscribe(outlet, pattern); !check.ok()) return check;
   auto& mine = patterns_by_outlet_[outlet];
-  if (std::find(mine.begin(), mine.end(), pattern) != mine.end()) return {};
-  mine.emplace_back(pattern);
+  if (find_held(mine, pattern) != mine.end()) return {};
+  if (policy == SlowPolicy::Default) policy = limits_.default_policy;
+  mine.push_back({std::string(pattern), policy});
   const bool exact = !topic::is_wildcard(pattern);
-  patterns_.insert(pattern, {outlet, exact});
-  channels_.match(pattern, [&](cache::Channel& ch) { add_ref(ch, outlet, exact); });
+  patterns_.insert(pattern, {outlet, exact, policy});
+  channels_.match(pattern, [&](cache::Channel& ch) { add_ref(ch, outlet, exact, policy); });
   if (exact) {
     if (Service* service = interactive_service(pattern)) {
       cache::Channel* ch = channels_.find(pattern);
@@ -58,11 +75,12 @@ Outcome Router::unsubscribe(Outlet* outlet, std::string_view pattern) {
   auto it = patterns_by_outlet_.find(outlet);
   if (it == patterns_by_outlet_.end()) return {wire::Code::NotSubscribed, "no such subscription"};
   auto& mine = it->second;
-  auto pos = std::find(mine.begin(), mine.end(), pattern);
+  auto pos = find_held(mine, pattern);
   if (pos == mine.end()) return {wire::Code::NotSubscribed, "no such subscription"};
   const bool exact = !topic::is_wildcard(pattern);
-  patterns_.erase(pattern, {outlet, exact});
-  channels_.match(pattern, [&](cache::Channel& ch) { drop_ref(ch, outlet, exact); });
+  const SlowPolicy policy = pos->policy;
+  patterns_.erase(pattern, {outlet, exact, policy});
+  channels_.match(pattern, [&](cache::Channel& ch) { drop_ref(ch, outlet, exact, policy); });
   mine.erase(pos);
   if (mine.empty()) patterns_by_outlet_.erase(it);
   return {};
@@ -75,10 +93,10 @@ void Router::remove_outlet(Outlet* outlet) {
   }
   auto it = patterns_by_outlet_.find(outlet);
   if (it == patterns_by_outlet_.end()) return;
-  for (const std::string& pattern : it->second) {
-    const bool exact = !topic::is_wildcard(pattern);
-    patterns_.erase(pattern, {outlet, exact});
-    channels_.match(pattern, [&](cache::Channel& ch) { drop_ref(ch, outlet, exact); });
+  for (const Held& held : it->second) {
+    const bool exact = !topic::is_wildcard(held.pattern);
+    patterns_.erase(held.pattern, {outlet, exact, held.policy});
+    channels_.match(held.pattern, [&](cache::Channel& ch) { drop_ref(ch, outlet, exact, held.policy); });
   }
   patterns_by_outlet_.erase(it);
 }
@@ -88,7 +106,19 @@ size_t Router::subscription_count(Outlet* outlet) const {
   return it == patterns_by_outlet_.end() ? 0 : it->second.size();
 }
 
-void Router::add_ref(cache::Channel& ch, Outlet* outlet, bool exact) {
+bool Router::delivers(const Outlet* outlet, cache::ChannelId id) const {
+  return policy_of(outlet, id) != SlowPolicy::Default;
+}
+
+SlowPolicy Router::policy_of(const Outlet* outlet, cache::ChannelId id) const {
+  if (id == 0 || id > routes_.size()) return SlowPolicy::Default;
+  for (const Entry& e : routes_[id - 1].subscribers) {
+    if (e.outlet == outlet) return e.policy();
+  }
+  return SlowPolicy::Default;
+}
+
+void Router::add_ref(cache::Channel& ch, Outlet* outlet, bool exact, SlowPolicy policy) {
   Route& r = route(ch);
   if (exact) {
     ++r.exact_refs;
@@ -101,13 +131,16 @@ void Router::add_ref(cache::Channel& ch, Outlet* outlet, bool exact) {
     if (e.outlet == outlet) {
       ++e.refs;
       e.exact += exact;
+      ++e.policy_refs[policy_slot(policy)];
       return;
     }
   }
   r.subscribers.push_back({outlet, 1, exact ? 1u : 0u, 0});
+  Entry& added = r.subscribers.back();
+  ++added.policy_refs[policy_slot(policy)];
   if (ch.has_data()) {
-    outlet->send_image(ch, 0);
-    r.subscribers.back().image_seq = ch.seq;
+    outlet->send_stream_image(ch, policy);
+    added.image_seq = ch.seq;
   }
   // A new subscriber of a STALE channel learns it at once (after the image, if any).
   if (ch.state != wire::ChannelState::Ok) {
@@ -115,12 +148,13 @@ void Router::add_ref(cache::Channel& ch, Outlet* outlet, bool exact) {
   }
 }
 
-void Router::drop_ref(cache::Channel& ch, Outlet* outlet, bool exact) {
+void Router::drop_ref(cache::Channel& ch, Outlet* outlet, bool exact, SlowPolicy policy) {
   Route& r = route(ch);
   auto& list = r.subscribers;
   for (size_t i = 0; i < list.size(); ++i) {
     if (list[i].outlet != outlet) continue;
     list[i].exact -= exact;
+    --list[i].policy_refs[policy_slot(policy)];
     if (--list[i].refs == 0) {
       list[i] = list.back();
       list.pop_back();
@@ -140,7 +174,7 @@ cache::Channel* Router::create_channel(std::string_view topic, wire::PayloadKind
   cache::Channel* ch = channels_.create(topic, kind);
   if (!ch) return nullptr;
   routes_.emplace_back();
-  patterns_.match(topic, [&](const PatternRef& ref) { add_ref(*ch, ref.outlet, ref.exact); });
+  patterns_.match(topic, [&](const PatternRef& ref) { add_ref(*ch, ref.outlet, ref.exact, ref.policy); });
   return ch;
 }
 
@@ -181,6 +215,7 @@ void Router::fan_out(cache::Channel& ch, std::span<const uint8_t> payload, bool 
   Delivery delivery{ch, image, payload, frame};
   for (Entry& e : list) {
     if (e.image_seq == ch.seq) continue;
+    delivery.policy = e.policy();
     e.outlet->send_delivery(delivery);
     ++stats_.deliveries;
   }
@@ -189,7 +224,7 @@ void Router::fan_out(cache::Channel& ch, std::span<const uint8_t> payload, bool 
 void Router::send_pending_images(cache::Channel& ch) {
   for (Entry& e : route(ch).subscribers) {
     if (e.has_image()) continue;
-    e.outlet->send_image(ch, 0);
+    e.outlet->send_stream_image(ch, e.policy());
     e.image_seq = ch.seq;
   }
 }

@@ -17,6 +17,7 @@
 // released after a linger. A provider that is lost makes its channels STALE,
 // and they are requested again from another provider.
 #pragma once
+#include <array>
 #include <functional>
 #include <memory>
 #include <string>
@@ -44,6 +45,7 @@ struct RouterLimits {
   uint64_t release_linger_ms = 5'000;   // keep an unwatched interactive channel this long
   uint64_t not_found_ttl_ms = 10'000;   // remember a NOT_FOUND answer this long
   Balance balance = Balance::LeastLoaded;
+  SlowPolicy default_policy = SlowPolicy::Conflate;  // for subscriptions that ask for Default
 };
 
 struct Outcome {
@@ -76,12 +78,19 @@ class Router {
   Outcome check_subscribe(Outlet* outlet, std::string_view pattern) const;
   // Adds `pattern` for the outlet and sends it the image of every channel the
   // pattern newly covers; an exact pattern on an interactive service opens
-  // the channel. Subscribing to a pattern it already has is a no-op.
-  Outcome subscribe(Outlet* outlet, std::string_view pattern);
+  // the channel. Subscribing to a pattern it already has is a no-op (its
+  // policy stays). `policy` Default means limits.default_policy. When several
+  // patterns of one outlet cover a channel, the strictest policy applies
+  // (disconnect > drop > conflate).
+  Outcome subscribe(Outlet* outlet, std::string_view pattern, SlowPolicy policy = SlowPolicy::Default);
   Outcome unsubscribe(Outlet* outlet, std::string_view pattern);
   // Drops every subscription and every service of a closing outlet.
   void remove_outlet(Outlet* outlet);
   size_t subscription_count(Outlet* outlet) const;
+  // Whether the outlet currently receives the channel's stream (some pattern covers it).
+  bool delivers(const Outlet* outlet, cache::ChannelId id) const;
+  // The policy deliveries of the channel to the outlet carry; Default when it does not receive it.
+  SlowPolicy policy_of(const Outlet* outlet, cache::ChannelId id) const;
   // Sends the channel's current image as a snapshot reply (request_id != 0).
   Outcome snapshot(Outlet* outlet, std::string_view topic, uint32_t request_id);
 
@@ -118,7 +127,9 @@ class Router {
     uint32_t refs = 0;            // how many of the outlet's patterns cover the channel
     uint32_t exact = 0;           // of which exact (non-wildcard) patterns
     uint64_t image_seq = 0;       // seq of the image it was sent; 0 = none yet
+    std::array<uint32_t, 3> policy_refs{};  // refs per policy: conflate, drop, disconnect
     bool has_image() const { return image_seq != 0; }
+    SlowPolicy policy() const;    // the strictest policy with a ref
   };
   struct Provider;
   struct Service;
@@ -137,8 +148,8 @@ class Router {
   };
 
   Route& route(const cache::Channel& ch) { return routes_[ch.id - 1]; }
-  void add_ref(cache::Channel& ch, Outlet* outlet, bool exact);
-  void drop_ref(cache::Channel& ch, Outlet* outlet, bool exact);
+  void add_ref(cache::Channel& ch, Outlet* outlet, bool exact, SlowPolicy policy);
+  void drop_ref(cache::Channel& ch, Outlet* outlet, bool exact, SlowPolicy policy);
   void send_pending_images(cache::Channel& ch);
   void fan_out(cache::Channel& ch, std::span<const uint8_t> payload, bool image);
   void fan_out_status(cache::Channel& ch, wire::ChannelState state, wire::Code code, std::string_view text);
@@ -168,10 +179,17 @@ class Router {
   struct PatternRef {
     Outlet* outlet = nullptr;
     bool exact = false;
+    SlowPolicy policy = SlowPolicy::Conflate;
     bool operator==(const PatternRef&) const = default;
   };
+  // One pattern an outlet holds, with the (resolved) policy it was subscribed with.
+  struct Held {
+    std::string pattern;
+    SlowPolicy policy = SlowPolicy::Conflate;
+  };
+  static std::vector<Held>::iterator find_held(std::vector<Held>& held, std::string_view pattern);
   topic::PatternIndex<PatternRef> patterns_;
-  std::unordered_map<Outlet*, std::vector<std::string>> patterns_by_outlet_;
+  std::unordered_map<Outlet*, std::vector<Held>> patterns_by_outlet_;
   std::unordered_map<std::string, std::unique_ptr<Service>> services_;
   std::unordered_map<std::string, uint64_t> not_found_until_;  // topic -> expiry
   std::unordered_set<cache::ChannelId> pending_;    // channels with a request in flight

@@ -19,6 +19,7 @@ ChannelRecord* ChannelTable::find(uint32_t channel_id) {
 ChannelRecord& ChannelTable::get_or_add(uint32_t channel_id) { return channels_[channel_id]; }
 
 void ChannelTable::on_image(ChannelRecord& ch, uint64_t seq) {
+  ch.announced_drop = 0;  // an image replaces the state: earlier losses no longer matter
   ch.last_seq = seq;
   ch.has_seq = true;
 }

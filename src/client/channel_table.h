@@ -20,6 +20,7 @@ struct ChannelRecord {
   wire::PayloadKind kind = wire::PayloadKind::FieldList;
   uint64_t last_seq = 0;
   bool has_seq = false;
+  uint64_t announced_drop = 0;  // messages the broker said it dropped before the next update
   // Dispatch cache: the subscription chosen for this topic at routing_generation.
   uint32_t routed_subscription = 0;
   uint64_t routing_generation = 0;
@@ -41,7 +42,7 @@ class ChannelTable {
   static void on_image(ChannelRecord& ch, uint64_t seq);
   static SequenceCheck on_update(ChannelRecord& ch, uint64_t seq);
   // Drops the sequence baseline (unsubscribed, or channel CLOSED).
-  static void reset_sequence(ChannelRecord& ch) { ch.has_seq = false; ch.last_seq = 0; }
+  static void reset_sequence(ChannelRecord& ch) { ch.has_seq = false; ch.last_seq = 0; ch.announced_drop = 0; }
 
   template <typename Fn>
   void for_each(Fn&& fn) { for (auto& [id, ch] : channels_) fn(id, ch); }

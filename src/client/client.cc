@@ -35,10 +35,10 @@ bool Client::has_live_pattern(std::string_view pattern) const {
   return false;
 }
 
-void Client::send_subscribe(wire::MsgType type, std::string_view pattern) {
+void Client::send_subscribe(wire::MsgType type, std::string_view pattern, wire::SlowPolicy policy) {
   if (state_ != State::Connected) return;  // sent by resend_state() after WELCOME
   uint32_t request_id = next_request_id_++;
-  wire::Subscribe m{request_id, pattern};
+  wire::Subscribe m{request_id, pattern, policy};
   bool queued = queue_frame(wire::kHeaderSize + 6 + pattern.size(),
                             [&](std::span<uint8_t> out) { return wire::encode(out, type, m); });
   if (!queued) {
@@ -57,7 +57,7 @@ void Client::send_register(PublisherId id, const Registration& reg) {
   if (!queued) connection_lost("output buffer full while sending REGISTER");
 }
 
-Result<uint32_t> Client::subscribe(std::string_view pattern, MessageHandler handler) {
+Result<uint32_t> Client::subscribe(std::string_view pattern, MessageHandler handler, wire::SlowPolicy policy) {
   if (!handler) return Error{"subscribe needs a handler"};
   topic::Error e = topic::validate_pattern(pattern, topic::Limits{});
   if (e != topic::Error::Ok) return topic_error("invalid pattern", pattern, e);
@@ -66,10 +66,11 @@ Result<uint32_t> Client::subscribe(std::string_view pattern, MessageHandler hand
   sub->id = next_subscription_id_++;
   sub->pattern.assign(pattern);
   sub->handler = std::move(handler);
+  sub->policy = policy;
   uint32_t id = sub->id;
   subscriptions_.push_back(std::move(sub));
   ++subscription_generation_;
-  if (!already_sent) send_subscribe(wire::MsgType::Subscribe, pattern);
+  if (!already_sent) send_subscribe(wire::MsgType::Subscribe, pattern, policy);
   return id;
 }
 

@@ -133,7 +133,11 @@ class Client {
   // Validates the pattern, sends SUBSCRIBE (unless a live subscription already
   // has this pattern) and returns the subscription id (>= 1). A refusal by the
   // broker arrives later through on_error and removes the subscription.
-  Result<uint32_t> subscribe(std::string_view pattern, MessageHandler handler);
+  // `policy`: what the broker does when this connection falls behind
+  // (Default = the broker's slow_consumer_policy; docs/client.md). It is sent
+  // with the pattern's first SUBSCRIBE and again after each reconnect.
+  Result<uint32_t> subscribe(std::string_view pattern, MessageHandler handler,
+                             wire::SlowPolicy policy = wire::SlowPolicy::Default);
   // Removes every subscription with this pattern and sends UNSUBSCRIBE.
   Status unsubscribe(std::string_view pattern);
 
@@ -192,6 +196,7 @@ class Client {
     uint32_t id = 0;
     std::string pattern;
     MessageHandler handler;
+    wire::SlowPolicy policy = wire::SlowPolicy::Default;
     bool live = true;
   };
   struct Registration {
@@ -276,7 +281,8 @@ class Client {
   // Encoding into out_ (client.cc).
   template <typename Encode>
   bool queue_frame(size_t max_size, Encode&& encode);
-  void send_subscribe(wire::MsgType type, std::string_view pattern);
+  void send_subscribe(wire::MsgType type, std::string_view pattern,
+                      wire::SlowPolicy policy = wire::SlowPolicy::Default);
   void send_register(PublisherId id, const Registration& reg);
   bool has_live_pattern(std::string_view pattern) const;
   void emit_connection(ConnectionEvent event, std::string_view reason);

@@ -152,7 +152,8 @@ void Client::resend_state() {
     if (p->live) send_provide(*p);
   std::unordered_set<std::string_view> sent;
   for (const auto& sub : subscriptions_)
-    if (sub->live && sent.insert(sub->pattern).second) send_subscribe(wire::MsgType::Subscribe, sub->pattern);
+    if (sub->live && sent.insert(sub->pattern).second)
+      send_subscribe(wire::MsgType::Subscribe, sub->pattern, sub->policy);
 }
 
 void Client::service_timers(uint64_t now) {

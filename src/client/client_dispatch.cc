@@ -30,6 +30,16 @@ int Client::process_input() {
 
 namespace {
 
+// "N messages dropped" -> N (at least 1: the text is informative, the gap is what counts).
+uint64_t announced_count(std::string_view text) {
+  uint64_t n = 0;
+  for (char c : text) {
+    if (c < '0' || c > '9') break;
+    n = n * 10 + static_cast<uint64_t>(c - '0');
+  }
+  return n == 0 ? 1 : n;
+}
+
 template <typename Msg>
 bool decode_into(const wire::Frame& frame, Msg& msg) {
   return wire::decode(frame, msg);
@@ -139,9 +149,13 @@ int Client::handle_image(const wire::Image& image) {
 
 int Client::handle_update(const wire::Update& update) {
   ChannelRecord& ch = channels_.get_or_add(update.channel_id);
+  const uint64_t announced = ch.announced_drop;
+  ch.announced_drop = 0;
   SequenceCheck check = ChannelTable::on_update(ch, update.seq);
   ++counters_.updates;
   if (check.gap) ++counters_.gaps;
+  const bool known_gap = check.gap && announced != 0;
+  if (known_gap) ++counters_.announced_gaps;
   Subscription* sub = route(ch);
   if (sub == nullptr) return 0;
   Message msg;
@@ -151,6 +165,8 @@ int Client::handle_update(const wire::Update& update) {
   msg.payload = update.payload;
   msg.gap = check.gap;
   msg.expected_seq = check.expected;
+  msg.gap_announced = known_gap;
+  msg.announced_dropped = known_gap ? announced : 0;
   deliver(*sub, msg);
   return 1;
 }
@@ -159,6 +175,9 @@ int Client::handle_status(const wire::StatusMsg& status) {
   ChannelRecord& ch = channels_.get_or_add(status.channel_id);
   // A closed channel may come back with a fresh sequence; a stale one keeps its own.
   if (status.state == wire::ChannelState::Closed) ChannelTable::reset_sequence(ch);
+  // MESSAGES_DROPPED (state OK): the next UPDATE's seq jump is a known loss;
+  // the subscription stays.
+  if (status.code == wire::Code::MessagesDropped) ch.announced_drop += announced_count(status.text);
   ++counters_.statuses;
   Message msg;
   msg.kind = MessageKind::Status;

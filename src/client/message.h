@@ -27,6 +27,10 @@ struct Message {
   // Update only: seq was not last+1 for this channel. expected_seq is what was due.
   bool gap = false;
   uint64_t expected_seq = 0;
+  // The gap was announced by the broker (STATUS MESSAGES_DROPPED under the
+  // drop policy): a known loss of `announced_dropped` messages, not an accident.
+  bool gap_announced = false;
+  uint64_t announced_dropped = 0;
   uint32_t subscription_id = 0;           // the subscription whose handler is called
 };
 
@@ -69,7 +73,8 @@ struct Counters {
   uint64_t images = 0;
   uint64_t updates = 0;
   uint64_t statuses = 0;
-  uint64_t gaps = 0;            // updates whose seq was not last+1
+  uint64_t gaps = 0;            // updates whose seq was not last+1 (announced ones included)
+  uint64_t announced_gaps = 0;  // of which announced by STATUS MESSAGES_DROPPED
   uint64_t unrouted = 0;        // channel messages no live subscription matched (e.g. in-flight unsubscribe)
   uint64_t reconnects = 0;      // successful reconnections (not the first connect)
   uint64_t published = 0;       // PUBLISH frames buffered

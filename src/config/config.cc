@@ -54,8 +54,12 @@ const std::array kIntegerKeys = {
 };
 #undef TW_INTEGER_KEY
 
-constexpr std::array<std::string_view, 4> kStringKeys = {"listen", "server_name", "log_level",
-                                                         "provider_balance"};
+constexpr std::array<std::string_view, 5> kStringKeys = {"listen", "server_name", "log_level",
+                                                         "provider_balance", "slow_consumer_policy"};
+
+bool valid_slow_consumer_policy(std::string_view value) {
+  return value == "conflate" || value == "drop" || value == "disconnect";
+}
 
 const IntegerKey* find_integer_key(std::string_view name) {
   for (const IntegerKey& key : kIntegerKeys) {
@@ -168,6 +172,11 @@ Status set_string(BrokerConfig& config, std::string_view key, std::string_view v
       return Error{"expected least-loaded or round-robin, got '" + std::string(value) + "'"};
     }
     config.provider_balance.assign(value);
+  } else if (key == "slow_consumer_policy") {
+    if (!valid_slow_consumer_policy(value)) {
+      return Error{"expected conflate, drop or disconnect, got '" + std::string(value) + "'"};
+    }
+    config.slow_consumer_policy.assign(value);
   } else {
     return Error{"not a string key"};
   }
@@ -185,6 +194,10 @@ Status validate(const BrokerConfig& config) {
   if (auto status = check_listen(config.listen); !status) return named("listen", status.error());
   if (auto status = check_server_name(config.server_name); !status) {
     return named("server_name", status.error());
+  }
+  if (!valid_slow_consumer_policy(config.slow_consumer_policy)) {
+    return named("slow_consumer_policy", Error{"expected conflate, drop or disconnect, got '" +
+                                               config.slow_consumer_policy + "'"});
   }
   if (config.log_level < log::Level::Debug || config.log_level > log::Level::Off) {
     return named("log_level", Error{"not a known level"});

@@ -35,6 +35,9 @@ struct BrokerConfig {
   uint32_t release_linger_ms = 5'000;          // keep an unwatched interactive channel open this long
   uint32_t not_found_ttl_ms = 10'000;          // remember a NOT_FOUND answer this long
   std::string provider_balance = "least-loaded";  // or "round-robin"
+  // What to do with a subscriber whose queue passes limits.max_output_buffer,
+  // for subscriptions that do not choose: "conflate", "drop" or "disconnect".
+  std::string slow_consumer_policy = "conflate";
   Limits limits;
 };
 

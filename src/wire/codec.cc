@@ -28,6 +28,7 @@ const char* code_name(Code code) {
     case Code::RequestTimeout: return "REQUEST_TIMEOUT";
     case Code::ProviderLost: return "PROVIDER_LOST";
     case Code::NoProvider: return "NO_PROVIDER";
+    case Code::MessagesDropped: return "MESSAGES_DROPPED";
   }
   return "UNKNOWN_CODE";
 }
@@ -128,7 +129,10 @@ bool decode(const Frame& f, Subscribe& m) {
   ByteReader r(f.body);
   m.request_id = r.u32();
   m.pattern = r.str16();
-  return f.flags == 0 && r.at_end();
+  // Only SUBSCRIBE defines flags (the policy); UNSUBSCRIBE's must be 0.
+  const uint8_t allowed = f.type == MsgType::Subscribe ? kSubscribePolicyMask : 0;
+  m.policy = static_cast<SlowPolicy>(f.flags & kSubscribePolicyMask);
+  return (f.flags & ~allowed) == 0 && r.at_end();
 }
 
 bool decode(const Frame& f, Snapshot& m) {
@@ -285,7 +289,8 @@ size_t encode(std::span<uint8_t> out, const Welcome& m) {
 }
 
 size_t encode(std::span<uint8_t> out, MsgType type, const Subscribe& m) {
-  auto w = begin(out, type);
+  const bool with_policy = type == MsgType::Subscribe;
+  auto w = begin(out, type, with_policy ? static_cast<uint8_t>(static_cast<uint8_t>(m.policy) & kSubscribePolicyMask) : 0);
   w.u32(m.request_id);
   w.str16(m.pattern);
   return finish(w);

@@ -27,7 +27,7 @@ uint32_t peek_length(std::span<const uint8_t> in);
 // Body decoders: false when the body is truncated, has trailing bytes or bad enums.
 bool decode(const Frame& f, Hello& out);
 bool decode(const Frame& f, Welcome& out);
-bool decode(const Frame& f, Subscribe& out);  // SUBSCRIBE and UNSUBSCRIBE
+bool decode(const Frame& f, Subscribe& out);  // SUBSCRIBE (flags = policy) and UNSUBSCRIBE (flags 0)
 bool decode(const Frame& f, Snapshot& out);
 bool decode(const Frame& f, Register& out);
 bool decode(const Frame& f, Publish& out);
@@ -47,7 +47,8 @@ bool decode(const Frame& f, ChannelInfo& out);
 
 size_t encode(std::span<uint8_t> out, const Hello& m);
 size_t encode(std::span<uint8_t> out, const Welcome& m);
-size_t encode(std::span<uint8_t> out, MsgType type, const Subscribe& m);  // SUBSCRIBE/UNSUBSCRIBE
+// SUBSCRIBE writes m.policy into the flags; UNSUBSCRIBE always writes flags 0.
+size_t encode(std::span<uint8_t> out, MsgType type, const Subscribe& m);
 size_t encode(std::span<uint8_t> out, const Snapshot& m);
 size_t encode(std::span<uint8_t> out, const Register& m);
 size_t encode(std::span<uint8_t> out, const Publish& m);

@@ -72,6 +72,7 @@ enum class Code : uint16_t {
   RequestTimeout = 19,     // no provider answered a channel request in time
   ProviderLost = 20,       // the channel's provider disconnected or withdrew
   NoProvider = 21,         // the service has no provider that can serve the topic
+  MessagesDropped = 22,    // STATUS OK: the broker dropped messages of a slow subscriber (a known gap)
 };
 
 const char* code_name(Code code);
@@ -82,6 +83,13 @@ enum class ChannelState : uint8_t { Ok = 0, Stale = 1, Closed = 2 };
 
 // PUBLISH flags
 inline constexpr uint8_t kPublishImage = 0x01;  // replace the cached image instead of merging
+
+// What the broker does with a subscription's stream when the connection's
+// output queue is over max_output_buffer (docs/protocol.md, "Slow consumers").
+// Stricter policies have higher values: disconnect > drop > conflate.
+enum class SlowPolicy : uint8_t { Default = 0, Conflate = 1, Drop = 2, Disconnect = 3 };
+// SUBSCRIBE flags: bits 0-1 carry the SlowPolicy; other bits are malformed.
+inline constexpr uint8_t kSubscribePolicyMask = 0x03;
 
 // Publish ids with this bit set are stream ids: the broker assigns them in
 // REQUEST to an interactive provider (stream id = kStreamIdBit | channel id).
@@ -102,9 +110,10 @@ struct Welcome {  // u16 version, u32 heartbeat_ms, u32 max_frame, u32 max_subsc
   uint32_t max_subscriptions = 0;
   std::string_view server_name;
 };
-struct Subscribe {  // u32 request_id, str16 pattern   (also UNSUBSCRIBE)
+struct Subscribe {  // u32 request_id, str16 pattern   (also UNSUBSCRIBE); SUBSCRIBE flags: policy
   uint32_t request_id = 0;
   std::string_view pattern;
+  SlowPolicy policy = SlowPolicy::Default;  // SUBSCRIBE only; UNSUBSCRIBE carries flags 0
 };
 struct Snapshot {  // u32 request_id, str16 topic
   uint32_t request_id = 0;

@@ -19,6 +19,7 @@ struct Event {
   wire::ChannelState state = wire::ChannelState::Ok;
   wire::Code code = wire::Code::Ok;
   uint32_t stream_id = 0;
+  SlowPolicy policy = SlowPolicy::Default;  // stream images and deliveries: the policy they carried
 };
 
 class RecordingOutlet final : public Outlet {
@@ -28,18 +29,21 @@ class RecordingOutlet final : public Outlet {
   void send_image(const cache::Channel& ch, uint32_t request_id) override {
     events.push_back({request_id ? "snapshot" : "image", ch.topic, ch.seq});
   }
+  void send_stream_image(const cache::Channel& ch, SlowPolicy policy) override {
+    events.push_back({"image", ch.topic, ch.seq, {}, {}, 0, policy});
+  }
   void send_delivery(const Delivery& d) override {
     wire::Frame frame;
     ASSERT_EQ(wire::split_frame(d.native_frame, 1u << 20, frame), wire::SplitResult::Frame);
     if (d.image) {
       wire::Image m;
       ASSERT_TRUE(wire::decode(frame, m));
-      events.push_back({"image", d.channel.topic, m.seq});
+      events.push_back({"image", d.channel.topic, m.seq, {}, {}, 0, d.policy});
     } else {
       wire::Update m;
       ASSERT_TRUE(wire::decode(frame, m));
       ASSERT_EQ(m.channel_id, d.channel.id);
-      events.push_back({"update", d.channel.topic, m.seq});
+      events.push_back({"update", d.channel.topic, m.seq, {}, {}, 0, d.policy});
     }
     fanout_.mark_dirty(this);
   }

@@ -134,3 +134,18 @@ TEST(CommandLine, BadConfigFileExitsTwoNamingFileLineAndKey) {
 
 }  // namespace
 }  // namespace tw::tickwired
+
+namespace tw::tickwired {
+namespace {
+
+TEST(CommandLine, SlowConsumerPolicyFlagSetsTheDefaultPolicy) {
+  Outcome r = run_tickwired({"--slow-consumer-policy", "drop"});
+  ASSERT_TRUE(r.parsed.invocation.has_value()) << r.err;
+  EXPECT_EQ(r.parsed.invocation->config.slow_consumer_policy, "drop");
+  r = run_tickwired({"--slow-consumer-policy", "block"});
+  EXPECT_EQ(r.parsed.exit_code, kExitUsage);
+  EXPECT_EQ(r.err.rfind("tickwired: --slow-consumer-policy: expected conflate, drop or disconnect", 0), 0u) << r.err;
+}
+
+}  // namespace
+}  // namespace tw::tickwired

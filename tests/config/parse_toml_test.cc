@@ -158,3 +158,25 @@ TEST(ParseToml, ErrorsUseTheGivenSourceName) {
 
 }  // namespace
 }  // namespace tw::config
+
+namespace tw::config {
+namespace {
+
+TEST(ParseToml, SlowConsumerPolicyDefaultsToConflateAndTakesTheThreePolicies) {
+  EXPECT_EQ(BrokerConfig{}.slow_consumer_policy, "conflate");
+  for (const char* policy : {"conflate", "drop", "disconnect"}) {
+    auto result = parse_toml(std::string("slow_consumer_policy = \"") + policy + "\"\n", "broker.toml");
+    ASSERT_TRUE(result.ok()) << result.error().message;
+    EXPECT_EQ(result.value().slow_consumer_policy, policy);
+  }
+  auto bad = parse_toml("slow_consumer_policy = \"block\"\n", "broker.toml");
+  ASSERT_FALSE(bad.ok());
+  EXPECT_NE(bad.error().message.find("slow_consumer_policy"), std::string::npos) << bad.error().message;
+  EXPECT_NE(bad.error().message.find("expected conflate, drop or disconnect"), std::string::npos);
+  BrokerConfig patched;
+  patched.slow_consumer_policy = "never";
+  EXPECT_FALSE(validate(patched).ok());
+}
+
+}  // namespace
+}  // namespace tw::config

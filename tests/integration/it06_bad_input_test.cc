@@ -216,7 +216,9 @@ TEST_F(BadInput, ConnectionLimitRefusesTheExtraConnection) {
 // A subscriber that never reads is disconnected once its queue passes
 // max_output_buffer; a reading subscriber of the same flood gets everything.
 TEST_F(BadInput, SlowConsumerIsDisconnectedOthersUnaffected) {
-  ASSERT_NO_FATAL_FAILURE(start({.args = {"--max-output-buffer", std::to_string(1 << 20)}}));
+  // The disconnect policy (the default is conflate: tests/integration/it14).
+  ASSERT_NO_FATAL_FAILURE(start({.args = {"--max-output-buffer", std::to_string(1 << 20),
+                                          "--slow-consumer-policy", "disconnect"}}));
   ASSERT_TRUE(pub.register_topic(2, PayloadKind::Opaque, "FLOOD/X"));
   RawClient slow;
   ASSERT_TRUE(slow.connect(broker->port(), testing::kDefaultTimeoutMs, /*rcvbuf=*/4096));

@@ -23,6 +23,10 @@ BrokerProcess::BrokerProcess(BrokerOptions options) : port_file_(dir_.file("port
     args.push_back("--config");
     args.push_back(dir_.write("broker.toml", options.config_toml));
   }
+  if (!options.slow_consumer_policy.empty()) {
+    args.push_back("--slow-consumer-policy");
+    args.push_back(options.slow_consumer_policy);
+  }
   args.insert(args.end(), options.args.begin(), options.args.end());
   process_ = std::make_unique<Process>(bin_path("tickwired"), args);
   if (process_->started()) port_ = wait_for_port_file(kPortFileTimeoutMs);

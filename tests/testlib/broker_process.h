@@ -20,6 +20,10 @@ struct BrokerOptions {
   uint16_t port = 0;              // 0 = any free port
   std::string config_toml;        // when not empty: written to a file and passed as --config
   std::string log_level = "warn";
+  // --slow-consumer-policy for the broker; "" = none, the broker's own default
+  // (conflate). "disconnect" by default here: the tests written before the
+  // policies existed expect a slow consumer to be disconnected.
+  std::string slow_consumer_policy;  // "" = the broker's default (conflate)
 };
 
 class BrokerProcess {
@@ -34,6 +38,7 @@ class BrokerProcess {
   bool ready() const { return port_ != 0; }
   uint16_t port() const { return port_; }
   bool alive() { return process_->alive(); }
+  pid_t pid() const { return process_->pid(); }
   void send_signal(int sig) { process_->send_signal(sig); }
   std::optional<ExitStatus> wait(int timeout_ms) { return process_->wait(timeout_ms); }
   // SIGTERM, wait up to timeout_ms, then SIGKILL.

@@ -150,6 +150,26 @@ TEST(WireReject, UnknownPublishFlagsAreRejected) {
   }
 }
 
+TEST(WireReject, SubscribeFlagsBeyondThePolicyBitsAreRejected) {
+  Bytes frame = encoded([](auto o) { return encode(o, MsgType::Subscribe, Subscribe{1, "A/>"}); });
+  constexpr size_t kFlagsOffset = 5;
+  for (uint8_t flags : {uint8_t{0x04}, uint8_t{0x07}, uint8_t{0x80}}) {
+    frame[kFlagsOffset] = flags;
+    Subscribe m;
+    EXPECT_FALSE(decode(split_one(frame), m)) << int(flags);
+  }
+}
+
+TEST(WireReject, UnsubscribeDefinesNoFlags) {
+  Bytes frame = encoded([](auto o) { return encode(o, MsgType::Unsubscribe, Subscribe{1, "A/>"}); });
+  constexpr size_t kFlagsOffset = 5;
+  for (uint8_t flags : {uint8_t{0x01}, uint8_t{0x03}, uint8_t{0x04}}) {
+    frame[kFlagsOffset] = flags;
+    Subscribe m;
+    EXPECT_FALSE(decode(split_one(frame), m)) << int(flags);
+  }
+}
+
 TEST(WireReject, HeartbeatWithABodyIsNotAHeartbeat) {
   EXPECT_TRUE(decodes(from_hex("08 00 00 00 07 00 00 00")));
   EXPECT_FALSE(decodes(from_hex("09 00 00 00 07 00 00 00 00")));

@@ -71,6 +71,35 @@ TEST(WireRoundTrip, RegisterBothKinds) {
   }
 }
 
+TEST(WireRoundTrip, SubscribeCarriesItsSlowConsumerPolicyInTheFlags) {
+  for (SlowPolicy policy : {SlowPolicy::Default, SlowPolicy::Conflate, SlowPolicy::Drop, SlowPolicy::Disconnect}) {
+    Bytes frame = encoded([&](auto o) { return encode(o, MsgType::Subscribe, Subscribe{5, "A/*", policy}); });
+    Frame f = split_one(frame);
+    EXPECT_EQ(f.flags, static_cast<uint8_t>(policy));
+    Subscribe m;
+    ASSERT_TRUE(decode(f, m));
+    EXPECT_EQ(m.policy, policy);
+    EXPECT_EQ(m.pattern, "A/*");
+    Bytes again(frame.size());
+    ASSERT_EQ(reencode(f, again), frame.size());
+    EXPECT_EQ(hex(again), hex(frame));
+  }
+}
+
+TEST(WireRoundTrip, UnsubscribeNeverCarriesAPolicy) {
+  Bytes frame = encoded([](auto o) { return encode(o, MsgType::Unsubscribe, Subscribe{5, "A/*", SlowPolicy::Drop}); });
+  Frame f = split_one(frame);
+  EXPECT_EQ(f.flags, 0);
+  Subscribe m;
+  ASSERT_TRUE(decode(f, m));
+  EXPECT_EQ(m.policy, SlowPolicy::Default);
+}
+
+TEST(WireRoundTrip, MessagesDroppedHasItsName) {
+  EXPECT_STREQ(code_name(Code::MessagesDropped), "MESSAGES_DROPPED");
+  EXPECT_EQ(static_cast<uint16_t>(Code::MessagesDropped), 22);
+}
+
 TEST(WireRoundTrip, PublishWithAndWithoutImageFlag) {
   const Bytes payload = sample_payload();
   for (bool image : {false, true}) {

@@ -59,6 +59,8 @@ std::vector<Sample> all_samples() {
       encoded([](auto o) { return encode(o, Welcome{1, 5000, 1u << 20, 1000, "tickwired"}); }), 25);
   add("SUBSCRIBE", MsgType::Subscribe,
       encoded([](auto o) { return encode(o, MsgType::Subscribe, Subscribe{11, "DEMO/>"}); }), 12);
+  add("SUBSCRIBE (policy drop)", MsgType::Subscribe,
+      encoded([](auto o) { return encode(o, MsgType::Subscribe, Subscribe{14, "DEMO/>", SlowPolicy::Drop}); }), 12);
   add("UNSUBSCRIBE", MsgType::Unsubscribe,
       encoded([](auto o) { return encode(o, MsgType::Unsubscribe, Subscribe{12, "DEMO/*/IBM"}); }), 16);
   add("SNAPSHOT", MsgType::Snapshot, encoded([](auto o) { return encode(o, Snapshot{13, "NYSE/EQ/IBM"}); }), 17);
