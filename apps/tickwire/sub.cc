@@ -1,5 +1,5 @@
-// tickwire sub PATTERN [--count N] [--json] [--slow-policy conflate|drop|disconnect]: exits 1 when the
-// broker closes the subscription (STATUS CLOSED).
+// tickwire sub PATTERN [--count N] [--json] [--slow-policy conflate|drop|disconnect] [--conflate MS]:
+// exits 1 when the broker closes the subscription (STATUS CLOSED).
 // One line per image, update or status on stdout; gaps and connection events on stderr.
 #include <cstdio>
 
@@ -15,6 +15,7 @@ struct SubOptions {
   uint64_t count = 0;  // 0 = until interrupted
   bool json = false;
   std::string slow_policy;  // "" = the broker's default
+  uint32_t conflate_ms = 0;  // 0 = every update (real time)
 };
 
 wire::SlowPolicy slow_policy_of(const std::string& name) {
@@ -54,7 +55,7 @@ int run_sub(const SubOptions& opts, const CommonOptions& common) {
     std::fputc('\n', stdout);
     if (opts.json) std::fflush(stdout);  // JSON lines feed other programs: no buffering delay
     done = opts.count != 0 && ++received >= opts.count;
-  }, slow_policy_of(opts.slow_policy));
+  }, slow_policy_of(opts.slow_policy), opts.conflate_ms);
   if (!subscribed) {
     std::fprintf(stderr, "tickwire sub: %s\n", subscribed.error().message.c_str());
     return kExitError;
@@ -99,6 +100,10 @@ void add_sub_command(CLI::App& app, const CommonOptions& common, int& exit_code)
                   "if this subscriber falls behind: conflate (latest state), drop (announced gaps) or "
                   "disconnect; default: the broker's")
       ->check(CLI::IsMember({"conflate", "drop", "disconnect"}));
+  cmd->add_option("--conflate", opts->conflate_ms,
+                  "at most one merged update per channel every MS milliseconds (rounded up to the broker's "
+                  "50 ms tick); 0 = every update")
+      ->check(CLI::Range(0u, 3'600'000u));
   cmd->callback([opts, &common, &exit_code]() { exit_code = run_sub(*opts, common); });
 }
 

@@ -19,6 +19,7 @@ struct Counters {
   uint64_t refresh_images = 0;         // images sent to resume a conflated channel
   uint64_t dropped_messages = 0;       // stream messages discarded (policy drop)
   uint64_t drop_notices = 0;           // STATUS MESSAGES_DROPPED sent
+  uint64_t conflation_refreshes = 0;   // merged images of conflated subscriptions (conflate_ms)
   uint64_t idle_timeouts = 0;
   uint64_t subscription_limit_hits = 0;
   uint64_t stray_provider_messages = 0;  // provider messages for channels it was not asked for

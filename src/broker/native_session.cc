@@ -158,7 +158,7 @@ void NativeSession::handle_subscribe(const wire::Frame& frame, bool subscribe) {
     ++env_.counters.protocol_errors;
     return fail(check.code, check.detail);
   }
-  if (check.ok()) env_.router.subscribe(this, msg.pattern, msg.policy);
+  if (check.ok()) env_.router.subscribe(this, msg.pattern, msg.policy, msg.conflate_ms);
 }
 
 void NativeSession::handle_snapshot(const wire::Frame& frame) {
@@ -433,6 +433,7 @@ void NativeSession::on_tick(uint64_t now_ns) {
     ++env_.counters.idle_timeouts;
     return fail(wire::Code::IdleTimeout, "nothing received within the idle timeout");
   }
+  if (!conflated_.empty()) send_due_refreshes(now_ns);
   if (now_ns - last_tx_ns_ >= ms_to_ns(heartbeat_ms_) && out_.empty()) {
     queue_frame(wire::kHeaderSize, [](std::span<uint8_t> out) { return wire::encode_heartbeat(out); });
     last_tx_ns_ = now_ns;

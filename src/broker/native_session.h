@@ -71,6 +71,10 @@ class NativeSession final : public Outlet, public reactor::IoHandler {
   // Channels held back now (their refresh or drop notice is still to come).
   size_t lagging_channels() const { return lag_.size(); }
   size_t queued_output() const { return out_.queued_bytes(); }
+  // Conflated subscriptions (docs/ARCHITECTURE.md, "Conflation"): channels
+  // with updates held for their next merged refresh, and refreshes sent so far.
+  size_t conflation_pending() const;
+  uint64_t conflation_refreshes() const { return conflation_refreshes_; }
 
  private:
   // A channel whose stream is held back while the connection is over its bound.
@@ -78,6 +82,13 @@ class NativeSession final : public Outlet, public reactor::IoHandler {
     bool refresh = false;    // conflate: send the current image on resume
     bool introduce = false;  // the held image was the stream's first: CHANNEL precedes it
     uint64_t dropped = 0;    // drop: messages discarded, announced on resume
+  };
+
+  // A channel of a conflated subscription. Kept after its refresh, so a busy
+  // channel costs one node for the connection's life, not one per interval.
+  struct Conflated {
+    uint64_t due_ns = 0;  // when the merged refresh goes out; 0 = nothing held
+    SlowPolicy policy = SlowPolicy::Conflate;
   };
 
   enum class Phase { AwaitHello, Open, Closing };
@@ -111,6 +122,14 @@ class NativeSession final : public Outlet, public reactor::IoHandler {
   // as copies in the backlog, until the queue is full again or all are sent.
   void resume_lagging();
   void append_refresh(const cache::Channel& channel, bool introduce);
+  void append_image_copy(const cache::Channel& channel, bool introduce);
+  // Conflated subscriptions (native_session_conflate.cc).
+  void hold_for_interval(const Delivery& delivery);
+  // A real-time delivery of a channel with held updates (a real-time pattern
+  // was added): the refresh goes now, carrying this message too. True when it did.
+  bool release_interval_hold(const Delivery& delivery);
+  void send_due_refreshes(uint64_t now_ns);
+  void send_interval_refresh(cache::ChannelId id, SlowPolicy policy);
   void append_drop_notice(const cache::Channel& channel, uint64_t dropped);
   void account_written();
 
@@ -137,6 +156,8 @@ class NativeSession final : public Outlet, public reactor::IoHandler {
   bool congested_ = false;  // over the bound: conflate/drop deliveries are held back until the low-water mark
   std::unordered_map<cache::ChannelId, Lag> lag_;
   std::vector<uint8_t> resume_scratch_;
+  std::unordered_map<cache::ChannelId, Conflated> conflated_;
+  uint64_t conflation_refreshes_ = 0;
   SlowStats slow_;
   wire::Code close_code_ = wire::Code::Ok;
   std::string close_text_;

@@ -51,6 +51,8 @@ void NativeSession::send_stream_image(const cache::Channel& channel, SlowPolicy 
 
 void NativeSession::send_delivery(const Delivery& delivery) {
   if (closing()) return;
+  if (delivery.conflate_ms != 0) return hold_for_interval(delivery);
+  if (!conflated_.empty() && release_interval_hold(delivery)) return;
   if ((congested_ || !lag_.empty()) && hold_back(delivery.channel, delivery.policy)) return;
   out_.append_ref(delivery.native_frame);
   env_.fanout.mark_dirty(this);
@@ -107,6 +109,14 @@ void NativeSession::resume_lagging() {
 }
 
 void NativeSession::append_refresh(const cache::Channel& channel, bool introduce) {
+  append_image_copy(channel, introduce);
+  ++slow_.refresh_images;
+  ++env_.counters.refresh_images;
+}
+
+// The channel's current image (a refresh, request_id 0) as a copy in the
+// backlog: no arena, so it is safe inside a fan-out or a flush.
+void NativeSession::append_image_copy(const cache::Channel& channel, bool introduce) {
   const size_t need = (introduce ? kIntroFrameMax : 0) + wire::kImageFixedSize + channel.image_size();
   if (resume_scratch_.size() < need) resume_scratch_.resize(need);
   std::span<uint8_t> out(resume_scratch_.data(), need);
@@ -117,8 +127,6 @@ void NativeSession::append_refresh(const cache::Channel& channel, bool introduce
   wire::encode_image_prefix(image, channel.id, channel.seq, 0, payload);
   n += wire::kImageFixedSize + payload;
   out_.append_copy({resume_scratch_.data(), n});
-  ++slow_.refresh_images;
-  ++env_.counters.refresh_images;
 }
 
 void NativeSession::append_drop_notice(const cache::Channel& channel, uint64_t dropped) {

@@ -25,6 +25,9 @@ struct Delivery {
   // The receiving subscription's policy; the router sets it per subscriber
   // (the strictest of the outlet's patterns that cover the channel).
   SlowPolicy policy = SlowPolicy::Conflate;
+  // The receiving subscription's conflation interval (0 = real time): the
+  // smallest among the outlet's patterns that cover the channel, 0 if any is real time.
+  uint32_t conflate_ms = 0;
 };
 
 class Outlet {

@@ -46,15 +46,16 @@ Outcome Router::check_subscribe(Outlet* outlet, std::string_view pattern) const 
   return {};
 }
 
-Outcome Router::subscribe(Outlet* outlet, std::string_view pattern, SlowPolicy policy) {
+Outcome Router::subscribe(Outlet* outlet, std::string_view pattern, SlowPolicy policy, uint32_t conflate_ms) {
   if (Outcome check = check_subscribe(outlet, pattern); !check.ok()) return check;
   auto& mine = patterns_by_outlet_[outlet];
   if (find_held(mine, pattern) != mine.end()) return {};
   if (policy == SlowPolicy::Default) policy = limits_.default_policy;
-  mine.push_back({std::string(pattern), policy});
+  mine.push_back({std::string(pattern), policy, conflate_ms});
   const bool exact = !topic::is_wildcard(pattern);
-  patterns_.insert(pattern, {outlet, exact, policy});
-  channels_.match(pattern, [&](cache::Channel& ch) { add_ref(ch, outlet, exact, policy); });
+  const PatternRef ref{outlet, exact, policy, conflate_ms};
+  patterns_.insert(pattern, ref);
+  channels_.match(pattern, [&](cache::Channel& ch) { add_ref(ch, ref); });
   if (exact) {
     if (Service* service = interactive_service(pattern)) {
       cache::Channel* ch = channels_.find(pattern);
@@ -77,12 +78,13 @@ Outcome Router::unsubscribe(Outlet* outlet, std::string_view pattern) {
   auto& mine = it->second;
   auto pos = find_held(mine, pattern);
   if (pos == mine.end()) return {wire::Code::NotSubscribed, "no such subscription"};
-  const bool exact = !topic::is_wildcard(pattern);
-  const SlowPolicy policy = pos->policy;
-  patterns_.erase(pattern, {outlet, exact, policy});
-  channels_.match(pattern, [&](cache::Channel& ch) { drop_ref(ch, outlet, exact, policy); });
+  const Held held = std::move(*pos);
+  // Forgotten before the refs drop, so intervals are recomputed from the patterns that remain.
   mine.erase(pos);
   if (mine.empty()) patterns_by_outlet_.erase(it);
+  const PatternRef ref{outlet, !topic::is_wildcard(held.pattern), held.policy, held.conflate_ms};
+  patterns_.erase(held.pattern, ref);
+  channels_.match(held.pattern, [&](cache::Channel& ch) { drop_ref(ch, ref); });
   return {};
 }
 
@@ -93,12 +95,13 @@ void Router::remove_outlet(Outlet* outlet) {
   }
   auto it = patterns_by_outlet_.find(outlet);
   if (it == patterns_by_outlet_.end()) return;
-  for (const Held& held : it->second) {
-    const bool exact = !topic::is_wildcard(held.pattern);
-    patterns_.erase(held.pattern, {outlet, exact, held.policy});
-    channels_.match(held.pattern, [&](cache::Channel& ch) { drop_ref(ch, outlet, exact, held.policy); });
-  }
+  std::vector<Held> held_list = std::move(it->second);
   patterns_by_outlet_.erase(it);
+  for (const Held& held : held_list) {
+    const PatternRef ref{outlet, !topic::is_wildcard(held.pattern), held.policy, held.conflate_ms};
+    patterns_.erase(held.pattern, ref);
+    channels_.match(held.pattern, [&](cache::Channel& ch) { drop_ref(ch, ref); });
+  }
 }
 
 size_t Router::subscription_count(Outlet* outlet) const {
@@ -118,7 +121,39 @@ SlowPolicy Router::policy_of(const Outlet* outlet, cache::ChannelId id) const {
   return SlowPolicy::Default;
 }
 
-void Router::add_ref(cache::Channel& ch, Outlet* outlet, bool exact, SlowPolicy policy) {
+uint32_t Router::conflate_ms_of(const Outlet* outlet, cache::ChannelId id) const {
+  if (id == 0 || id > routes_.size()) return 0;
+  for (const Entry& e : routes_[id - 1].subscribers) {
+    if (e.outlet == outlet) return e.conflate_ms();
+  }
+  return 0;
+}
+
+uint32_t Router::min_conflate_ms(const Outlet* outlet, std::string_view topic) const {
+  auto it = patterns_by_outlet_.find(const_cast<Outlet*>(outlet));
+  if (it == patterns_by_outlet_.end()) return 0;
+  uint32_t best = 0;
+  for (const Held& h : it->second) {
+    if (h.conflate_ms == 0 || (best != 0 && h.conflate_ms >= best)) continue;
+    if (topic::matches(h.pattern, topic)) best = h.conflate_ms;
+  }
+  return best;
+}
+
+namespace {
+void count_interval(uint32_t& realtime_refs, uint32_t& min_ms, uint32_t conflate_ms) {
+  if (conflate_ms == 0) {
+    ++realtime_refs;
+  } else if (min_ms == 0 || conflate_ms < min_ms) {
+    min_ms = conflate_ms;
+  }
+}
+}  // namespace
+
+void Router::add_ref(cache::Channel& ch, const PatternRef& ref) {
+  Outlet* outlet = ref.outlet;
+  const bool exact = ref.exact;
+  const SlowPolicy policy = ref.policy;
   Route& r = route(ch);
   if (exact) {
     ++r.exact_refs;
@@ -132,12 +167,14 @@ void Router::add_ref(cache::Channel& ch, Outlet* outlet, bool exact, SlowPolicy 
       ++e.refs;
       e.exact += exact;
       ++e.policy_refs[policy_slot(policy)];
+      count_interval(e.realtime_refs, e.min_conflate_ms, ref.conflate_ms);
       return;
     }
   }
   r.subscribers.push_back({outlet, 1, exact ? 1u : 0u, 0});
   Entry& added = r.subscribers.back();
   ++added.policy_refs[policy_slot(policy)];
+  count_interval(added.realtime_refs, added.min_conflate_ms, ref.conflate_ms);
   if (ch.has_data()) {
     outlet->send_stream_image(ch, policy);
     added.image_seq = ch.seq;
@@ -148,14 +185,23 @@ void Router::add_ref(cache::Channel& ch, Outlet* outlet, bool exact, SlowPolicy 
   }
 }
 
-void Router::drop_ref(cache::Channel& ch, Outlet* outlet, bool exact, SlowPolicy policy) {
+void Router::drop_ref(cache::Channel& ch, const PatternRef& ref) {
+  Outlet* outlet = ref.outlet;
+  const bool exact = ref.exact;
   Route& r = route(ch);
   auto& list = r.subscribers;
   for (size_t i = 0; i < list.size(); ++i) {
-    if (list[i].outlet != outlet) continue;
-    list[i].exact -= exact;
-    --list[i].policy_refs[policy_slot(policy)];
-    if (--list[i].refs == 0) {
+    Entry& e = list[i];
+    if (e.outlet != outlet) continue;
+    e.exact -= exact;
+    --e.policy_refs[policy_slot(ref.policy)];
+    if (ref.conflate_ms == 0) {
+      --e.realtime_refs;
+    } else if (ref.conflate_ms == e.min_conflate_ms) {
+      // Not per message: only when a pattern goes; the dropped pattern is already forgotten.
+      e.min_conflate_ms = min_conflate_ms(outlet, ch.topic);
+    }
+    if (--e.refs == 0) {
       list[i] = list.back();
       list.pop_back();
     }
@@ -174,7 +220,7 @@ cache::Channel* Router::create_channel(std::string_view topic, wire::PayloadKind
   cache::Channel* ch = channels_.create(topic, kind);
   if (!ch) return nullptr;
   routes_.emplace_back();
-  patterns_.match(topic, [&](const PatternRef& ref) { add_ref(*ch, ref.outlet, ref.exact, ref.policy); });
+  patterns_.match(topic, [&](const PatternRef& ref) { add_ref(*ch, ref); });
   return ch;
 }
 
@@ -216,6 +262,7 @@ void Router::fan_out(cache::Channel& ch, std::span<const uint8_t> payload, bool 
   for (Entry& e : list) {
     if (e.image_seq == ch.seq) continue;
     delivery.policy = e.policy();
+    delivery.conflate_ms = e.conflate_ms();
     e.outlet->send_delivery(delivery);
     ++stats_.deliveries;
   }

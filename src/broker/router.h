@@ -81,8 +81,12 @@ class Router {
   // the channel. Subscribing to a pattern it already has is a no-op (its
   // policy stays). `policy` Default means limits.default_policy. When several
   // patterns of one outlet cover a channel, the strictest policy applies
-  // (disconnect > drop > conflate).
-  Outcome subscribe(Outlet* outlet, std::string_view pattern, SlowPolicy policy = SlowPolicy::Default);
+  // (disconnect > drop > conflate). `conflate_ms` > 0 asks for at most one
+  // merged refresh per channel per interval (docs/ARCHITECTURE.md,
+  // "Conflation"); a channel covered by several patterns of one outlet gets
+  // the smallest interval, and real time (0) if any pattern is real time.
+  Outcome subscribe(Outlet* outlet, std::string_view pattern, SlowPolicy policy = SlowPolicy::Default,
+                    uint32_t conflate_ms = 0);
   Outcome unsubscribe(Outlet* outlet, std::string_view pattern);
   // Drops every subscription and every service of a closing outlet.
   void remove_outlet(Outlet* outlet);
@@ -91,6 +95,8 @@ class Router {
   bool delivers(const Outlet* outlet, cache::ChannelId id) const;
   // The policy deliveries of the channel to the outlet carry; Default when it does not receive it.
   SlowPolicy policy_of(const Outlet* outlet, cache::ChannelId id) const;
+  // The conflation interval deliveries of the channel to the outlet carry; 0 = real time (or not delivered).
+  uint32_t conflate_ms_of(const Outlet* outlet, cache::ChannelId id) const;
   // Sends the channel's current image as a snapshot reply (request_id != 0).
   Outcome snapshot(Outlet* outlet, std::string_view topic, uint32_t request_id);
 
@@ -128,8 +134,12 @@ class Router {
     uint32_t exact = 0;           // of which exact (non-wildcard) patterns
     uint64_t image_seq = 0;       // seq of the image it was sent; 0 = none yet
     std::array<uint32_t, 3> policy_refs{};  // refs per policy: conflate, drop, disconnect
+    uint32_t realtime_refs = 0;   // refs of patterns without a conflation interval
+    uint32_t min_conflate_ms = 0; // smallest interval among the conflated patterns; 0 = none
     bool has_image() const { return image_seq != 0; }
     SlowPolicy policy() const;    // the strictest policy with a ref
+    // Real time wins: any real-time pattern makes the whole channel real time.
+    uint32_t conflate_ms() const { return realtime_refs > 0 ? 0 : min_conflate_ms; }
   };
   struct Provider;
   struct Service;
@@ -148,8 +158,11 @@ class Router {
   };
 
   Route& route(const cache::Channel& ch) { return routes_[ch.id - 1]; }
-  void add_ref(cache::Channel& ch, Outlet* outlet, bool exact, SlowPolicy policy);
-  void drop_ref(cache::Channel& ch, Outlet* outlet, bool exact, SlowPolicy policy);
+  struct PatternRef;
+  void add_ref(cache::Channel& ch, const PatternRef& ref);
+  void drop_ref(cache::Channel& ch, const PatternRef& ref);
+  // The smallest interval among the outlet's (remaining) conflated patterns that cover the channel.
+  uint32_t min_conflate_ms(const Outlet* outlet, std::string_view topic) const;
   void send_pending_images(cache::Channel& ch);
   void fan_out(cache::Channel& ch, std::span<const uint8_t> payload, bool image);
   void fan_out_status(cache::Channel& ch, wire::ChannelState state, wire::Code code, std::string_view text);
@@ -180,12 +193,14 @@ class Router {
     Outlet* outlet = nullptr;
     bool exact = false;
     SlowPolicy policy = SlowPolicy::Conflate;
+    uint32_t conflate_ms = 0;
     bool operator==(const PatternRef&) const = default;
   };
-  // One pattern an outlet holds, with the (resolved) policy it was subscribed with.
+  // One pattern an outlet holds, with the (resolved) policy and interval it was subscribed with.
   struct Held {
     std::string pattern;
     SlowPolicy policy = SlowPolicy::Conflate;
+    uint32_t conflate_ms = 0;
   };
   static std::vector<Held>::iterator find_held(std::vector<Held>& held, std::string_view pattern);
   topic::PatternIndex<PatternRef> patterns_;

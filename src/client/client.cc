@@ -35,11 +35,12 @@ bool Client::has_live_pattern(std::string_view pattern) const {
   return false;
 }
 
-void Client::send_subscribe(wire::MsgType type, std::string_view pattern, wire::SlowPolicy policy) {
+void Client::send_subscribe(wire::MsgType type, std::string_view pattern, wire::SlowPolicy policy,
+                            uint32_t conflate_ms) {
   if (state_ != State::Connected) return;  // sent by resend_state() after WELCOME
   uint32_t request_id = next_request_id_++;
-  wire::Subscribe m{request_id, pattern, policy};
-  bool queued = queue_frame(wire::kHeaderSize + 6 + pattern.size(),
+  wire::Subscribe m{request_id, pattern, policy, conflate_ms};
+  bool queued = queue_frame(wire::kHeaderSize + 10 + pattern.size(),
                             [&](std::span<uint8_t> out) { return wire::encode(out, type, m); });
   if (!queued) {
     connection_lost("output buffer full while sending a subscription request");
@@ -57,7 +58,8 @@ void Client::send_register(PublisherId id, const Registration& reg) {
   if (!queued) connection_lost("output buffer full while sending REGISTER");
 }
 
-Result<uint32_t> Client::subscribe(std::string_view pattern, MessageHandler handler, wire::SlowPolicy policy) {
+Result<uint32_t> Client::subscribe(std::string_view pattern, MessageHandler handler, wire::SlowPolicy policy,
+                                   uint32_t conflate_ms) {
   if (!handler) return Error{"subscribe needs a handler"};
   topic::Error e = topic::validate_pattern(pattern, topic::Limits{});
   if (e != topic::Error::Ok) return topic_error("invalid pattern", pattern, e);
@@ -67,10 +69,11 @@ Result<uint32_t> Client::subscribe(std::string_view pattern, MessageHandler hand
   sub->pattern.assign(pattern);
   sub->handler = std::move(handler);
   sub->policy = policy;
+  sub->conflate_ms = conflate_ms;
   uint32_t id = sub->id;
   subscriptions_.push_back(std::move(sub));
   ++subscription_generation_;
-  if (!already_sent) send_subscribe(wire::MsgType::Subscribe, pattern, policy);
+  if (!already_sent) send_subscribe(wire::MsgType::Subscribe, pattern, policy, conflate_ms);
   return id;
 }
 

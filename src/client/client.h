@@ -136,8 +136,12 @@ class Client {
   // `policy`: what the broker does when this connection falls behind
   // (Default = the broker's slow_consumer_policy; docs/client.md). It is sent
   // with the pattern's first SUBSCRIBE and again after each reconnect.
+  // `conflate_ms` > 0: at most one merged refresh (an IMAGE with every
+  // field's latest value) per channel per interval instead of every update,
+  // for screens; rounded up to the broker's 50 ms tick (docs/client.md).
+  // Sent and re-sent like the policy.
   Result<uint32_t> subscribe(std::string_view pattern, MessageHandler handler,
-                             wire::SlowPolicy policy = wire::SlowPolicy::Default);
+                             wire::SlowPolicy policy = wire::SlowPolicy::Default, uint32_t conflate_ms = 0);
   // Removes every subscription with this pattern and sends UNSUBSCRIBE.
   Status unsubscribe(std::string_view pattern);
 
@@ -197,6 +201,7 @@ class Client {
     std::string pattern;
     MessageHandler handler;
     wire::SlowPolicy policy = wire::SlowPolicy::Default;
+    uint32_t conflate_ms = 0;  // 0 = real time
     bool live = true;
   };
   struct Registration {
@@ -282,7 +287,7 @@ class Client {
   template <typename Encode>
   bool queue_frame(size_t max_size, Encode&& encode);
   void send_subscribe(wire::MsgType type, std::string_view pattern,
-                      wire::SlowPolicy policy = wire::SlowPolicy::Default);
+                      wire::SlowPolicy policy = wire::SlowPolicy::Default, uint32_t conflate_ms = 0);
   void send_register(PublisherId id, const Registration& reg);
   bool has_live_pattern(std::string_view pattern) const;
   void emit_connection(ConnectionEvent event, std::string_view reason);

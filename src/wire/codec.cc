@@ -129,9 +129,13 @@ bool decode(const Frame& f, Subscribe& m) {
   ByteReader r(f.body);
   m.request_id = r.u32();
   m.pattern = r.str16();
-  // Only SUBSCRIBE defines flags (the policy); UNSUBSCRIBE's must be 0.
-  const uint8_t allowed = f.type == MsgType::Subscribe ? kSubscribePolicyMask : 0;
+  // Only SUBSCRIBE defines flags (policy, conflation); UNSUBSCRIBE's must be 0.
+  const uint8_t allowed = f.type == MsgType::Subscribe ? (kSubscribePolicyMask | kSubscribeConflate) : 0;
   m.policy = static_cast<SlowPolicy>(f.flags & kSubscribePolicyMask);
+  const bool conflate = (f.flags & kSubscribeConflate) != 0;
+  m.conflate_ms = conflate ? r.u32() : 0;
+  // A zero interval is never encoded (real time omits the field): keeps re-encoding byte-exact.
+  if (conflate && m.conflate_ms == 0) return false;
   return (f.flags & ~allowed) == 0 && r.at_end();
 }
 
@@ -289,10 +293,14 @@ size_t encode(std::span<uint8_t> out, const Welcome& m) {
 }
 
 size_t encode(std::span<uint8_t> out, MsgType type, const Subscribe& m) {
-  const bool with_policy = type == MsgType::Subscribe;
-  auto w = begin(out, type, with_policy ? static_cast<uint8_t>(static_cast<uint8_t>(m.policy) & kSubscribePolicyMask) : 0);
+  const bool with_options = type == MsgType::Subscribe;
+  const bool conflate = with_options && m.conflate_ms != 0;
+  uint8_t flags = with_options ? static_cast<uint8_t>(static_cast<uint8_t>(m.policy) & kSubscribePolicyMask) : 0;
+  if (conflate) flags |= kSubscribeConflate;
+  auto w = begin(out, type, flags);
   w.u32(m.request_id);
   w.str16(m.pattern);
+  if (conflate) w.u32(m.conflate_ms);
   return finish(w);
 }
 

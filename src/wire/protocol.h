@@ -88,8 +88,10 @@ inline constexpr uint8_t kPublishImage = 0x01;  // replace the cached image inst
 // output queue is over max_output_buffer (docs/protocol.md, "Slow consumers").
 // Stricter policies have higher values: disconnect > drop > conflate.
 enum class SlowPolicy : uint8_t { Default = 0, Conflate = 1, Drop = 2, Disconnect = 3 };
-// SUBSCRIBE flags: bits 0-1 carry the SlowPolicy; other bits are malformed.
+// SUBSCRIBE flags: bits 0-1 carry the SlowPolicy; bit 2 says a u32
+// conflate_ms follows the pattern; other bits are malformed.
 inline constexpr uint8_t kSubscribePolicyMask = 0x03;
+inline constexpr uint8_t kSubscribeConflate = 0x04;
 
 // Publish ids with this bit set are stream ids: the broker assigns them in
 // REQUEST to an interactive provider (stream id = kStreamIdBit | channel id).
@@ -110,10 +112,13 @@ struct Welcome {  // u16 version, u32 heartbeat_ms, u32 max_frame, u32 max_subsc
   uint32_t max_subscriptions = 0;
   std::string_view server_name;
 };
-struct Subscribe {  // u32 request_id, str16 pattern   (also UNSUBSCRIBE); SUBSCRIBE flags: policy
+struct Subscribe {  // u32 request_id, str16 pattern, [u32 conflate_ms]   (also UNSUBSCRIBE); SUBSCRIBE flags: policy, conflate
   uint32_t request_id = 0;
   std::string_view pattern;
   SlowPolicy policy = SlowPolicy::Default;  // SUBSCRIBE only; UNSUBSCRIBE carries flags 0
+  // SUBSCRIBE only: at most one merged refresh per channel per this many ms
+  // (0 = real time). On the wire only when non-zero (flag kSubscribeConflate).
+  uint32_t conflate_ms = 0;
 };
 struct Snapshot {  // u32 request_id, str16 topic
   uint32_t request_id = 0;

@@ -20,6 +20,7 @@ struct Event {
   wire::Code code = wire::Code::Ok;
   uint32_t stream_id = 0;
   SlowPolicy policy = SlowPolicy::Default;  // stream images and deliveries: the policy they carried
+  uint32_t conflate_ms = 0;                 // deliveries: the conflation interval they carried
 };
 
 class RecordingOutlet final : public Outlet {
@@ -45,6 +46,7 @@ class RecordingOutlet final : public Outlet {
       ASSERT_EQ(m.channel_id, d.channel.id);
       events.push_back({"update", d.channel.topic, m.seq, {}, {}, 0, d.policy});
     }
+    events.back().conflate_ms = d.conflate_ms;
     fanout_.mark_dirty(this);
   }
   void send_status(const cache::Channel& ch, wire::ChannelState state, wire::Code code, std::string_view,

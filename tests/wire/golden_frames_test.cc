@@ -56,6 +56,18 @@ TEST(GoldenFrames, Subscribe) {
   EXPECT_EQ(m.pattern, "DEMO/>");
 }
 
+TEST(GoldenFrames, SubscribeWithAConflationInterval) {
+  Bytes f = encoded(
+      [](auto o) { return encode(o, MsgType::Subscribe, Subscribe{1, "DEMO/>", SlowPolicy::Drop, 200}); });
+  auto m = expect_golden<Subscribe>(f,
+                                    "18 00 00 00 02 06 00 00"  // length 24, SUBSCRIBE, flags drop | conflate
+                                    "01 00 00 00"              // request_id 1
+                                    "06 00 44 45 4d 4f 2f 3e"  // pattern "DEMO/>"
+                                    "c8 00 00 00");            // conflate_ms 200
+  EXPECT_EQ(m.policy, SlowPolicy::Drop);
+  EXPECT_EQ(m.conflate_ms, 200u);
+}
+
 TEST(GoldenFrames, Ack) {
   Bytes f = encoded([](auto o) { return encode(o, Ack{1, Code::Ok, ""}); });
   expect_golden<Ack>(f,

@@ -160,6 +160,14 @@ TEST(WireReject, SubscribeFlagsBeyondThePolicyBitsAreRejected) {
   }
 }
 
+TEST(WireReject, SubscribeWithAZeroConflationIntervalIsMalformed) {
+  EXPECT_TRUE(decodes(from_hex("14 00 00 00 02 04 00 00 01 00 00 00 02 00 41 2f 05 00 00 00")));
+  EXPECT_FALSE(decodes(from_hex("14 00 00 00 02 04 00 00 01 00 00 00 02 00 41 2f 00 00 00 00")));
+  // The flag without the field, and the field without the flag.
+  EXPECT_FALSE(decodes(from_hex("10 00 00 00 02 04 00 00 01 00 00 00 02 00 41 2f")));
+  EXPECT_FALSE(decodes(from_hex("14 00 00 00 02 00 00 00 01 00 00 00 02 00 41 2f 05 00 00 00")));
+}
+
 TEST(WireReject, UnsubscribeDefinesNoFlags) {
   Bytes frame = encoded([](auto o) { return encode(o, MsgType::Unsubscribe, Subscribe{1, "A/>"}); });
   constexpr size_t kFlagsOffset = 5;

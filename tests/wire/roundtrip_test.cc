@@ -86,6 +86,34 @@ TEST(WireRoundTrip, SubscribeCarriesItsSlowConsumerPolicyInTheFlags) {
   }
 }
 
+TEST(WireRoundTrip, SubscribeCarriesItsConflationIntervalAfterThePattern) {
+  for (uint32_t ms : {0u, 1u, 200u, 0xFFFFFFFFu}) {
+    Bytes frame = encoded(
+        [&](auto o) { return encode(o, MsgType::Subscribe, Subscribe{5, "A/*", SlowPolicy::Conflate, ms}); });
+    Frame f = split_one(frame);
+    EXPECT_EQ((f.flags & kSubscribeConflate) != 0, ms != 0);
+    EXPECT_EQ(f.body.size(), 4u + 2u + 3u + (ms != 0 ? 4u : 0u));
+    Subscribe m;
+    ASSERT_TRUE(decode(f, m));
+    EXPECT_EQ(m.conflate_ms, ms);
+    EXPECT_EQ(m.policy, SlowPolicy::Conflate);
+    EXPECT_EQ(m.pattern, "A/*");
+    Bytes again(frame.size());
+    ASSERT_EQ(reencode(f, again), frame.size());
+    EXPECT_EQ(hex(again), hex(frame));
+  }
+}
+
+TEST(WireRoundTrip, UnsubscribeNeverCarriesAConflationInterval) {
+  Bytes frame = encoded([](auto o) { return encode(o, MsgType::Unsubscribe, Subscribe{5, "A/*", SlowPolicy::Drop, 9}); });
+  Frame f = split_one(frame);
+  EXPECT_EQ(f.flags, 0);
+  EXPECT_EQ(f.body.size(), 4u + 2u + 3u);
+  Subscribe m;
+  ASSERT_TRUE(decode(f, m));
+  EXPECT_EQ(m.conflate_ms, 0u);
+}
+
 TEST(WireRoundTrip, UnsubscribeNeverCarriesAPolicy) {
   Bytes frame = encoded([](auto o) { return encode(o, MsgType::Unsubscribe, Subscribe{5, "A/*", SlowPolicy::Drop}); });
   Frame f = split_one(frame);

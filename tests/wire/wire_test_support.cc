@@ -61,6 +61,9 @@ std::vector<Sample> all_samples() {
       encoded([](auto o) { return encode(o, MsgType::Subscribe, Subscribe{11, "DEMO/>"}); }), 12);
   add("SUBSCRIBE (policy drop)", MsgType::Subscribe,
       encoded([](auto o) { return encode(o, MsgType::Subscribe, Subscribe{14, "DEMO/>", SlowPolicy::Drop}); }), 12);
+  add("SUBSCRIBE (conflate 250 ms)", MsgType::Subscribe,
+      encoded([](auto o) { return encode(o, MsgType::Subscribe, Subscribe{15, "DEMO/>", SlowPolicy::Default, 250}); }),
+      16);
   add("UNSUBSCRIBE", MsgType::Unsubscribe,
       encoded([](auto o) { return encode(o, MsgType::Unsubscribe, Subscribe{12, "DEMO/*/IBM"}); }), 16);
   add("SNAPSHOT", MsgType::Snapshot, encoded([](auto o) { return encode(o, Snapshot{13, "NYSE/EQ/IBM"}); }), 17);
