@@ -24,15 +24,6 @@ void pad(std::string& out, const std::string& cell, size_t width) {
 
 }  // namespace
 
-const char* state_name(wire::ChannelState state) {
-  switch (state) {
-    case wire::ChannelState::Ok: return "OK";
-    case wire::ChannelState::Stale: return "STALE";
-    case wire::ChannelState::Closed: return "CLOSED";
-  }
-  return "?";
-}
-
 std::vector<std::pair<std::string, size_t>> provider_distribution(const std::vector<client::ChannelRow>& rows) {
   std::map<std::string, size_t> counts;
   for (const auto& row : rows) ++counts[provider_label(row)];
@@ -47,7 +38,7 @@ std::string format_channel_table(std::vector<client::ChannelRow> rows) {
   std::vector<std::vector<std::string>> cells;
   cells.push_back(header);
   for (const auto& r : rows)
-    cells.push_back({r.topic, state_name(r.state), r.provider.empty() ? "-" : r.provider,
+    cells.push_back({r.topic, wire::state_name(r.state), r.provider.empty() ? "-" : r.provider,
                      std::to_string(r.subscribers), std::to_string(r.seq), std::to_string(r.rate)});
   std::vector<size_t> width(header.size(), 0);
   for (const auto& line : cells)
@@ -70,7 +61,7 @@ std::string format_channel_json(std::vector<client::ChannelRow> rows) {
   for (const auto& r : rows) {
     channels.push_back({{"topic", r.topic},
                         {"channel_id", r.channel_id},
-                        {"state", state_name(r.state)},
+                        {"state", wire::state_name(r.state)},
                         {"provider", r.provider},
                         {"subscribers", r.subscribers},
                         {"seq", r.seq},

@@ -9,7 +9,6 @@
 
 namespace tw::cli {
 
-const char* state_name(wire::ChannelState state);  // "OK", "STALE", "CLOSED"
 // Channels per provider, busiest first (ties by name); broadcast channels
 // count under "(broadcast)".
 std::vector<std::pair<std::string, size_t>> provider_distribution(const std::vector<client::ChannelRow>& rows);

@@ -6,15 +6,6 @@ namespace tw::client {
 
 namespace {
 
-const char* state_name(wire::ChannelState state) {
-  switch (state) {
-    case wire::ChannelState::Ok: return "OK";
-    case wire::ChannelState::Stale: return "STALE";
-    case wire::ChannelState::Closed: return "CLOSED";
-  }
-  return "?";
-}
-
 std::string hex(std::span<const uint8_t> bytes) {
   static constexpr char kDigits[] = "0123456789abcdef";
   std::string out;
@@ -77,7 +68,7 @@ std::string format_text(const Message& msg, const fields::Dictionary& dict) {
   line.resize(7, ' ');  // "IMAGE  ", "UPDATE ", "STATUS ": topics line up
   line += msg.topic.empty() ? "#" + std::to_string(msg.channel_id) : std::string(msg.topic);
   if (msg.kind == MessageKind::Status) {
-    line += std::string(" ") + state_name(msg.state) + " code=" + wire::code_name(msg.code);
+    line += std::string(" ") + wire::state_name(msg.state) + " code=" + wire::code_name(msg.code);
     if (!msg.text.empty()) line += " " + std::string(msg.text);
     return line;
   }
@@ -93,7 +84,7 @@ std::string format_json(const Message& msg, const fields::Dictionary& dict) {
   j["topic"] = std::string(msg.topic);
   j["channel"] = msg.channel_id;
   if (msg.kind == MessageKind::Status) {
-    j["state"] = state_name(msg.state);
+    j["state"] = wire::state_name(msg.state);
     j["code"] = wire::code_name(msg.code);
     j["text"] = std::string(msg.text);
     return j.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);

@@ -60,6 +60,15 @@ const char* type_name(MsgType type) {
   return "UNKNOWN";
 }
 
+const char* state_name(ChannelState state) {
+  switch (state) {
+    case ChannelState::Ok: return "OK";
+    case ChannelState::Stale: return "STALE";
+    case ChannelState::Closed: return "CLOSED";
+  }
+  return "UNKNOWN";
+}
+
 uint32_t peek_length(std::span<const uint8_t> in) {
   if (in.size() < 4) return 0;
   ByteReader r(in);

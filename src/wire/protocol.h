@@ -80,6 +80,7 @@ const char* type_name(MsgType type);  // "HELLO", ... for logs and tests
 
 enum class PayloadKind : uint8_t { FieldList = 0, Opaque = 1 };
 enum class ChannelState : uint8_t { Ok = 0, Stale = 1, Closed = 2 };
+const char* state_name(ChannelState state);  // "OK", "STALE", "CLOSED"
 
 // PUBLISH flags
 inline constexpr uint8_t kPublishImage = 0x01;  // replace the cached image instead of merging
