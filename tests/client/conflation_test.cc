@@ -40,7 +40,8 @@ TEST(Conflation, ConflatedSubscriptionGetsMergedImagesAndKeepsItAcrossAReconnect
   EXPECT_EQ(count_kind(got, MessageKind::Update), 0u) << "a conflated stream carries merged images only";
   EXPECT_EQ(got.back().kind, MessageKind::Image);
   EXPECT_EQ(got.back().payload, decimal_field(22, 100, 0));
-  EXPECT_LT(got.size(), 1u + kUpdates);
+  // How many refreshes arrive depends on timing; at most one per interval is
+  // checked with an injected clock in tests/broker/session_conflation_test.cc.
 
   broker.reset();
   ASSERT_TRUE(poll_until(sub, [&] { return !sub.connected(); }));
