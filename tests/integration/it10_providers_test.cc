@@ -7,6 +7,7 @@
 #include <map>
 #include <thread>
 
+#include "integration/it_providers_support.h"
 #include "integration/it_support.h"
 #include "testlib/fields.h"
 #include "testlib/provider.h"
@@ -26,24 +27,8 @@ BrokerOptions broker_with(const InteractiveTimeouts& t, std::vector<std::string>
   return options;
 }
 
-void open_provider(ProviderClient& p, uint16_t port, const std::string& name, const std::string& service = "SVC") {
-  std::string why;
-  ASSERT_TRUE(p.open(port, name, 0, &why)) << why;
-  auto ack = p.provide(1, service);
-  ASSERT_TRUE(ack);
-  ASSERT_EQ(ack->code, wire::Code::Ok) << ack->text;
-}
 
-void open_subscriber(RawClient& c, uint16_t port, const std::string& name) {
-  std::string why;
-  ASSERT_TRUE(open_client(c, port, name, &why)) << why;
-}
 
-void subscribe_ok(RawClient& c, uint32_t request_id, const std::string& pattern) {
-  auto ack = c.subscribe(request_id, pattern);
-  ASSERT_TRUE(ack) << "no ACK for SUBSCRIBE " << pattern;
-  ASSERT_EQ(ack->code, wire::Code::Ok) << ack->text;
-}
 
 bool has_image(const StreamModel& m, const std::string& topic) {
   const auto* ch = m.find(topic);

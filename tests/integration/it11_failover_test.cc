@@ -8,6 +8,7 @@
 #include <string>
 #include <vector>
 
+#include "integration/it_providers_support.h"
 #include "integration/it_support.h"
 #include "testlib/fields.h"
 #include "testlib/provider.h"
@@ -27,13 +28,6 @@ BrokerOptions broker_with(std::vector<std::string> extra = {}) {
   return options;
 }
 
-void open_provider(ProviderClient& p, uint16_t port, const std::string& name, uint32_t heartbeat_ms = 0) {
-  std::string why;
-  ASSERT_TRUE(p.open(port, name, heartbeat_ms, &why)) << why;
-  auto ack = p.provide(1, "SVC");
-  ASSERT_TRUE(ack);
-  ASSERT_EQ(ack->code, wire::Code::Ok) << ack->text;
-}
 
 std::string topic_of(int subscriber, int i) { return "SVC/S" + std::to_string(subscriber) + "/T" + std::to_string(i); }
 
@@ -128,7 +122,7 @@ TEST(ProviderFailover, SilentProviderTimesOutAndFailsOver) {
   BrokerProcess broker(broker_with({"--idle-timeout-ms", "400", "--heartbeat-ms", "5000"}));
   ASSERT_TRUE(broker.ready()) << broker.err();
   ProviderClient mute;
-  open_provider(mute, broker.port(), "mute", 100);  // idle limit: max(400, 3 x 100) ms
+  open_provider(mute, broker.port(), "mute", "SVC", 100);  // idle limit: max(400, 3 x 100) ms
   Subscriber sub;
   sub.open(broker.port(), 0, 10);
   ASSERT_TRUE(mute.read_requests(10));

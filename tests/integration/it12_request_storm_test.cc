@@ -8,6 +8,7 @@
 #include <string>
 #include <vector>
 
+#include "integration/it_providers_support.h"
 #include "integration/it_support.h"
 #include "testlib/provider.h"
 

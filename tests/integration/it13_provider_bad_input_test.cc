@@ -7,6 +7,7 @@
 #include <string>
 #include <vector>
 
+#include "integration/it_providers_support.h"
 #include "integration/it_support.h"
 #include "testlib/fields.h"
 #include "testlib/provider.h"
@@ -23,24 +24,8 @@ BrokerOptions broker_with(const InteractiveTimeouts& t = {}) {
   return options;
 }
 
-void open_provider(ProviderClient& p, uint16_t port, const std::string& name) {
-  std::string why;
-  ASSERT_TRUE(p.open(port, name, 0, &why)) << why;
-  auto ack = p.provide(1, "SVC");
-  ASSERT_TRUE(ack);
-  ASSERT_EQ(ack->code, wire::Code::Ok) << ack->text;
-}
 
-void open_subscriber(RawClient& c, uint16_t port, const std::string& name) {
-  std::string why;
-  ASSERT_TRUE(open_client(c, port, name, &why)) << why;
-}
 
-void subscribe_ok(RawClient& c, uint32_t request_id, const std::string& pattern) {
-  auto ack = c.subscribe(request_id, pattern);
-  ASSERT_TRUE(ack) << "no ACK for SUBSCRIBE " << pattern;
-  ASSERT_EQ(ack->code, wire::Code::Ok) << ack->text;
-}
 
 // The connection still answers requests: a LIST_CHANNELS round trip.
 bool still_connected(RawClient& c) {
