@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "broker/fanout.h"
+#include "broker/payloads.h"
 #include "broker/recording_outlet.h"
 #include "broker/router.h"
 #include "fields/field_list.h"
@@ -15,13 +16,7 @@
 namespace tw::broker {
 namespace {
 
-std::vector<uint8_t> quote(int64_t bid) {
-  std::vector<uint8_t> buf(64);
-  fields::FieldListWriter w(buf);
-  w.add_int(22, bid);
-  buf.resize(w.finish());
-  return buf;
-}
+std::vector<uint8_t> quote(int64_t bid) { return int_field(22, bid); }
 
 class RouterPolicyTest : public ::testing::Test {
  protected:

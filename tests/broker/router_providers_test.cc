@@ -8,6 +8,7 @@
 #include <string>
 #include <vector>
 
+#include "broker/payloads.h"
 #include "broker/recording_outlet.h"
 #include "broker/router.h"
 #include "fields/field_list.h"
@@ -17,13 +18,7 @@ namespace {
 
 constexpr uint64_t kMs = 1'000'000;
 
-std::vector<uint8_t> fields_with(int64_t value) {
-  std::vector<uint8_t> buf(32);
-  fields::FieldListWriter w(buf);
-  w.add_int(30, value);
-  buf.resize(w.finish());
-  return buf;
-}
+std::vector<uint8_t> fields_with(int64_t value) { return int_field(30, value); }
 
 class ProvidersTest : public ::testing::Test {
  protected:

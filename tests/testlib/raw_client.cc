@@ -208,9 +208,9 @@ std::optional<OwnedFrame> RawClient::hello(std::string_view name, uint32_t heart
   return next_message();
 }
 
-std::optional<AckReply> RawClient::await_ack(uint32_t request_id, int timeout_ms) {
+std::optional<AckReply> RawClient::read_until_ack(uint32_t request_id, int timeout_ms, const Claim& claim) {
   auto deadline = Clock::now() + std::chrono::milliseconds(timeout_ms);
-  std::deque<OwnedFrame> before;
+  std::deque<OwnedFrame> unclaimed;
   std::optional<AckReply> reply;
   while (!reply) {
     auto f = next(remaining_ms(deadline));
@@ -218,16 +218,16 @@ std::optional<AckReply> RawClient::await_ack(uint32_t request_id, int timeout_ms
     auto ack = f->as<wire::Ack>();
     if (ack && ack->request_id == request_id) {
       reply = copy_ack(*ack);
-    } else {
-      before.push_back(std::move(*f));
+    } else if (!claim || !claim(*f, unclaimed)) {
+      unclaimed.push_back(std::move(*f));
     }
   }
-  // What came before the ACK is still to be read, ahead of anything newer.
-  while (!before.empty()) {
-    kept_.push_front(std::move(before.back()));
-    before.pop_back();
-  }
+  keep_in_front(unclaimed);  // still to be read, ahead of anything newer
   return reply;
+}
+
+std::optional<AckReply> RawClient::await_ack(uint32_t request_id, int timeout_ms) {
+  return read_until_ack(request_id, timeout_ms, nullptr);
 }
 
 std::optional<AckReply> RawClient::subscribe(uint32_t request_id, std::string_view pattern, int timeout_ms) {
@@ -246,28 +246,17 @@ std::optional<AckReply> RawClient::unsubscribe(uint32_t request_id, std::string_
 SnapshotReply RawClient::snapshot(uint32_t request_id, std::string_view topic, int timeout_ms) {
   SnapshotReply reply;
   if (!send_snapshot(request_id, topic)) return reply;
-  auto deadline = Clock::now() + std::chrono::milliseconds(timeout_ms);
-  std::deque<OwnedFrame> others;
-  while (!reply.ack) {
-    auto f = next(remaining_ms(deadline));
-    if (!f) break;
-    auto ack = f->as<wire::Ack>();
-    auto image = f->as<wire::Image>();
-    if (ack && ack->request_id == request_id) {
-      reply.ack = copy_ack(*ack);
-    } else if (image && image->request_id == request_id && !others.empty() &&
-               others.back().type() == wire::MsgType::Channel) {
-      reply.channel = std::move(others.back());
-      others.pop_back();
-      reply.image = std::move(*f);
-    } else {
-      others.push_back(std::move(*f));
+  reply.ack = read_until_ack(request_id, timeout_ms, [&](OwnedFrame& f, std::deque<OwnedFrame>& unclaimed) {
+    auto image = f.as<wire::Image>();
+    if (!image || image->request_id != request_id || unclaimed.empty() ||
+        unclaimed.back().type() != wire::MsgType::Channel) {
+      return false;
     }
-  }
-  while (!others.empty()) {
-    kept_.push_front(std::move(others.back()));
-    others.pop_back();
-  }
+    reply.channel = std::move(unclaimed.back());
+    unclaimed.pop_back();
+    reply.image = std::move(f);
+    return true;
+  });
   return reply;
 }
 

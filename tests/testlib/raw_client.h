@@ -10,6 +10,7 @@
 #include <chrono>
 #include <cstdint>
 #include <deque>
+#include <functional>
 #include <optional>
 #include <span>
 #include <string>
@@ -164,6 +165,11 @@ class RawClient {
 
  private:
   std::optional<AckReply> await_ack(uint32_t request_id, int timeout_ms);
+  // Reads until the ACK of request_id. Each other frame is offered to
+  // `claim` (with the unclaimed frames so far); what it does not take is kept,
+  // in order, for next().
+  using Claim = std::function<bool(OwnedFrame& frame, std::deque<OwnedFrame>& unclaimed)>;
+  std::optional<AckReply> read_until_ack(uint32_t request_id, int timeout_ms, const Claim& claim);
   // Reads what the socket has within timeout_ms into in_; false on timeout or end of stream.
   bool fill(int timeout_ms);
   std::optional<OwnedFrame> take_buffered();

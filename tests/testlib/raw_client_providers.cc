@@ -7,14 +7,8 @@
 namespace tw::testing {
 
 namespace {
-using Clock = std::chrono::steady_clock;
 constexpr size_t kStr16Max = 2 + 0xFFFF;
 constexpr size_t kControlFrameMax = wire::kHeaderSize + 16 + 2 * kStr16Max;
-
-int remaining_ms(Clock::time_point deadline) {
-  auto left = std::chrono::duration_cast<std::chrono::milliseconds>(deadline - Clock::now()).count();
-  return left > 0 ? static_cast<int>(left) : 0;
-}
 
 ChannelInfoRow copy_row(const wire::ChannelInfo& info) {
   return {info.channel_id, info.state,           info.subscribers,
@@ -57,22 +51,12 @@ std::optional<AckReply> RawClient::withdraw(uint32_t request_id, std::string_vie
 ListReply RawClient::list_channels(uint32_t request_id, std::string_view service, int timeout_ms) {
   ListReply reply;
   if (!send_list_channels(request_id, service)) return reply;
-  auto deadline = Clock::now() + std::chrono::milliseconds(timeout_ms);
-  std::deque<OwnedFrame> others;
-  while (!reply.ack) {
-    auto f = next(remaining_ms(deadline));
-    if (!f) break;
-    auto ack = f->as<wire::Ack>();
-    auto info = f->as<wire::ChannelInfo>();
-    if (ack && ack->request_id == request_id) {
-      reply.ack = AckReply{ack->request_id, ack->code, std::string(ack->text)};
-    } else if (info && info->request_id == request_id) {
-      reply.rows.push_back(copy_row(*info));
-    } else {
-      others.push_back(std::move(*f));
-    }
-  }
-  keep_in_front(others);
+  reply.ack = read_until_ack(request_id, timeout_ms, [&](OwnedFrame& f, std::deque<OwnedFrame>&) {
+    auto info = f.as<wire::ChannelInfo>();
+    if (!info || info->request_id != request_id) return false;
+    reply.rows.push_back(copy_row(*info));
+    return true;
+  });
   return reply;
 }
 
