@@ -11,6 +11,8 @@ PACKAGES=(
   clang libclang-rt-14-dev
   # libraries
   libgtest-dev libgmock-dev libbenchmark-dev libtomlplusplus-dev libcli11-dev nlohmann-json3-dev
+  # optional: NUMA node of each cpu, for thread placement (src/base/affinity.cc)
+  libnuma-dev
   # peers for the perf comparison tooling, and python for its scripts
   libmosquitto-dev mosquitto libnats-dev nats-server python3
 )

@@ -1,4 +1,4 @@
-// tickwire sub PATTERN [--count N] [--json] [--slow-policy conflate|drop|disconnect] [--conflate MS]:
+// tickwire sub PATTERN [--count N] [--json] [--slow-policy conflate|drop|disconnect] [--conflate MS] [--delay S]:
 // exits 1 when the broker closes the subscription (STATUS CLOSED).
 // One line per image, update or status on stdout; gaps and connection events on stderr.
 #include <cstdio>
@@ -16,7 +16,11 @@ struct SubOptions {
   bool json = false;
   std::string slow_policy;  // "" = the broker's default
   uint32_t conflate_ms = 0;  // 0 = every update (real time)
+  double delay_s = 0;        // 0 = live data
 };
+
+// Seconds (fractions allowed) as whole milliseconds, rounded to the nearest.
+uint32_t delay_ms_of(double seconds) { return static_cast<uint32_t>(seconds * 1'000.0 + 0.5); }
 
 wire::SlowPolicy slow_policy_of(const std::string& name) {
   if (name == "conflate") return wire::SlowPolicy::Conflate;
@@ -55,7 +59,7 @@ int run_sub(const SubOptions& opts, const CommonOptions& common) {
     std::fputc('\n', stdout);
     if (opts.json) std::fflush(stdout);  // JSON lines feed other programs: no buffering delay
     done = opts.count != 0 && ++received >= opts.count;
-  }, slow_policy_of(opts.slow_policy), opts.conflate_ms);
+  }, slow_policy_of(opts.slow_policy), opts.conflate_ms, delay_ms_of(opts.delay_s));
   if (!subscribed) {
     std::fprintf(stderr, "tickwire sub: %s\n", subscribed.error().message.c_str());
     return kExitError;
@@ -104,6 +108,10 @@ void add_sub_command(CLI::App& app, const CommonOptions& common, int& exit_code)
                   "at most one merged update per channel every MS milliseconds (rounded up to the broker's "
                   "50 ms tick); 0 = every update")
       ->check(CLI::Range(0u, 3'600'000u));
+  cmd->add_option("--delay", opts->delay_s,
+                  "delayed data: every channel as it was S seconds ago (fractions allowed, e.g. 0.5 or 900); "
+                  "0 = live")
+      ->check(CLI::Range(0.0, 86'400.0));
   cmd->callback([opts, &common, &exit_code]() { exit_code = run_sub(*opts, common); });
 }
 

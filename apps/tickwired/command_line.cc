@@ -26,15 +26,21 @@ struct StringFlag {
 struct Flags {
   std::string config_file;
   std::string port_file;
-  std::array<StringFlag, 5> strings{{
+  std::string threads;  // --threads G+A or single: sets gateways and access_points
+  std::array<StringFlag, 6> strings{{
       {"--listen", "listen", "native protocol address, HOST:PORT or [IPV6]:PORT (port 0 = any)"},
       {"--server-name", "server_name", "name sent to clients in WELCOME"},
       {"--log-level", "log_level", "debug, info, warn, error or off"},
       {"--provider-balance", "provider_balance", "least-loaded or round-robin"},
       {"--slow-consumer-policy", "slow_consumer_policy",
        "subscriber past --max-output-buffer: conflate (default), drop or disconnect"},
+      {"--cpus", "cpus", "pin loop threads, gateways first, to this cpu list (2-7, 0,2,4-6)"},
   }};
-  std::array<IntegerFlag, 15> integers{{
+  std::array<IntegerFlag, 19> integers{{
+      {"--gateways", "gateways", "gateway loop threads (0 with --access-points 0: single-threaded)"},
+      {"--access-points", "access_points", "access-point loop threads (0 with --gateways 0)"},
+      {"--delay-max-bytes", "delay_max_bytes", "memory bound of the delayed-subscription lines"},
+      {"--delay-bucket-ms", "delay_bucket_ms", "delayed streams: one merged update per bucket"},
       {"--request-timeout-ms", "request_timeout_ms", "a provider must answer a request within this"},
       {"--release-linger-ms", "release_linger_ms", "keep an unwatched interactive channel this long"},
       {"--not-found-ttl-ms", "not_found_ttl_ms", "remember a provider's NOT_FOUND this long"},
@@ -60,6 +66,46 @@ void declare_flags(CLI::App& app, Flags& flags) {
                  "after listening, write the bound port number to FILE");
   for (StringFlag& flag : flags.strings) app.add_option(flag.flag, flag.value, flag.help);
   for (IntegerFlag& flag : flags.integers) app.add_option(flag.flag, flag.value, flag.help);
+  app.add_option("--threads", flags.threads,
+                 "gateway and access-point threads (1+1, 2+2); 0+0 or single: one loop")
+      ->type_name("G+A")
+      ->excludes("--gateways")
+      ->excludes("--access-points");
+}
+
+// One count of --threads G+A, digits only; -1 when not a number.
+int64_t parse_count(std::string_view digits) {
+  if (digits.empty() || digits.size() > 9) return -1;
+  int64_t value = 0;
+  for (char c : digits) {
+    if (c < '0' || c > '9') return -1;
+    value = value * 10 + (c - '0');
+  }
+  return value;
+}
+
+// "--threads 2+2" sets gateways and access_points together; "single" is 0+0.
+// Both counts are checked against their keys' ranges and against each other.
+Status apply_threads(std::string_view text, config::BrokerConfig& config) {
+  std::string_view counts = text == "single" ? std::string_view("0+0") : text;
+  size_t plus = counts.find('+');
+  int64_t gateways = plus == std::string_view::npos ? -1 : parse_count(counts.substr(0, plus));
+  int64_t access_points = plus == std::string_view::npos ? -1 : parse_count(counts.substr(plus + 1));
+  if (gateways < 0 || access_points < 0) {
+    return Error{"expected G+A (such as 1+1 or 2+2) or single, got '" + std::string(text) + "'"};
+  }
+  if ((gateways == 0) != (access_points == 0)) {
+    return Error{"'" + std::string(text) + "': both counts 0 (single-threaded) or both at least 1"};
+  }
+  config::BrokerConfig patched = config;
+  if (auto status = config::set_integer(patched, "gateways", gateways); !status) {
+    return Error{"gateways " + status.error().message};
+  }
+  if (auto status = config::set_integer(patched, "access_points", access_points); !status) {
+    return Error{"access points " + status.error().message};
+  }
+  config = patched;
+  return Ok{};
 }
 
 // Applies the flags given on the command line over `config`; the error names the flag.
@@ -67,6 +113,11 @@ Status apply_overrides(const CLI::App& app, const Flags& flags, config::BrokerCo
   auto named = [](const char* flag, const Error& error) {
     return Error{std::string(flag) + ": " + error.message};
   };
+  if (app.count("--threads") != 0) {
+    if (auto status = apply_threads(flags.threads, config); !status) {
+      return named("--threads", status.error());
+    }
+  }
   for (const StringFlag& flag : flags.strings) {
     if (app.count(flag.flag) == 0) continue;
     if (auto status = config::set_string(config, flag.key, flag.value); !status) {

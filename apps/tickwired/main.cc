@@ -15,19 +15,19 @@
 #include <string>
 
 #include "base/log.h"
-#include "broker/broker.h"
+#include "tier/broker.h"
 #include "command_line.h"
 
 namespace {
 
-tw::broker::Broker* g_broker = nullptr;  // read by the signal handler only
+tw::tier::Broker* g_broker = nullptr;  // read by the signal handler only
 
 void on_stop_signal(int) {
   if (g_broker != nullptr) g_broker->stop();
 }
 
 // SA_RESETHAND: a second SIGINT/SIGTERM during a stuck shutdown kills the process.
-void install_signal_handlers(tw::broker::Broker& broker) {
+void install_signal_handlers(tw::tier::Broker& broker) {
   g_broker = &broker;
   struct sigaction stop {};
   stop.sa_handler = on_stop_signal;
@@ -77,7 +77,7 @@ void raise_fd_limit() {
 int serve(const tw::tickwired::Invocation& invocation) {
   const tw::config::BrokerConfig& config = invocation.config;
   raise_fd_limit();
-  tw::broker::Broker broker(config);
+  tw::tier::Broker broker(config);
   // Before the port file is written: whoever reads it may signal us at once.
   install_signal_handlers(broker);
   if (auto status = broker.listen(); !status) {

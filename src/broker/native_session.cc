@@ -151,14 +151,14 @@ void NativeSession::handle_subscribe(const wire::Frame& frame, bool subscribe) {
   }
   if (!subscribe) return send_ack(msg.request_id, env_.router.unsubscribe(this, msg.pattern));
   // The ACK goes first: the images that follow belong to an accepted subscription.
-  Outcome check = env_.router.check_subscribe(this, msg.pattern);
+  Outcome check = env_.router.check_subscribe(this, msg.pattern, msg.delay_ms);
   send_ack(msg.request_id, check);
   if (check.code == wire::Code::TooManySubscriptions) {
     ++env_.counters.subscription_limit_hits;
     ++env_.counters.protocol_errors;
     return fail(check.code, check.detail);
   }
-  if (check.ok()) env_.router.subscribe(this, msg.pattern, msg.policy, msg.conflate_ms);
+  if (check.ok()) env_.router.subscribe(this, msg.pattern, msg.policy, msg.conflate_ms, msg.delay_ms);
 }
 
 void NativeSession::handle_snapshot(const wire::Frame& frame) {
@@ -263,8 +263,7 @@ void NativeSession::handle_list_channels(const wire::Frame& frame) {
     ++env_.counters.protocol_errors;
     return fail(wire::Code::MalformedFrame, "malformed LIST_CHANNELS");
   }
-  env_.router.list_channels(this, msg.service, msg.request_id);
-  send_ack(msg.request_id, {});
+  send_ack(msg.request_id, env_.router.list_channels(this, msg.service, msg.request_id));
 }
 
 void NativeSession::note_stray(const Outcome& outcome) {
@@ -305,9 +304,20 @@ void NativeSession::send_channel_info(const wire::ChannelInfo& info) {
   queue_frame(kControlFrameMax * 2, [&](std::span<uint8_t> out) { return wire::encode(out, info); });
 }
 
+void NativeSession::complete_request(uint32_t request_id, const Outcome& outcome) {
+  if (!closing()) send_ack(request_id, outcome);
+}
+
 void NativeSession::send_ack(uint32_t request_id, const Outcome& outcome) {
+  if (outcome.pending) return;  // complete_request sends it
   wire::Ack ack{request_id, outcome.code, outcome.ok() ? std::string_view{} : std::string_view{outcome.detail}};
   queue_frame(kControlFrameMax, [&](std::span<uint8_t> out) { return wire::encode(out, ack); });
+}
+
+void NativeSession::forward_frame(std::span<const uint8_t> frame) {
+  if (closing()) return;
+  out_.append_ref(frame);
+  env_.fanout.mark_dirty(this);
 }
 
 template <typename Encode>

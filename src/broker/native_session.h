@@ -46,9 +46,13 @@ class NativeSession final : public Outlet, public reactor::IoHandler {
   void send_request(uint32_t stream_id, std::string_view topic) override;
   void send_release(uint32_t stream_id) override;
   void send_channel_info(const wire::ChannelInfo& info) override;
+  void complete_request(uint32_t request_id, const Outcome& outcome) override;
   void flush_output() override;
   std::string_view name() const override { return name_; }
 
+  // Queues a frame encoded by another thread (a gateway's REQUEST, RELEASE or
+  // CHANNEL_INFO), by reference: it must stay valid until the turn's flush.
+  void forward_frame(std::span<const uint8_t> frame);
   // Marks the session for closing with an ERROR frame (code Ok: no frame).
   void fail(wire::Code code, std::string_view text);
   bool closing() const { return phase_ == Phase::Closing; }

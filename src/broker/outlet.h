@@ -16,6 +16,15 @@ namespace tw::broker {
 // here: the router resolves it to the broker's default.
 using SlowPolicy = wire::SlowPolicy;
 
+// The result of a client request, for its ACK.
+struct Outcome {
+  wire::Code code = wire::Code::Ok;
+  const char* detail = "";  // a static, user-facing explanation
+  // The answer comes later, from another thread, through Outlet::complete_request.
+  bool pending = false;
+  bool ok() const { return code == wire::Code::Ok; }
+};
+
 // One message of a channel's stream, as the router fans it out.
 struct Delivery {
   const cache::Channel& channel;
@@ -54,12 +63,17 @@ class Outlet {
   virtual void send_release(uint32_t stream_id) = 0;
   // Administration: one row of a channel listing.
   virtual void send_channel_info(const wire::ChannelInfo& info) = 0;
+  // The late answer to a request that returned a pending Outcome (a
+  // snapshot or listing served by another thread): the outlet sends its ACK.
+  virtual void complete_request(uint32_t request_id, const Outcome& outcome) = 0;
   // Writes queued output; called once per loop turn, or when the arena fills.
   virtual void flush_output() = 0;
   // Who this is, for logs and the admin view ("client-name@host:port").
   virtual std::string_view name() const = 0;
 
   bool dirty = false;  // owned by Fanout
+  // How other threads address this outlet (a tiered broker's connection id); 0 = not addressable.
+  uint32_t token = 0;
 };
 
 }  // namespace tw::broker

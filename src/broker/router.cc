@@ -31,30 +31,32 @@ std::vector<Router::Held>::iterator Router::find_held(std::vector<Held>& held, s
   return std::find_if(held.begin(), held.end(), [&](const Held& h) { return h.pattern == pattern; });
 }
 
-Outcome Router::check_subscribe(Outlet* outlet, std::string_view pattern) const {
+Outcome Router::check_subscribe(Outlet* outlet, std::string_view pattern, uint32_t delay_ms) const {
   if (auto e = topic::validate_pattern(pattern, limits_.topic); e != topic::Error::Ok) {
     return {wire::Code::InvalidTopic, topic::describe(e)};
   }
   auto it = patterns_by_outlet_.find(outlet);
-  if (it == patterns_by_outlet_.end()) return {};
+  if (it == patterns_by_outlet_.end()) return check_delay(delay_ms);
   const auto& mine = it->second;
   auto same = [&](const Held& h) { return h.pattern == pattern; };
   if (std::find_if(mine.begin(), mine.end(), same) != mine.end()) return {};
   if (mine.size() >= limits_.max_subscriptions) {
     return {wire::Code::TooManySubscriptions, "subscription limit per connection reached"};
   }
-  return {};
+  return check_delay(delay_ms);
 }
 
-Outcome Router::subscribe(Outlet* outlet, std::string_view pattern, SlowPolicy policy, uint32_t conflate_ms) {
-  if (Outcome check = check_subscribe(outlet, pattern); !check.ok()) return check;
+Outcome Router::subscribe(Outlet* outlet, std::string_view pattern, SlowPolicy policy, uint32_t conflate_ms,
+                          uint32_t delay_ms) {
+  if (Outcome check = check_subscribe(outlet, pattern, delay_ms); !check.ok()) return check;
   auto& mine = patterns_by_outlet_[outlet];
   if (find_held(mine, pattern) != mine.end()) return {};
   if (policy == SlowPolicy::Default) policy = limits_.default_policy;
-  mine.push_back({std::string(pattern), policy, conflate_ms});
+  mine.push_back({std::string(pattern), policy, conflate_ms, delay_ms});
   const bool exact = !topic::is_wildcard(pattern);
-  const PatternRef ref{outlet, exact, policy, conflate_ms};
+  const PatternRef ref{outlet, exact, policy, conflate_ms, delay_ms};
   patterns_.insert(pattern, ref);
+  if (upstream_) hold_interest(pattern);
   channels_.match(pattern, [&](cache::Channel& ch) { add_ref(ch, ref); });
   if (exact) {
     if (Service* service = interactive_service(pattern)) {
@@ -82,13 +84,15 @@ Outcome Router::unsubscribe(Outlet* outlet, std::string_view pattern) {
   // Forgotten before the refs drop, so intervals are recomputed from the patterns that remain.
   mine.erase(pos);
   if (mine.empty()) patterns_by_outlet_.erase(it);
-  const PatternRef ref{outlet, !topic::is_wildcard(held.pattern), held.policy, held.conflate_ms};
+  const PatternRef ref{outlet, !topic::is_wildcard(held.pattern), held.policy, held.conflate_ms, held.delay_ms};
   patterns_.erase(held.pattern, ref);
   channels_.match(held.pattern, [&](cache::Channel& ch) { drop_ref(ch, ref); });
+  if (upstream_) drop_interest(held.pattern);
   return {};
 }
 
 void Router::remove_outlet(Outlet* outlet) {
+  if (upstream_) upstream_->outlet_gone(outlet);
   for (auto it = services_.begin(); it != services_.end(); ++it) {
     Service& service = *it->second;
     if (Provider* p = service.find(outlet)) lose_provider(p);
@@ -98,9 +102,10 @@ void Router::remove_outlet(Outlet* outlet) {
   std::vector<Held> held_list = std::move(it->second);
   patterns_by_outlet_.erase(it);
   for (const Held& held : held_list) {
-    const PatternRef ref{outlet, !topic::is_wildcard(held.pattern), held.policy, held.conflate_ms};
+    const PatternRef ref{outlet, !topic::is_wildcard(held.pattern), held.policy, held.conflate_ms, held.delay_ms};
     patterns_.erase(held.pattern, ref);
     channels_.match(held.pattern, [&](cache::Channel& ch) { drop_ref(ch, ref); });
+    if (upstream_) drop_interest(held.pattern);
   }
 }
 
@@ -114,6 +119,10 @@ bool Router::delivers(const Outlet* outlet, cache::ChannelId id) const {
 }
 
 SlowPolicy Router::policy_of(const Outlet* outlet, cache::ChannelId id) const {
+  if (is_delayed_id(id)) {
+    const Entry* e = delayed_entry(outlet, id);
+    return e ? e->policy() : SlowPolicy::Default;
+  }
   if (id == 0 || id > routes_.size()) return SlowPolicy::Default;
   for (const Entry& e : routes_[id - 1].subscribers) {
     if (e.outlet == outlet) return e.policy();
@@ -122,6 +131,10 @@ SlowPolicy Router::policy_of(const Outlet* outlet, cache::ChannelId id) const {
 }
 
 uint32_t Router::conflate_ms_of(const Outlet* outlet, cache::ChannelId id) const {
+  if (is_delayed_id(id)) {
+    const Entry* e = delayed_entry(outlet, id);
+    return e ? e->conflate_ms() : 0;
+  }
   if (id == 0 || id > routes_.size()) return 0;
   for (const Entry& e : routes_[id - 1].subscribers) {
     if (e.outlet == outlet) return e.conflate_ms();
@@ -129,12 +142,12 @@ uint32_t Router::conflate_ms_of(const Outlet* outlet, cache::ChannelId id) const
   return 0;
 }
 
-uint32_t Router::min_conflate_ms(const Outlet* outlet, std::string_view topic) const {
+uint32_t Router::min_conflate_ms(const Outlet* outlet, std::string_view topic, uint32_t delay_ms) const {
   auto it = patterns_by_outlet_.find(const_cast<Outlet*>(outlet));
   if (it == patterns_by_outlet_.end()) return 0;
   uint32_t best = 0;
   for (const Held& h : it->second) {
-    if (h.conflate_ms == 0 || (best != 0 && h.conflate_ms >= best)) continue;
+    if (h.delay_ms != delay_ms || h.conflate_ms == 0 || (best != 0 && h.conflate_ms >= best)) continue;
     if (topic::matches(h.pattern, topic)) best = h.conflate_ms;
   }
   return best;
@@ -162,6 +175,7 @@ void Router::add_ref(cache::Channel& ch, const PatternRef& ref) {
       lingering_.erase(ch.id);
     }
   }
+  if (ref.delay_ms != 0) return add_delayed_ref(ch, ref);  // never in the real-time path
   for (Entry& e : r.subscribers) {
     if (e.outlet == outlet) {
       ++e.refs;
@@ -172,6 +186,7 @@ void Router::add_ref(cache::Channel& ch, const PatternRef& ref) {
     }
   }
   r.subscribers.push_back({outlet, 1, exact ? 1u : 0u, 0});
+  if (upstream_) count_subscribers(ch);
   Entry& added = r.subscribers.back();
   ++added.policy_refs[policy_slot(policy)];
   count_interval(added.realtime_refs, added.min_conflate_ms, ref.conflate_ms);
@@ -189,7 +204,7 @@ void Router::drop_ref(cache::Channel& ch, const PatternRef& ref) {
   Outlet* outlet = ref.outlet;
   const bool exact = ref.exact;
   Route& r = route(ch);
-  auto& list = r.subscribers;
+  auto& list = ref.delay_ms != 0 ? delayed_subscribers(ch, ref.delay_ms) : r.subscribers;
   for (size_t i = 0; i < list.size(); ++i) {
     Entry& e = list[i];
     if (e.outlet != outlet) continue;
@@ -199,7 +214,7 @@ void Router::drop_ref(cache::Channel& ch, const PatternRef& ref) {
       --e.realtime_refs;
     } else if (ref.conflate_ms == e.min_conflate_ms) {
       // Not per message: only when a pattern goes; the dropped pattern is already forgotten.
-      e.min_conflate_ms = min_conflate_ms(outlet, ch.topic);
+      e.min_conflate_ms = min_conflate_ms(outlet, ch.topic, ref.delay_ms);
     }
     if (--e.refs == 0) {
       list[i] = list.back();
@@ -207,6 +222,8 @@ void Router::drop_ref(cache::Channel& ch, const PatternRef& ref) {
     }
     break;
   }
+  if (ref.delay_ms != 0) drop_delayed_if_unwatched(ch, ref.delay_ms);
+  if (upstream_) count_subscribers(ch);
   if (!exact || --r.exact_refs > 0 || !r.interactive) return;
   if (r.provider || r.pending) {
     r.linger_until_ns = clock_() + limits_.release_linger_ms * 1'000'000ull;
@@ -217,9 +234,15 @@ void Router::drop_ref(cache::Channel& ch, const PatternRef& ref) {
 }
 
 cache::Channel* Router::create_channel(std::string_view topic, wire::PayloadKind kind) {
-  cache::Channel* ch = channels_.create(topic, kind);
+  cache::ChannelId id = 0;
+  if (directory_) {
+    auto named = directory_->intern(topic, kind);
+    if (named.result != cache::ChannelDirectory::Intern::Ok) return nullptr;
+    id = named.id;
+  }
+  cache::Channel* ch = channels_.create(topic, kind, id);
   if (!ch) return nullptr;
-  routes_.emplace_back();
+  routes_.resize(channels_.id_limit() - 1);
   patterns_.match(topic, [&](const PatternRef& ref) { add_ref(*ch, ref); });
   return ch;
 }
@@ -228,6 +251,7 @@ Outcome Router::advertise(std::string_view topic, wire::PayloadKind kind, cache:
   if (auto e = topic::validate_topic(topic, limits_.topic); e != topic::Error::Ok) {
     return {wire::Code::InvalidTopic, topic::describe(e)};
   }
+  if (upstream_) return upstream_->advertise(topic, kind, out);
   if (cache::Channel* ch = channels_.find(topic)) {
     if (ch->kind != kind) return {wire::Code::KindMismatch, "topic already carries the other payload kind"};
     out = ch->id;
@@ -240,6 +264,7 @@ Outcome Router::advertise(std::string_view topic, wire::PayloadKind kind, cache:
 }
 
 Outcome Router::publish(cache::ChannelId id, std::span<const uint8_t> payload, bool image) {
+  if (upstream_) return upstream_->publish(id, payload, image);
   cache::Channel* ch = channels_.get(id);
   if (!ch) return {wire::Code::UnknownPublishId, "no such channel"};
   if (!ch->apply(payload, image)) {
@@ -252,12 +277,17 @@ Outcome Router::publish(cache::ChannelId id, std::span<const uint8_t> payload, b
 }
 
 void Router::fan_out(cache::Channel& ch, std::span<const uint8_t> payload, bool image) {
-  auto& list = route(ch).subscribers;
-  if (list.empty()) return;
+  if (!route(ch).delayed.empty()) record_delayed(ch, payload, image);
+  if (route(ch).subscribers.empty()) return;
   // Subscribers that have no image yet get one (it already holds this
   // message); they may reset the arena, so they go before the shared frame.
   send_pending_images(ch);
-  auto frame = encode_stream_frame(ch, payload, image);
+  deliver(ch, payload, encode_stream_frame(ch, payload, image), image);
+}
+
+void Router::deliver(cache::Channel& ch, std::span<const uint8_t> payload, std::span<const uint8_t> frame,
+                     bool image) {
+  auto& list = route(ch).subscribers;
   Delivery delivery{ch, image, payload, frame};
   for (Entry& e : list) {
     if (e.image_seq == ch.seq) continue;
@@ -279,6 +309,7 @@ void Router::send_pending_images(cache::Channel& ch) {
 void Router::fan_out_status(cache::Channel& ch, wire::ChannelState state, wire::Code code, std::string_view text) {
   ch.state = state;
   for (Entry& e : route(ch).subscribers) e.outlet->send_status(ch, state, code, text, !e.has_image());
+  if (!route(ch).delayed.empty()) fan_out_delayed_status(ch, state, code, text);
 }
 
 std::span<const uint8_t> Router::encode_stream_frame(const cache::Channel& ch, std::span<const uint8_t> payload,
@@ -295,14 +326,23 @@ Outcome Router::snapshot(Outlet* outlet, std::string_view topic, uint32_t reques
     return {wire::Code::InvalidTopic, topic::describe(e)};
   }
   cache::Channel* ch = channels_.find(topic);
+  if (upstream_ && (!ch || !ch->has_data())) {
+    upstream_->snapshot(outlet, topic, request_id);
+    return {wire::Code::Ok, "", true};
+  }
   if (!ch || !ch->has_data()) return {wire::Code::NotFound, "no such topic in the cache"};
   outlet->send_image(*ch, request_id);
   return {};
 }
 
-void Router::list_channels(Outlet* outlet, std::string_view service, uint32_t request_id) {
-  for (size_t i = 1; i <= channels_.size(); ++i) {
-    cache::Channel& ch = *channels_.get(static_cast<cache::ChannelId>(i));
+Outcome Router::list_channels(Outlet* outlet, std::string_view service, uint32_t request_id) {
+  if (upstream_) {
+    upstream_->list_channels(outlet, service, request_id);
+    return {wire::Code::Ok, "", true};
+  }
+  for (cache::ChannelId id = 1; id < channels_.id_limit(); ++id) {
+    if (!channels_.get(id)) continue;
+    cache::Channel& ch = *channels_.get(id);
     if (!service.empty() && topic::service_of(ch.topic) != service) continue;
     const Route& r = route(ch);
     if (r.interactive && !r.provider && !r.pending && !ch.has_data() && r.subscribers.empty()) continue;
@@ -310,13 +350,15 @@ void Router::list_channels(Outlet* outlet, std::string_view service, uint32_t re
     info.request_id = request_id;
     info.channel_id = ch.id;
     info.state = ch.state;
-    info.subscribers = static_cast<uint32_t>(r.subscribers.size());
+    info.subscribers = 0;
+    for (const Entry& e : r.subscribers) info.subscribers += e.weight;
     info.seq = ch.seq;
     info.rate = r.rate;
     info.topic = ch.topic;
     info.provider = r.provider ? r.provider->outlet->name() : std::string_view{};
     outlet->send_channel_info(info);
   }
+  return {};
 }
 
 }  // namespace tw::broker

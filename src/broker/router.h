@@ -27,7 +27,10 @@
 #include <vector>
 
 #include "broker/fanout.h"
+#include "broker/delay_line.h"
 #include "broker/outlet.h"
+#include "broker/upstream.h"
+#include "cache/directory.h"
 #include "cache/channel_table.h"
 #include "topic/index.h"
 #include "topic/topic.h"
@@ -46,12 +49,10 @@ struct RouterLimits {
   uint64_t not_found_ttl_ms = 10'000;   // remember a NOT_FOUND answer this long
   Balance balance = Balance::LeastLoaded;
   SlowPolicy default_policy = SlowPolicy::Conflate;  // for subscriptions that ask for Default
-};
-
-struct Outcome {
-  wire::Code code = wire::Code::Ok;
-  const char* detail = "";  // a static, user-facing explanation
-  bool ok() const { return code == wire::Code::Ok; }
+  // Delayed subscriptions (docs/ARCHITECTURE.md, "Delay"): past this many
+  // bytes of recorded data new ones are refused; messages within one bucket merge.
+  size_t delay_max_bytes = 256ull << 20;
+  uint64_t delay_bucket_ms = 1'000;
 };
 
 struct RouterStats {
@@ -74,8 +75,9 @@ class Router {
   ~Router();
 
   // --- subscribers
-  // Whether subscribe() would accept the pattern (valid, within the limit).
-  Outcome check_subscribe(Outlet* outlet, std::string_view pattern) const;
+  // Whether subscribe() would accept the pattern (valid, within the limit;
+  // a delayed one also needs room under delay_max_bytes).
+  Outcome check_subscribe(Outlet* outlet, std::string_view pattern, uint32_t delay_ms = 0) const;
   // Adds `pattern` for the outlet and sends it the image of every channel the
   // pattern newly covers; an exact pattern on an interactive service opens
   // the channel. Subscribing to a pattern it already has is a no-op (its
@@ -85,8 +87,10 @@ class Router {
   // merged refresh per channel per interval (docs/ARCHITECTURE.md,
   // "Conflation"); a channel covered by several patterns of one outlet gets
   // the smallest interval, and real time (0) if any pattern is real time.
+  // `delay_ms` > 0: the stream as it was that long ago ("Delay"), under its
+  // own channel id (kDelayedChannelBit set), for each (channel, delay) pair.
   Outcome subscribe(Outlet* outlet, std::string_view pattern, SlowPolicy policy = SlowPolicy::Default,
-                    uint32_t conflate_ms = 0);
+                    uint32_t conflate_ms = 0, uint32_t delay_ms = 0);
   Outcome unsubscribe(Outlet* outlet, std::string_view pattern);
   // Drops every subscription and every service of a closing outlet.
   void remove_outlet(Outlet* outlet);
@@ -117,13 +121,33 @@ class Router {
 
   // --- administration and time
   // Sends one ChannelInfo per channel of `service` ("" = all) to the outlet.
-  void list_channels(Outlet* outlet, std::string_view service, uint32_t request_id);
+  // A pending Outcome when another thread answers (tiered broker).
+  Outcome list_channels(Outlet* outlet, std::string_view service, uint32_t request_id);
   // Request timeouts, release lingers, NOT_FOUND expiry, rate samples.
   void on_tick();
 
+  // --- thread tiers (docs/ARCHITECTURE.md, "Threads"; router_mirror.cc)
+  // Gateway: channels get broker-wide ids from the shared directory.
+  void attach_directory(cache::ChannelDirectory* directory) { directory_ = directory; }
+  // Access point: this router mirrors channels owned by gateways; what
+  // changes a channel goes upstream, subscriptions and fan-out stay here.
+  void attach_upstream(Upstream* upstream) { upstream_ = upstream; }
+  bool is_mirror() const { return upstream_ != nullptr; }
+  // A mirror's inputs, in the order the owning gateway sent them.
+  void mirror_channel(cache::ChannelId id, std::string_view topic, wire::PayloadKind kind);
+  void mirror_message(cache::ChannelId id, uint64_t seq, std::span<const uint8_t> payload,
+                      std::span<const uint8_t> frame, bool image);
+  void mirror_status(cache::ChannelId id, wire::ChannelState state, wire::Code code, std::string_view text);
+  // Gateway: the outlet (an access point) stands for `count` subscribers of the channel, for listings.
+  void set_weight(const Outlet* outlet, cache::ChannelId id, uint32_t count);
+
   const RouterStats& stats() const { return stats_; }
   size_t channel_count() const { return channels_.size(); }
-  cache::Channel* channel(cache::ChannelId id) { return channels_.get(id); }
+  // A delayed stream's id gives its delayed copy of the channel.
+  cache::Channel* channel(cache::ChannelId id) { return is_delayed_id(id) ? delayed_channel(id) : channels_.get(id); }
+  // Delayed streams ((channel, delay) pairs recorded) and the bytes their recordings hold.
+  size_t delayed_stream_count() const { return delayed_.size(); }
+  size_t delayed_bytes() const { return delay_budget_.used; }
   // Channels currently served by providers of `service`, per provider name.
   std::vector<std::pair<std::string, uint32_t>> provider_loads(std::string_view service) const;
 
@@ -133,6 +157,7 @@ class Router {
     uint32_t refs = 0;            // how many of the outlet's patterns cover the channel
     uint32_t exact = 0;           // of which exact (non-wildcard) patterns
     uint64_t image_seq = 0;       // seq of the image it was sent; 0 = none yet
+    uint32_t weight = 1;          // subscribers it stands for (an access point: its own count)
     std::array<uint32_t, 3> policy_refs{};  // refs per policy: conflate, drop, disconnect
     uint32_t realtime_refs = 0;   // refs of patterns without a conflation interval
     uint32_t min_conflate_ms = 0; // smallest interval among the conflated patterns; 0 = none
@@ -143,9 +168,11 @@ class Router {
   };
   struct Provider;
   struct Service;
+  struct DelayedStream;
   // Routing state of one channel, beside the cache::Channel it describes.
   struct Route {
     std::vector<Entry> subscribers;
+    std::vector<DelayedStream*> delayed;  // its recordings for delayed subscribers, one per delay
     uint32_t exact_refs = 0;       // exact subscriptions: what keeps an interactive channel open
     bool interactive = false;
     Provider* provider = nullptr;  // the active provider, if any
@@ -162,9 +189,16 @@ class Router {
   void add_ref(cache::Channel& ch, const PatternRef& ref);
   void drop_ref(cache::Channel& ch, const PatternRef& ref);
   // The smallest interval among the outlet's (remaining) conflated patterns that cover the channel.
-  uint32_t min_conflate_ms(const Outlet* outlet, std::string_view topic) const;
+  uint32_t min_conflate_ms(const Outlet* outlet, std::string_view topic, uint32_t delay_ms = 0) const;
   void send_pending_images(cache::Channel& ch);
   void fan_out(cache::Channel& ch, std::span<const uint8_t> payload, bool image);
+  // fan_out with the frame already encoded (a mirror reuses the gateway's).
+  void deliver(cache::Channel& ch, std::span<const uint8_t> payload, std::span<const uint8_t> frame, bool image);
+  // Mirror mode (router_mirror.cc).
+  void hold_interest(std::string_view pattern);
+  void drop_interest(std::string_view pattern);
+  void count_subscribers(const cache::Channel& ch);
+  void end_streams(cache::Channel& ch, wire::Code code, std::string_view text);
   void fan_out_status(cache::Channel& ch, wire::ChannelState state, wire::Code code, std::string_view text);
   std::span<const uint8_t> encode_stream_frame(const cache::Channel& ch, std::span<const uint8_t> payload,
                                                bool image);
@@ -185,6 +219,9 @@ class Router {
 
   RouterLimits limits_;
   Fanout& fanout_;
+  Upstream* upstream_ = nullptr;
+  cache::ChannelDirectory* directory_ = nullptr;
+  std::unordered_map<std::string, uint32_t> interest_;  // mirror: local subscriptions per pattern
   Clock clock_;
   cache::ChannelTable channels_;
   std::vector<Route> routes_;  // by channel id - 1
@@ -194,6 +231,7 @@ class Router {
     bool exact = false;
     SlowPolicy policy = SlowPolicy::Conflate;
     uint32_t conflate_ms = 0;
+    uint32_t delay_ms = 0;
     bool operator==(const PatternRef&) const = default;
   };
   // One pattern an outlet holds, with the (resolved) policy and interval it was subscribed with.
@@ -201,6 +239,7 @@ class Router {
     std::string pattern;
     SlowPolicy policy = SlowPolicy::Conflate;
     uint32_t conflate_ms = 0;
+    uint32_t delay_ms = 0;
   };
   static std::vector<Held>::iterator find_held(std::vector<Held>& held, std::string_view pattern);
   topic::PatternIndex<PatternRef> patterns_;
@@ -211,6 +250,38 @@ class Router {
   std::unordered_set<cache::ChannelId> lingering_;  // interactive channels nobody watches
   uint64_t next_rate_sample_ns_ = 0;
   RouterStats stats_;
+
+  // Delayed subscriptions (router_delay.cc; docs/ARCHITECTURE.md, "Delay").
+  // One recording per (channel, delay): its subscribers and the channel as it was `delay` ago.
+  struct DelayedStream {
+    DelayedStream(const cache::Channel& live, uint32_t delay_ms, uint64_t bucket_ns, DelayBudget& budget);
+    cache::ChannelId source = 0;  // the live channel
+    uint32_t delay_ms = 0;
+    cache::Channel copy;          // the delayed state, under the stream's own id
+    size_t copy_bytes = 0;        // what the copy counts in the budget
+    DelayLine line;
+    std::vector<Entry> subscribers;
+  };
+  static bool is_delayed_id(cache::ChannelId id) { return (id & kDelayedChannelBit) != 0; }
+  cache::Channel* delayed_channel(cache::ChannelId id);
+  const Entry* delayed_entry(const Outlet* outlet, cache::ChannelId id) const;
+  Outcome check_delay(uint32_t delay_ms) const;
+  DelayedStream& delayed_stream(cache::Channel& ch, uint32_t delay_ms);
+  std::vector<Entry>& delayed_subscribers(cache::Channel& ch, uint32_t delay_ms);
+  void add_delayed_ref(cache::Channel& ch, const PatternRef& ref);
+  void drop_delayed_if_unwatched(cache::Channel& ch, uint32_t delay_ms);
+  void record_delayed(cache::Channel& ch, std::span<const uint8_t> payload, bool image);
+  void fan_out_delayed_status(cache::Channel& ch, wire::ChannelState state, wire::Code code, std::string_view text);
+  // The live channel's data is gone (released or closed): so is what its recordings held.
+  void reset_delayed(cache::Channel& ch);
+  void add_delayed_exact(cache::Channel& ch, std::vector<Outlet*>& outlets) const;
+  void deliver_due_delayed(uint64_t now);
+  void deliver_entry(DelayedStream& d, const DelayLine::Entry& entry);
+  void account_copy(DelayedStream& d);
+  DelayBudget delay_budget_{limits_.delay_max_bytes};
+  std::unordered_map<cache::ChannelId, std::unique_ptr<DelayedStream>> delayed_;  // by delayed channel id
+  cache::ChannelId last_delayed_id_ = kDelayedChannelBit;
+  std::vector<uint8_t> delay_scratch_;  // one entry's payload while it is applied
 };
 
 }  // namespace tw::broker

@@ -4,6 +4,7 @@
 
 #include "broker/router.h"
 #include "broker/services.h"
+#include "fields/field_list.h"
 
 namespace tw::broker {
 
@@ -31,6 +32,7 @@ Outcome Router::provide(Outlet* outlet, std::string_view service, std::string_vi
                            topic::service_of(pattern) != service)) {
     return {wire::Code::InvalidTopic, "the pattern must be valid and start with the service"};
   }
+  if (upstream_) return upstream_->provide(outlet, service, pattern);
   auto& slot = services_[std::string(service)];
   if (!slot) {
     slot = std::make_unique<Service>();
@@ -55,6 +57,7 @@ Outcome Router::provide(Outlet* outlet, std::string_view service, std::string_vi
 }
 
 Outcome Router::withdraw(Outlet* outlet, std::string_view service) {
+  if (upstream_) return upstream_->withdraw(outlet, service);
   auto it = services_.find(std::string(service));
   Provider* p = it == services_.end() ? nullptr : it->second->find(outlet);
   if (!p) return {wire::Code::NotFound, "this connection does not provide that service"};
@@ -147,11 +150,13 @@ void Router::close_channel(cache::Channel& ch, wire::Code code, std::string_view
   for (const Entry& e : route(ch).subscribers) {
     if (e.exact > 0) ended.push_back(e.outlet);
   }
+  add_delayed_exact(ch, ended);
   const std::string topic = ch.topic;  // unsubscribe may not keep a view into the channel stable
   for (Outlet* outlet : ended) unsubscribe(outlet, topic);
   for (Entry& e : route(ch).subscribers) e.image_seq = 0;  // a reopened channel starts with an image
   ch.clear_image();
   ch.state = wire::ChannelState::Ok;
+  reset_delayed(ch);
 }
 
 void Router::lose_provider(Provider* provider) {
@@ -164,6 +169,7 @@ void Router::lose_provider(Provider* provider) {
     cache::Channel& ch = *channels_.get(id);
     if (route(ch).exact_refs == 0) {
       ch.clear_image();
+      reset_delayed(ch);
       continue;
     }
     ++stats_.failovers;
@@ -173,6 +179,12 @@ void Router::lose_provider(Provider* provider) {
 }
 
 Outcome Router::provider_publish(Outlet* outlet, cache::ChannelId id, std::span<const uint8_t> payload, bool image) {
+  if (upstream_) {
+    // Interactive channels carry field lists: a malformed one fails its sender here, at once.
+    if (!fields::validate(payload)) return {wire::Code::BadPayload, "malformed field list"};
+    upstream_->provider_publish(outlet, id, payload, image);
+    return {};
+  }
   cache::Channel* ch = channels_.get(id);
   if (!ch || !owns(outlet, *ch)) {
     ++stats_.stray_provider_messages;
@@ -201,6 +213,10 @@ Outcome Router::provider_publish(Outlet* outlet, cache::ChannelId id, std::span<
 
 Outcome Router::provider_status(Outlet* outlet, cache::ChannelId id, wire::ChannelState state, wire::Code code,
                                 std::string_view text) {
+  if (upstream_) {
+    upstream_->provider_status(outlet, id, state, code, text);
+    return {};
+  }
   cache::Channel* ch = channels_.get(id);
   if (!ch || !owns(outlet, *ch)) {
     ++stats_.stray_provider_messages;
@@ -256,12 +272,15 @@ void Router::release_lingering(uint64_t now) {
     detach_provider(ch, true);
     ch.clear_image();
     for (Entry& e : route(ch).subscribers) e.image_seq = 0;
+    reset_delayed(ch);
   }
 }
 
 void Router::sample_rates() {
   for (size_t i = 0; i < routes_.size(); ++i) {
-    const uint64_t seq = channels_.get(static_cast<cache::ChannelId>(i + 1))->seq;
+    const cache::Channel* ch = channels_.get(static_cast<cache::ChannelId>(i + 1));
+    if (!ch) continue;
+    const uint64_t seq = ch->seq;
     routes_[i].rate = static_cast<uint32_t>(seq - routes_[i].rate_seq);
     routes_[i].rate_seq = seq;
   }
@@ -271,6 +290,7 @@ void Router::on_tick() {
   const uint64_t now = clock_();
   if (!pending_.empty()) expire_requests(now);
   if (!lingering_.empty()) release_lingering(now);
+  if (!delayed_.empty()) deliver_due_delayed(now);
   for (auto it = not_found_until_.begin(); it != not_found_until_.end();) {
     it = it->second <= now ? not_found_until_.erase(it) : std::next(it);
   }

@@ -7,15 +7,19 @@ Channel* ChannelTable::find(std::string_view topic) {
   return id ? get(*id) : nullptr;
 }
 
-Channel* ChannelTable::create(std::string_view topic, wire::PayloadKind kind) {
-  if (channels_.size() >= max_channels_) return nullptr;
-  auto ch = std::make_unique<Channel>();
-  ch->id = static_cast<ChannelId>(channels_.size() + 1);
-  ch->topic = std::string(topic);
-  ch->kind = kind;
-  by_topic_.insert(topic, ch->id);
-  channels_.push_back(std::move(ch));
-  return channels_.back().get();
+Channel* ChannelTable::create(std::string_view topic, wire::PayloadKind kind, ChannelId id) {
+  if (count_ >= max_channels_) return nullptr;
+  if (id == 0) id = static_cast<ChannelId>(channels_.size() + 1);
+  if (id > channels_.size()) channels_.resize(id);
+  auto& slot = channels_[id - 1];
+  if (slot) return nullptr;  // a caller bug: ids are never reused
+  slot = std::make_unique<Channel>();
+  slot->id = id;
+  slot->topic = std::string(topic);
+  slot->kind = kind;
+  by_topic_.insert(topic, id);
+  ++count_;
+  return slot.get();
 }
 
 }  // namespace tw::cache

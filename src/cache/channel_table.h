@@ -21,15 +21,20 @@ class ChannelTable {
   }
   Channel* find(std::string_view topic);
   // Creates the channel (seq 0, no data). nullptr when max_channels is reached.
-  Channel* create(std::string_view topic, wire::PayloadKind kind);
+  // `id` 0 takes the next id; a tiered broker passes the broker-wide id
+  // (tier::ChannelDirectory), so a thread's ids may have holes.
+  Channel* create(std::string_view topic, wire::PayloadKind kind, ChannelId id = 0);
   // fn(Channel&) for every channel whose topic matches `pattern` (literal or wildcard).
   template <typename Fn>
   void match(std::string_view pattern, Fn&& fn);
-  size_t size() const { return channels_.size(); }
+  size_t size() const { return count_; }
+  // Every id is below this; get() of a hole is nullptr.
+  ChannelId id_limit() const { return static_cast<ChannelId>(channels_.size() + 1); }
 
  private:
   size_t max_channels_;
-  std::vector<std::unique_ptr<Channel>> channels_;
+  std::vector<std::unique_ptr<Channel>> channels_;  // by id - 1
+  size_t count_ = 0;
   topic::TopicIndex<ChannelId> by_topic_;
 };
 

@@ -36,11 +36,11 @@ bool Client::has_live_pattern(std::string_view pattern) const {
 }
 
 void Client::send_subscribe(wire::MsgType type, std::string_view pattern, wire::SlowPolicy policy,
-                            uint32_t conflate_ms) {
+                            uint32_t conflate_ms, uint32_t delay_ms) {
   if (state_ != State::Connected) return;  // sent by resend_state() after WELCOME
   uint32_t request_id = next_request_id_++;
-  wire::Subscribe m{request_id, pattern, policy, conflate_ms};
-  bool queued = queue_frame(wire::kHeaderSize + 10 + pattern.size(),
+  wire::Subscribe m{request_id, pattern, policy, conflate_ms, delay_ms};
+  bool queued = queue_frame(wire::kHeaderSize + 14 + pattern.size(),
                             [&](std::span<uint8_t> out) { return wire::encode(out, type, m); });
   if (!queued) {
     connection_lost("output buffer full while sending a subscription request");
@@ -59,7 +59,7 @@ void Client::send_register(PublisherId id, const Registration& reg) {
 }
 
 Result<uint32_t> Client::subscribe(std::string_view pattern, MessageHandler handler, wire::SlowPolicy policy,
-                                   uint32_t conflate_ms) {
+                                   uint32_t conflate_ms, uint32_t delay_ms) {
   if (!handler) return Error{"subscribe needs a handler"};
   topic::Error e = topic::validate_pattern(pattern, topic::Limits{});
   if (e != topic::Error::Ok) return topic_error("invalid pattern", pattern, e);
@@ -70,10 +70,11 @@ Result<uint32_t> Client::subscribe(std::string_view pattern, MessageHandler hand
   sub->handler = std::move(handler);
   sub->policy = policy;
   sub->conflate_ms = conflate_ms;
+  sub->delay_ms = delay_ms;
   uint32_t id = sub->id;
   subscriptions_.push_back(std::move(sub));
   ++subscription_generation_;
-  if (!already_sent) send_subscribe(wire::MsgType::Subscribe, pattern, policy, conflate_ms);
+  if (!already_sent) send_subscribe(wire::MsgType::Subscribe, pattern, policy, conflate_ms, delay_ms);
   return id;
 }
 

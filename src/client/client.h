@@ -140,8 +140,15 @@ class Client {
   // field's latest value) per channel per interval instead of every update,
   // for screens; rounded up to the broker's 50 ms tick (docs/client.md).
   // Sent and re-sent like the policy.
+  // `delay_ms` > 0: delayed data, every channel as it was that long ago (for
+  // users not entitled to real time; docs/protocol.md, "Delay"). A delayed
+  // stream has its own channel id; its messages go to the handler chosen by
+  // the dispatch rule, so hold a topic live and delayed on two Clients.
+  // The broker refuses it with DELAY_CAPACITY (on_error) when its delayed
+  // data is over its bound.
   Result<uint32_t> subscribe(std::string_view pattern, MessageHandler handler,
-                             wire::SlowPolicy policy = wire::SlowPolicy::Default, uint32_t conflate_ms = 0);
+                             wire::SlowPolicy policy = wire::SlowPolicy::Default, uint32_t conflate_ms = 0,
+                             uint32_t delay_ms = 0);
   // Removes every subscription with this pattern and sends UNSUBSCRIBE.
   Status unsubscribe(std::string_view pattern);
 
@@ -202,6 +209,7 @@ class Client {
     MessageHandler handler;
     wire::SlowPolicy policy = wire::SlowPolicy::Default;
     uint32_t conflate_ms = 0;  // 0 = real time
+    uint32_t delay_ms = 0;     // 0 = live data
     bool live = true;
   };
   struct Registration {
@@ -287,7 +295,8 @@ class Client {
   template <typename Encode>
   bool queue_frame(size_t max_size, Encode&& encode);
   void send_subscribe(wire::MsgType type, std::string_view pattern,
-                      wire::SlowPolicy policy = wire::SlowPolicy::Default, uint32_t conflate_ms = 0);
+                      wire::SlowPolicy policy = wire::SlowPolicy::Default, uint32_t conflate_ms = 0,
+                      uint32_t delay_ms = 0);
   void send_register(PublisherId id, const Registration& reg);
   bool has_live_pattern(std::string_view pattern) const;
   void emit_connection(ConnectionEvent event, std::string_view reason);

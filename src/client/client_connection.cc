@@ -153,7 +153,7 @@ void Client::resend_state() {
   std::unordered_set<std::string_view> sent;
   for (const auto& sub : subscriptions_)
     if (sub->live && sent.insert(sub->pattern).second)
-      send_subscribe(wire::MsgType::Subscribe, sub->pattern, sub->policy, sub->conflate_ms);
+      send_subscribe(wire::MsgType::Subscribe, sub->pattern, sub->policy, sub->conflate_ms, sub->delay_ms);
 }
 
 void Client::service_timers(uint64_t now) {

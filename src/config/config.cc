@@ -7,6 +7,7 @@
 #include <cctype>
 #include <limits>
 
+#include "base/affinity.h"
 #include "config/key_table.h"
 
 namespace tw::config {
@@ -16,6 +17,7 @@ constexpr int64_t kU32Max = std::numeric_limits<uint32_t>::max();
 constexpr int64_t kHourMs = 3'600'000;
 constexpr int64_t kDayMs = 24 * kHourMs;
 constexpr size_t kMaxServerName = 255;  // sent in WELCOME as str16; keep it short
+constexpr int64_t kMaxLoopThreads = 64;  // gateways, and access points, each
 
 struct IntegerKey {
   std::string_view name;
@@ -43,6 +45,10 @@ const std::array kIntegerKeys = {
     TW_INTEGER_KEY(request_timeout_ms, 10, kHourMs),
     TW_INTEGER_KEY(release_linger_ms, 0, kDayMs),
     TW_INTEGER_KEY(not_found_ttl_ms, 0, kDayMs),
+    TW_INTEGER_KEY(gateways, 0, kMaxLoopThreads),
+    TW_INTEGER_KEY(access_points, 0, kMaxLoopThreads),
+    TW_INTEGER_KEY(delay_max_bytes, int64_t{1} << 20, int64_t{1} << 40),
+    TW_INTEGER_KEY(delay_bucket_ms, 10, 60'000),
     TW_INTEGER_KEY(limits.max_frame, 64, int64_t{1} << 30),
     TW_INTEGER_KEY(limits.max_subscriptions, 1, kU32Max),
     TW_INTEGER_KEY(limits.max_registrations, 1, 0x7FFF'FFFF),  // ids with the top bit are stream ids
@@ -54,8 +60,8 @@ const std::array kIntegerKeys = {
 };
 #undef TW_INTEGER_KEY
 
-constexpr std::array<std::string_view, 5> kStringKeys = {"listen", "server_name", "log_level",
-                                                         "provider_balance", "slow_consumer_policy"};
+constexpr std::array<std::string_view, 6> kStringKeys = {
+    "listen", "server_name", "log_level", "provider_balance", "slow_consumer_policy", "cpus"};
 
 bool valid_slow_consumer_policy(std::string_view value) {
   return value == "conflate" || value == "drop" || value == "disconnect";
@@ -88,6 +94,43 @@ Status check_server_name(std::string_view value) {
     return Error{"must be 1.." + std::to_string(kMaxServerName) + " bytes long"};
   }
   return Ok{};
+}
+
+// "" is no pinning; anything else must parse as a cpu list.
+Status check_cpus(std::string_view value) {
+  if (value.empty()) return Ok{};
+  auto cpus = parse_cpu_list(value);
+  if (!cpus) return cpus.error();
+  return Ok{};
+}
+
+// Single-threaded is 0 and 0; a gateway without an access point (or the
+// reverse) would leave clients with nothing to serve them.
+Status check_thread_counts(const BrokerConfig& config) {
+  if ((config.gateways == 0) == (config.access_points == 0)) return Ok{};
+  return Error{"keys 'gateways' and 'access_points': both 0 (single-threaded) or both at least "
+               "1, got gateways = " + std::to_string(config.gateways) +
+               ", access_points = " + std::to_string(config.access_points)};
+}
+
+std::string counted(size_t count, std::string_view noun) {
+  return std::to_string(count) + " " + std::string(noun) + (count == 1 ? "" : "s");
+}
+
+// Each loop thread takes the next cpu of the list, so it needs one per thread.
+Status check_enough_cpus(const BrokerConfig& config) {
+  if (config.cpus.empty()) return Ok{};
+  auto cpus = parse_cpu_list(config.cpus);
+  if (!cpus) return Ok{};  // reported by check_cpus
+  size_t needed = loop_thread_count(config);
+  if (cpus->size() >= needed) return Ok{};
+  std::string threads = counted(needed, "thread");
+  if (!single_threaded(config)) {
+    threads += " (" + counted(config.gateways, "gateway") + " + " +
+               counted(config.access_points, "access point") + ")";
+  }
+  return Error{"key 'cpus': '" + config.cpus + "' lists " + counted(cpus->size(), "cpu") +
+               " for " + threads};
 }
 
 bool all_digits(std::string_view text) {
@@ -177,6 +220,9 @@ Status set_string(BrokerConfig& config, std::string_view key, std::string_view v
       return Error{"expected conflate, drop or disconnect, got '" + std::string(value) + "'"};
     }
     config.slow_consumer_policy.assign(value);
+  } else if (key == "cpus") {
+    if (auto status = check_cpus(value); !status) return status;
+    config.cpus.assign(value);
   } else {
     return Error{"not a string key"};
   }
@@ -202,7 +248,9 @@ Status validate(const BrokerConfig& config) {
   if (config.log_level < log::Level::Debug || config.log_level > log::Level::Off) {
     return named("log_level", Error{"not a known level"});
   }
-  return Ok{};
+  if (auto status = check_cpus(config.cpus); !status) return named("cpus", status.error());
+  if (auto status = check_thread_counts(config); !status) return status;
+  return check_enough_cpus(config);
 }
 
 }  // namespace tw::config

@@ -38,12 +38,34 @@ struct BrokerConfig {
   // What to do with a subscriber whose queue passes limits.max_output_buffer,
   // for subscriptions that do not choose: "conflate", "drop" or "disconnect".
   std::string slow_consumer_policy = "conflate";
+  // Loop threads (docs/configuration.md, "Threads"). 0 and 0 is single-threaded:
+  // one loop does everything. Otherwise both are at least 1.
+  uint32_t gateways = 0;
+  uint32_t access_points = 0;
+  // Linux cpu list ("2-7", "0,2,4-6") the loop threads are pinned to in order,
+  // gateways first, then access points; "" = no pinning.
+  std::string cpus;
+  // Delayed subscriptions: memory bound of the delay lines, and the bucket
+  // within which a delayed stream is conflated to one update per channel.
+  uint64_t delay_max_bytes = 256ull << 20;
+  uint32_t delay_bucket_ms = 1'000;
   Limits limits;
 };
 
+// True when one loop does everything (gateways and access_points both 0).
+inline bool single_threaded(const BrokerConfig& config) {
+  return config.gateways == 0 && config.access_points == 0;
+}
+// How many loop threads the config asks for: 1 when single-threaded.
+inline uint32_t loop_thread_count(const BrokerConfig& config) {
+  return single_threaded(config) ? 1 : config.gateways + config.access_points;
+}
+
 // Parses TOML text over the embedded defaults. Errors name the source, line
 // and key ("broker.toml:3: key 'heartbeat_ms': expected an integer"); syntax
-// errors name line and column; unknown keys are errors.
+// errors name line and column; unknown keys are errors. Keys that constrain
+// each other are checked once the file is read ("broker.toml: keys 'gateways'
+// and 'access_points': ...").
 Result<BrokerConfig> parse_toml(std::string_view text, const std::string& source_name);
 // Reads and parses a file; the path is the source name in errors.
 Result<BrokerConfig> load_file(const std::string& path);
@@ -59,8 +81,10 @@ bool split_host_port(std::string_view text, std::string& host, uint16_t& port);
 Status set_integer(BrokerConfig& config, std::string_view key, int64_t value);
 Status set_string(BrokerConfig& config, std::string_view key, std::string_view value);
 
-// Checks every key of a config built in code or patched after parsing;
-// the error names the key ("key 'limits.max_frame': must be ...").
+// Checks every key of a config built in code or patched after parsing, and
+// the keys that constrain each other (gateways with access_points, cpus with
+// the thread count); the error names the key or keys ("key 'limits.max_frame':
+// must be ...", "keys 'gateways' and 'access_points': ...").
 Status validate(const BrokerConfig& config);
 
 }  // namespace tw::config

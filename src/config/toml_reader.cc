@@ -77,6 +77,11 @@ Result<BrokerConfig> parse_toml(std::string_view text, const std::string& source
   BrokerConfig config;
   Reader reader(source_name);
   if (auto status = reader.apply_table(config, parsed.table(), ""); !status) return status.error();
+  // Keys that constrain each other (gateways with access_points, cpus with
+  // the thread count) can only be checked once the whole file is read.
+  if (auto status = validate(config); !status) {
+    return Error{source_name + ": " + status.error().message};
+  }
   return config;
 }
 

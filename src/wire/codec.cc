@@ -29,6 +29,7 @@ const char* code_name(Code code) {
     case Code::ProviderLost: return "PROVIDER_LOST";
     case Code::NoProvider: return "NO_PROVIDER";
     case Code::MessagesDropped: return "MESSAGES_DROPPED";
+    case Code::DelayCapacity: return "DELAY_CAPACITY";
   }
   return "UNKNOWN_CODE";
 }
@@ -138,13 +139,16 @@ bool decode(const Frame& f, Subscribe& m) {
   ByteReader r(f.body);
   m.request_id = r.u32();
   m.pattern = r.str16();
-  // Only SUBSCRIBE defines flags (policy, conflation); UNSUBSCRIBE's must be 0.
-  const uint8_t allowed = f.type == MsgType::Subscribe ? (kSubscribePolicyMask | kSubscribeConflate) : 0;
+  // Only SUBSCRIBE defines flags (policy, conflation, delay); UNSUBSCRIBE's must be 0.
+  const uint8_t allowed =
+      f.type == MsgType::Subscribe ? (kSubscribePolicyMask | kSubscribeConflate | kSubscribeDelay) : 0;
   m.policy = static_cast<SlowPolicy>(f.flags & kSubscribePolicyMask);
   const bool conflate = (f.flags & kSubscribeConflate) != 0;
   m.conflate_ms = conflate ? r.u32() : 0;
-  // A zero interval is never encoded (real time omits the field): keeps re-encoding byte-exact.
-  if (conflate && m.conflate_ms == 0) return false;
+  const bool delay = (f.flags & kSubscribeDelay) != 0;
+  m.delay_ms = delay ? r.u32() : 0;
+  // A zero interval or delay is never encoded (the field is omitted): keeps re-encoding byte-exact.
+  if ((conflate && m.conflate_ms == 0) || (delay && m.delay_ms == 0)) return false;
   return (f.flags & ~allowed) == 0 && r.at_end();
 }
 
@@ -304,12 +308,15 @@ size_t encode(std::span<uint8_t> out, const Welcome& m) {
 size_t encode(std::span<uint8_t> out, MsgType type, const Subscribe& m) {
   const bool with_options = type == MsgType::Subscribe;
   const bool conflate = with_options && m.conflate_ms != 0;
+  const bool delay = with_options && m.delay_ms != 0;
   uint8_t flags = with_options ? static_cast<uint8_t>(static_cast<uint8_t>(m.policy) & kSubscribePolicyMask) : 0;
   if (conflate) flags |= kSubscribeConflate;
+  if (delay) flags |= kSubscribeDelay;
   auto w = begin(out, type, flags);
   w.u32(m.request_id);
   w.str16(m.pattern);
   if (conflate) w.u32(m.conflate_ms);
+  if (delay) w.u32(m.delay_ms);
   return finish(w);
 }
 

@@ -73,6 +73,7 @@ enum class Code : uint16_t {
   ProviderLost = 20,       // the channel's provider disconnected or withdrew
   NoProvider = 21,         // the service has no provider that can serve the topic
   MessagesDropped = 22,    // STATUS OK: the broker dropped messages of a slow subscriber (a known gap)
+  DelayCapacity = 23,      // ACK: delayed data is over delay_max_bytes, no new delayed subscriptions
 };
 
 const char* code_name(Code code);
@@ -90,9 +91,11 @@ inline constexpr uint8_t kPublishImage = 0x01;  // replace the cached image inst
 // Stricter policies have higher values: disconnect > drop > conflate.
 enum class SlowPolicy : uint8_t { Default = 0, Conflate = 1, Drop = 2, Disconnect = 3 };
 // SUBSCRIBE flags: bits 0-1 carry the SlowPolicy; bit 2 says a u32
-// conflate_ms follows the pattern; other bits are malformed.
+// conflate_ms follows the pattern; bit 3 says a u32 delay_ms follows (after
+// conflate_ms when both are present); other bits are malformed.
 inline constexpr uint8_t kSubscribePolicyMask = 0x03;
 inline constexpr uint8_t kSubscribeConflate = 0x04;
+inline constexpr uint8_t kSubscribeDelay = 0x08;
 
 // Publish ids with this bit set are stream ids: the broker assigns them in
 // REQUEST to an interactive provider (stream id = kStreamIdBit | channel id).
@@ -113,13 +116,16 @@ struct Welcome {  // u16 version, u32 heartbeat_ms, u32 max_frame, u32 max_subsc
   uint32_t max_subscriptions = 0;
   std::string_view server_name;
 };
-struct Subscribe {  // u32 request_id, str16 pattern, [u32 conflate_ms]   (also UNSUBSCRIBE); SUBSCRIBE flags: policy, conflate
+struct Subscribe {  // u32 request_id, str16 pattern, [u32 conflate_ms], [u32 delay_ms]   (also UNSUBSCRIBE); SUBSCRIBE flags: policy, conflate, delay
   uint32_t request_id = 0;
   std::string_view pattern;
   SlowPolicy policy = SlowPolicy::Default;  // SUBSCRIBE only; UNSUBSCRIBE carries flags 0
   // SUBSCRIBE only: at most one merged refresh per channel per this many ms
   // (0 = real time). On the wire only when non-zero (flag kSubscribeConflate).
   uint32_t conflate_ms = 0;
+  // SUBSCRIBE only: the stream as it was this many ms ago (0 = live). On the
+  // wire only when non-zero (flag kSubscribeDelay).
+  uint32_t delay_ms = 0;
 };
 struct Snapshot {  // u32 request_id, str16 topic
   uint32_t request_id = 0;

@@ -60,6 +60,9 @@ class RecordingOutlet final : public Outlet {
   void send_channel_info(const wire::ChannelInfo& info) override {
     events.push_back({"info", std::string(info.topic), info.seq, info.state});
   }
+  void complete_request(uint32_t request_id, const Outcome& outcome) override {
+    events.push_back({"complete", "", request_id, {}, outcome.code});
+  }
   void flush_output() override { ++flushes; }
   std::string_view name() const override { return name_; }
 

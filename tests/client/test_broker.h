@@ -1,4 +1,4 @@
-// A real tw::broker::Broker on its own thread, on 127.0.0.1 (port 0 = any),
+// A real tw::tier::Broker on its own thread, on 127.0.0.1 (port 0 = any),
 // plus helpers to drive clients until something happens. Loops are bounded
 // by iteration counts so a broken broker fails the test instead of hanging it;
 // no test asserts on elapsed time.
@@ -11,7 +11,7 @@
 #include <thread>
 #include <vector>
 
-#include "broker/broker.h"
+#include "tier/broker.h"
 #include "client/client.h"
 #include "fields/field_list.h"
 
@@ -25,7 +25,7 @@ class TestBroker {
     config.listen = "127.0.0.1:" + std::to_string(port);
     config.log_level = log::Level::Warn;
     log::set_level(config.log_level);  // the level is process-wide; tickwired's main sets it likewise
-    broker_ = std::make_unique<broker::Broker>(config);
+    broker_ = std::make_unique<tier::Broker>(config);
     Status listening = broker_->listen();
     if (!listening) {
       ADD_FAILURE() << listening.error().message;
@@ -44,7 +44,7 @@ class TestBroker {
   uint16_t port() const { return port_; }
 
  private:
-  std::unique_ptr<broker::Broker> broker_;
+  std::unique_ptr<tier::Broker> broker_;
   std::thread thread_;
   uint16_t port_ = 0;
 };

@@ -149,3 +149,109 @@ TEST(CommandLine, SlowConsumerPolicyFlagSetsTheDefaultPolicy) {
 
 }  // namespace
 }  // namespace tw::tickwired
+
+namespace tw::tickwired {
+namespace {
+
+TEST(CommandLine, ThreadFlagsSetGatewaysAccessPointsAndCpus) {
+  Outcome r = run_tickwired({"--gateways", "2", "--access-points", "3", "--cpus", "2-7"});
+  ASSERT_TRUE(r.parsed.invocation.has_value()) << r.err;
+  const config::BrokerConfig& c = r.parsed.invocation->config;
+  EXPECT_EQ(c.gateways, 2u);
+  EXPECT_EQ(c.access_points, 3u);
+  EXPECT_EQ(c.cpus, "2-7");
+
+  Outcome defaults = run_tickwired({});
+  ASSERT_TRUE(defaults.parsed.invocation.has_value()) << defaults.err;
+  EXPECT_TRUE(config::single_threaded(defaults.parsed.invocation->config));
+}
+
+TEST(CommandLine, ThreadsFlagSetsBothCounts) {
+  struct Case {
+    const char* value;
+    uint32_t gateways;
+    uint32_t access_points;
+  };
+  for (Case expected : {Case{"1+1", 1, 1}, Case{"2+2", 2, 2}, Case{"3+1", 3, 1},
+                        Case{"64+64", 64, 64}, Case{"0+0", 0, 0}, Case{"single", 0, 0}}) {
+    Outcome r = run_tickwired({"--threads", expected.value});
+    ASSERT_TRUE(r.parsed.invocation.has_value()) << expected.value << ": " << r.err;
+    EXPECT_EQ(r.parsed.invocation->config.gateways, expected.gateways) << expected.value;
+    EXPECT_EQ(r.parsed.invocation->config.access_points, expected.access_points)
+        << expected.value;
+  }
+}
+
+TEST(CommandLine, ThreadsFlagOverridesTheFile) {
+  ConfigFile file("gateways = 4\naccess_points = 4\n");
+  Outcome r = run_tickwired({"--config", file.path(), "--threads", "single"});
+  ASSERT_TRUE(r.parsed.invocation.has_value()) << r.err;
+  EXPECT_TRUE(config::single_threaded(r.parsed.invocation->config));
+}
+
+TEST(CommandLine, BadThreadsFlagIsOneLine) {
+  const std::string expected_form = "expected G+A (such as 1+1 or 2+2) or single, got ";
+  for (const char* bad : {"2", "x", "1+", "+1", "1+1+1", "one+two", "-1+1", "Single"}) {
+    Outcome r = run_tickwired({"--threads", bad});
+    EXPECT_EQ(r.parsed.exit_code, kExitUsage) << bad;
+    EXPECT_EQ(r.err, "tickwired: --threads: " + expected_form + "'" + bad + "'\n");
+  }
+  Outcome r = run_tickwired({"--threads", "1+0"});
+  EXPECT_EQ(r.parsed.exit_code, kExitUsage);
+  EXPECT_EQ(r.err,
+            "tickwired: --threads: '1+0': both counts 0 (single-threaded) or both at least 1\n");
+  r = run_tickwired({"--threads", "65+1"});
+  EXPECT_EQ(r.err, "tickwired: --threads: gateways must be between 0 and 64, got 65\n");
+  r = run_tickwired({"--threads", "1+99"});
+  EXPECT_EQ(r.err, "tickwired: --threads: access points must be between 0 and 64, got 99\n");
+}
+
+TEST(CommandLine, ThreadsFlagExcludesTheCountFlags) {
+  Outcome r = run_tickwired({"--threads", "2+2", "--gateways", "1"});
+  EXPECT_FALSE(r.parsed.invocation.has_value());
+  EXPECT_EQ(r.parsed.exit_code, kExitUsage);
+  EXPECT_EQ(r.err.rfind("tickwired: ", 0), 0u) << r.err;
+  EXPECT_NE(r.err.find("--threads"), std::string::npos) << r.err;
+}
+
+TEST(CommandLine, InconsistentThreadFlagsNameTheKeys) {
+  Outcome r = run_tickwired({"--gateways", "1"});
+  EXPECT_EQ(r.parsed.exit_code, kExitUsage);
+  EXPECT_EQ(r.err,
+            "tickwired: keys 'gateways' and 'access_points': both 0 (single-threaded) or both at "
+            "least 1, got gateways = 1, access_points = 0\n");
+
+  r = run_tickwired({"--cpus", "7-2"});
+  EXPECT_EQ(r.parsed.exit_code, kExitUsage);
+  EXPECT_EQ(r.err, "tickwired: --cpus: '7-2': range runs backwards\n");
+
+  r = run_tickwired({"--threads", "2+2", "--cpus", "0,2"});
+  EXPECT_EQ(r.parsed.exit_code, kExitUsage);
+  EXPECT_EQ(r.err,
+            "tickwired: key 'cpus': '0,2' lists 2 cpus for 4 threads (2 gateways + 2 access "
+            "points)\n");
+}
+
+TEST(CommandLine, DelayFlagsSetTheirKeys) {
+  Outcome r = run_tickwired({"--delay-max-bytes", "2097152", "--delay-bucket-ms", "500"});
+  ASSERT_TRUE(r.parsed.invocation.has_value()) << r.err;
+  EXPECT_EQ(r.parsed.invocation->config.delay_max_bytes, 2097152u);
+  EXPECT_EQ(r.parsed.invocation->config.delay_bucket_ms, 500u);
+
+  r = run_tickwired({"--delay-bucket-ms", "5"});
+  EXPECT_EQ(r.err, "tickwired: --delay-bucket-ms: must be between 10 and 60000, got 5\n");
+  r = run_tickwired({"--delay-max-bytes", "1024"});
+  EXPECT_EQ(r.err,
+            "tickwired: --delay-max-bytes: must be between 1048576 and 1099511627776, got 1024\n");
+}
+
+TEST(CommandLine, HelpListsTheThreadAndDelayFlags) {
+  Outcome help = run_tickwired({"--help"});
+  for (const char* flag : {"--gateways", "--access-points", "--threads", "--cpus",
+                           "--delay-max-bytes", "--delay-bucket-ms"}) {
+    EXPECT_NE(help.out.find(flag), std::string::npos) << flag;
+  }
+}
+
+}  // namespace
+}  // namespace tw::tickwired

@@ -6,6 +6,7 @@
 #include <unistd.h>
 
 #include <chrono>
+#include <cstdlib>
 #include <fstream>
 #include <thread>
 
@@ -26,6 +27,11 @@ BrokerProcess::BrokerProcess(BrokerOptions options) : port_file_(dir_.file("port
   if (!options.slow_consumer_policy.empty()) {
     args.push_back("--slow-consumer-policy");
     args.push_back(options.slow_consumer_policy);
+  }
+  // The whole process-level suite runs once per thread configuration (tests/integration/CMakeLists.txt).
+  if (const char* threads = std::getenv("TW_TEST_THREADS"); threads != nullptr && *threads != '\0') {
+    args.push_back("--threads");
+    args.push_back(threads);
   }
   args.insert(args.end(), options.args.begin(), options.args.end());
   process_ = std::make_unique<Process>(bin_path("tickwired"), args);

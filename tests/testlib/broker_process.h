@@ -1,8 +1,8 @@
 // A tickwired broker run as a real child process for black-box tests.
 //
 // The constructor starts `<bin_dir>/tickwired --listen 127.0.0.1:PORT
-// --print-port-file <tmp>/port <extra args>` (PORT 0 unless a fixed port is
-// given) and waits up to 10 s for the port file; ready() says whether the
+// --print-port-file <tmp>/port [--threads $TW_TEST_THREADS] <extra args>`
+// (PORT 0 unless a fixed port is given) and waits up to 10 s for the port file; ready() says whether the
 // broker is listening. The destructor always stops it (SIGTERM, then SIGKILL).
 #pragma once
 #include <cstdint>

@@ -104,6 +104,46 @@ TEST(WireRoundTrip, SubscribeCarriesItsConflationIntervalAfterThePattern) {
   }
 }
 
+TEST(WireRoundTrip, SubscribeCarriesItsDelayAfterTheConflationInterval) {
+  for (uint32_t conflate : {0u, 200u}) {
+    for (uint32_t delay : {0u, 1u, 900'000u, 0xFFFFFFFFu}) {
+      Bytes frame = encoded([&](auto o) {
+        return encode(o, MsgType::Subscribe, Subscribe{5, "A/*", SlowPolicy::Drop, conflate, delay});
+      });
+      Frame f = split_one(frame);
+      EXPECT_EQ((f.flags & kSubscribeDelay) != 0, delay != 0);
+      EXPECT_EQ(f.body.size(), 4u + 2u + 3u + (conflate != 0 ? 4u : 0u) + (delay != 0 ? 4u : 0u));
+      Subscribe m;
+      ASSERT_TRUE(decode(f, m));
+      EXPECT_EQ(m.delay_ms, delay);
+      EXPECT_EQ(m.conflate_ms, conflate);
+      EXPECT_EQ(m.policy, SlowPolicy::Drop);
+      Bytes again(frame.size());
+      ASSERT_EQ(reencode(f, again), frame.size());
+      EXPECT_EQ(hex(again), hex(frame));
+    }
+  }
+}
+
+TEST(WireRoundTrip, AZeroDelayOrADelayBitWithoutItsFieldIsMalformed) {
+  Bytes frame = encoded([](auto o) { return encode(o, MsgType::Subscribe, Subscribe{5, "A/*", SlowPolicy::Default, 0, 7}); });
+  Bytes zero = frame;
+  zero[zero.size() - 4] = 0;  // delay_ms 7 -> 0
+  Subscribe m;
+  EXPECT_FALSE(decode(split_one(zero), m));
+  Bytes no_field(frame.begin(), frame.end() - 4);
+  no_field[0] = static_cast<uint8_t>(no_field.size());
+  EXPECT_FALSE(decode(split_one(no_field), m));
+  Bytes unsubscribe = frame;
+  unsubscribe[4] = static_cast<uint8_t>(MsgType::Unsubscribe);
+  EXPECT_FALSE(decode(split_one(unsubscribe), m));
+}
+
+TEST(WireRoundTrip, DelayCapacityHasItsName) {
+  EXPECT_STREQ(code_name(Code::DelayCapacity), "DELAY_CAPACITY");
+  EXPECT_EQ(static_cast<uint16_t>(Code::DelayCapacity), 23);
+}
+
 TEST(WireRoundTrip, UnsubscribeNeverCarriesAConflationInterval) {
   Bytes frame = encoded([](auto o) { return encode(o, MsgType::Unsubscribe, Subscribe{5, "A/*", SlowPolicy::Drop, 9}); });
   Frame f = split_one(frame);

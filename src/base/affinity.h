@@ -1,0 +1,47 @@
+// Thread placement: cpu lists as Linux writes them ("2-7", "0,2,4-6"),
+// pinning a thread to one cpu, and which NUMA node a cpu belongs to. Used at
+// start-up only, when the broker's loop threads are created (issue 5), and by
+// config validation for the `cpus` key.
+//
+// libnuma is optional at build time (TW_HAVE_NUMA): without it, or on a
+// kernel without NUMA, every cpu's node is unknown (-1) and placement is
+// described without nodes.
+#pragma once
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "base/result.h"
+
+namespace tw {
+
+// The highest cpu number a list may name: one cpu_set_t (CPU_SETSIZE) holds 0..1023.
+inline constexpr int kMaxCpuNumber = 1023;
+
+// Parses a Linux cpu list: comma-separated cpu numbers and ascending ranges
+// ("2-7", "0,2,4-6"), no spaces. Cpus come back in the order written, ranges
+// expanded. The error names the bad part: "'7-2': range runs backwards",
+// "cpu 3 listed twice". An empty list is an error (callers treat "" as
+// "no pinning" before parsing).
+Result<std::vector<int>> parse_cpu_list(std::string_view text);
+
+// Restricts the calling thread to `cpu`. The error names the cpu and errno:
+// "cannot pin thread to cpu 9: Invalid argument (errno 22)".
+Status pin_current_thread(int cpu);
+
+// True when built with libnuma and the kernel supports NUMA (numa_available()).
+bool numa_supported();
+
+// The NUMA node of `cpu`, or -1 when NUMA is not supported or the cpu unknown.
+int numa_node_of_cpu(int cpu);
+
+// One line for the start-up log: "cpus 2,3 on NUMA node 0", "cpus 2,9 across
+// NUMA nodes 0,1 (cross-node traffic)", "cpu 2 (NUMA node unknown)", or
+// "no cpu pinning" for an empty list.
+std::string describe_placement(const std::vector<int>& cpus);
+
+// Names the calling thread for top/ps/gdb; Linux keeps 15 bytes, so the
+// name is truncated to that. Failure is harmless and ignored.
+void name_current_thread(std::string_view name);
+
+}  // namespace tw

@@ -1,0 +1,198 @@
+// Router: delayed subscriptions (docs/ARCHITECTURE.md, "Delay"). A
+// subscription with delay D gets the channel's stream as it was D ago. The
+// first delayed subscriber of (channel, D) starts a DelayedStream: a
+// DelayLine recording the channel from its current image on, a copy of the
+// channel holding the delayed state under its own channel id
+// (kDelayedChannelBit), and the stream's subscribers. Every message applied
+// to the live channel is recorded (merged per bucket); on the router tick the
+// due entries are applied to the copy and fanned out to its subscribers: an
+// entry holding one message as that message (UPDATE, or IMAGE if published
+// as one), an entry that merged several as a refresh IMAGE of the delayed
+// state. Delayed subscribers are never in the real-time path; channel state
+// changes (STALE, CLOSED) reach them at once, not delayed.
+#include <algorithm>
+
+#include "broker/router.h"
+
+namespace tw::broker {
+
+namespace {
+uint64_t ms_to_ns(uint64_t ms) { return ms * 1'000'000ull; }
+size_t policy_slot(SlowPolicy p) { return static_cast<size_t>(p) - 1; }  // as in router.cc
+void count_interval(uint32_t& realtime_refs, uint32_t& min_ms, uint32_t conflate_ms) {
+  if (conflate_ms == 0) {
+    ++realtime_refs;
+  } else if (min_ms == 0 || conflate_ms < min_ms) {
+    min_ms = conflate_ms;
+  }
+}
+}  // namespace
+
+Router::DelayedStream::DelayedStream(const cache::Channel& live, uint32_t delay, uint64_t bucket_ns,
+                                     DelayBudget& budget)
+    : source(live.id), delay_ms(delay), line(live.kind, ms_to_ns(delay), bucket_ns, budget) {
+  copy.topic = live.topic;
+  copy.kind = live.kind;
+  copy.state = live.state;
+}
+
+cache::Channel* Router::delayed_channel(cache::ChannelId id) {
+  auto it = delayed_.find(id);
+  return it == delayed_.end() ? nullptr : &it->second->copy;
+}
+
+const Router::Entry* Router::delayed_entry(const Outlet* outlet, cache::ChannelId id) const {
+  auto it = delayed_.find(id);
+  if (it == delayed_.end()) return nullptr;
+  for (const Entry& e : it->second->subscribers) {
+    if (e.outlet == outlet) return &e;
+  }
+  return nullptr;
+}
+
+Outcome Router::check_delay(uint32_t delay_ms) const {
+  if (delay_ms == 0 || !delay_budget_.exhausted()) return {};
+  return {wire::Code::DelayCapacity, "delayed data is over delay_max_bytes: no new delayed subscriptions"};
+}
+
+Router::DelayedStream& Router::delayed_stream(cache::Channel& ch, uint32_t delay_ms) {
+  Route& r = route(ch);
+  for (DelayedStream* d : r.delayed) {
+    if (d->delay_ms == delay_ms) return *d;
+  }
+  const uint64_t bucket_ns = ms_to_ns(limits_.delay_bucket_ms);
+  auto stream = std::make_unique<DelayedStream>(ch, delay_ms, bucket_ns, delay_budget_);
+  // Ids are not reused, so an outlet's leftover state for an ended stream never meets a new one.
+  stream->copy.id = ++last_delayed_id_;
+  stream->line.start(ch, clock_());
+  DelayedStream* d = stream.get();
+  delayed_.emplace(d->copy.id, std::move(stream));
+  r.delayed.push_back(d);
+  return *d;
+}
+
+std::vector<Router::Entry>& Router::delayed_subscribers(cache::Channel& ch, uint32_t delay_ms) {
+  for (DelayedStream* d : route(ch).delayed) {
+    if (d->delay_ms == delay_ms) return d->subscribers;
+  }
+  static std::vector<Entry> none;  // never written: a drop finds nobody in it
+  return none;
+}
+
+void Router::add_delayed_ref(cache::Channel& ch, const PatternRef& ref) {
+  DelayedStream& d = delayed_stream(ch, ref.delay_ms);
+  const size_t slot = policy_slot(ref.policy);
+  for (Entry& e : d.subscribers) {
+    if (e.outlet == ref.outlet) {
+      ++e.refs;
+      e.exact += ref.exact;
+      ++e.policy_refs[slot];
+      count_interval(e.realtime_refs, e.min_conflate_ms, ref.conflate_ms);
+      return;
+    }
+  }
+  d.subscribers.push_back({ref.outlet, 1, ref.exact ? 1u : 0u, 0});
+  Entry& added = d.subscribers.back();
+  ++added.policy_refs[slot];
+  count_interval(added.realtime_refs, added.min_conflate_ms, ref.conflate_ms);
+  // The delayed state, not the live one; none until the first entry is due.
+  if (d.copy.has_data()) {
+    ref.outlet->send_stream_image(d.copy, ref.policy);
+    added.image_seq = d.copy.seq;
+  }
+  if (d.copy.state != wire::ChannelState::Ok) {
+    ref.outlet->send_status(d.copy, d.copy.state, wire::Code::ProviderLost, "channel is stale", !d.copy.has_data());
+  }
+}
+
+void Router::drop_delayed_if_unwatched(cache::Channel& ch, uint32_t delay_ms) {
+  auto& list = route(ch).delayed;
+  auto pos = std::find_if(list.begin(), list.end(), [&](const DelayedStream* d) { return d->delay_ms == delay_ms; });
+  if (pos == list.end() || !(*pos)->subscribers.empty()) return;
+  DelayedStream* d = *pos;
+  list.erase(pos);
+  delay_budget_.used -= d->copy_bytes;
+  delayed_.erase(d->copy.id);  // its line gives its bytes back
+}
+
+void Router::record_delayed(cache::Channel& ch, std::span<const uint8_t> payload, bool image) {
+  const uint64_t now = clock_();
+  for (DelayedStream* d : route(ch).delayed) d->line.record(payload, image, ch.seq, now);
+}
+
+void Router::fan_out_delayed_status(cache::Channel& ch, wire::ChannelState state, wire::Code code,
+                                    std::string_view text) {
+  for (DelayedStream* d : route(ch).delayed) {
+    d->copy.state = state;
+    for (Entry& e : d->subscribers) e.outlet->send_status(d->copy, state, code, text, !e.has_image());
+  }
+}
+
+void Router::reset_delayed(cache::Channel& ch) {
+  for (DelayedStream* d : route(ch).delayed) {
+    d->line.clear();
+    d->copy.clear_image();
+    d->copy.state = ch.state;
+    account_copy(*d);
+    for (Entry& e : d->subscribers) e.image_seq = 0;  // a reopened channel starts with an image
+  }
+}
+
+void Router::add_delayed_exact(cache::Channel& ch, std::vector<Outlet*>& outlets) const {
+  for (const DelayedStream* d : routes_[ch.id - 1].delayed) {
+    for (const Entry& e : d->subscribers) {
+      if (e.exact > 0) outlets.push_back(e.outlet);
+    }
+  }
+}
+
+void Router::deliver_due_delayed(uint64_t now) {
+  // Outlets never call back into the router from a delivery, so the map is stable here.
+  for (auto& [id, d] : delayed_) {
+    while (const DelayLine::Entry* entry = d->line.due(now)) {
+      deliver_entry(*d, *entry);
+      d->line.pop();
+    }
+  }
+}
+
+void Router::deliver_entry(DelayedStream& d, const DelayLine::Entry& entry) {
+  delay_scratch_.resize(d.line.payload_size(entry));
+  if (d.line.encode(entry, delay_scratch_) != delay_scratch_.size()) return;
+  if (!d.copy.apply(delay_scratch_, entry.image)) return;
+  d.copy.seq = entry.seq;  // the live seq it reaches: a merged entry is a jump, as a conflated refresh is
+  account_copy(d);
+  if (d.subscribers.empty()) return;
+  // One message goes out as published; several merged go out as a refresh of the whole delayed state.
+  const bool refresh = !entry.image && entry.messages > 1;
+  const bool image = entry.image || refresh;
+  if (refresh) {
+    delay_scratch_.resize(d.copy.image_size());
+    if (d.copy.encode_image(delay_scratch_) != delay_scratch_.size()) return;
+  }
+  const std::span<const uint8_t> payload(delay_scratch_);
+  // Subscribers without an image get one first (it holds this entry); they may reset the arena.
+  for (Entry& e : d.subscribers) {
+    if (e.has_image()) continue;
+    e.outlet->send_stream_image(d.copy, e.policy());
+    e.image_seq = d.copy.seq;
+  }
+  auto frame = encode_stream_frame(d.copy, payload, image);
+  Delivery delivery{d.copy, image, payload, frame};
+  for (Entry& e : d.subscribers) {
+    if (e.image_seq == d.copy.seq) continue;
+    delivery.policy = e.policy();
+    delivery.conflate_ms = e.conflate_ms();
+    e.outlet->send_delivery(delivery);
+    ++stats_.deliveries;
+  }
+}
+
+void Router::account_copy(DelayedStream& d) {
+  const size_t now =
+      d.copy.has_data() ? sizeof(cache::Channel) + DelayLine::held_bytes(d.copy.image, d.copy.image_size()) : 0;
+  delay_budget_.used += now - d.copy_bytes;
+  d.copy_bytes = now;
+}
+
+}  // namespace tw::broker

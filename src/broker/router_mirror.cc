@@ -1,0 +1,92 @@
+// The router's thread-tier roles (docs/ARCHITECTURE.md, "Threads").
+//
+// On an access point the router is a mirror: it keeps the subscriptions of
+// its own connections and a copy of every channel they receive, so images,
+// conflation and fan-out stay on the access point's thread; the gateways
+// that own the channels send it each channel's IMAGE, UPDATEs and state
+// changes for the patterns it holds (one upstream subscription per distinct
+// pattern, however many local connections share it).
+#include "broker/router.h"
+
+namespace tw::broker {
+
+void Router::hold_interest(std::string_view pattern) {
+  auto [it, added] = interest_.try_emplace(std::string(pattern), 0);
+  if (it->second++ == 0) upstream_->interest(pattern, true);
+  (void)added;
+}
+
+void Router::drop_interest(std::string_view pattern) {
+  auto it = interest_.find(std::string(pattern));
+  if (it == interest_.end() || --it->second > 0) return;
+  interest_.erase(it);
+  upstream_->interest(pattern, false);
+}
+
+// A mirror with no local subscriber of a channel (live or delayed) is no
+// longer sent it: the copy is forgotten, and the gateway sends a fresh IMAGE
+// when one comes back.
+void Router::count_subscribers(const cache::Channel& ch) {
+  const Route& r = routes_[ch.id - 1];
+  if (r.subscribers.empty() && r.delayed.empty()) channels_.get(ch.id)->clear_image();
+  upstream_->subscribers_changed(ch.id, static_cast<uint32_t>(r.subscribers.size()));
+}
+
+void Router::mirror_channel(cache::ChannelId id, std::string_view topic, wire::PayloadKind kind) {
+  if (channels_.get(id)) return;
+  if (!channels_.create(topic, kind, id)) return;
+  routes_.resize(channels_.id_limit() - 1);
+  cache::Channel& ch = *channels_.get(id);
+  patterns_.match(topic, [&](const PatternRef& ref) { add_ref(ch, ref); });
+}
+
+void Router::mirror_message(cache::ChannelId id, uint64_t seq, std::span<const uint8_t> payload,
+                            std::span<const uint8_t> frame, bool image) {
+  cache::Channel* ch = channels_.get(id);
+  // Nobody here receives it (the gateway has not seen the unsubscribe yet),
+  // or an UPDATE before the IMAGE that restarts a forgotten copy: not ours.
+  if (!ch || (route(*ch).subscribers.empty() && route(*ch).delayed.empty()) || (!image && !ch->has_data())) return;
+  if (!ch->apply(payload, image)) {
+    ++stats_.bad_payloads;
+    return;
+  }
+  ch->seq = seq;  // the owner's numbering, the same on every access point
+  ++stats_.publishes;
+  if (!route(*ch).delayed.empty()) record_delayed(*ch, payload, image);
+  if (route(*ch).subscribers.empty()) return;
+  send_pending_images(*ch);
+  deliver(*ch, payload, frame, image);
+}
+
+void Router::mirror_status(cache::ChannelId id, wire::ChannelState state, wire::Code code, std::string_view text) {
+  cache::Channel* ch = channels_.get(id);
+  if (!ch) return;
+  if (state == wire::ChannelState::Closed) return end_streams(*ch, code, text);
+  fan_out_status(*ch, state, code, text);
+}
+
+// The owner closed the channel: as Router::close_channel, for the local
+// subscribers (exact subscriptions end; wildcards stay attached).
+void Router::end_streams(cache::Channel& ch, wire::Code code, std::string_view text) {
+  fan_out_status(ch, wire::ChannelState::Closed, code, text);
+  std::vector<Outlet*> ended;
+  for (const Entry& e : route(ch).subscribers) {
+    if (e.exact > 0) ended.push_back(e.outlet);
+  }
+  const std::string topic = ch.topic;
+  add_delayed_exact(ch, ended);
+  for (Outlet* outlet : ended) unsubscribe(outlet, topic);
+  for (Entry& e : route(ch).subscribers) e.image_seq = 0;
+  ch.clear_image();
+  ch.state = wire::ChannelState::Ok;
+  reset_delayed(ch);
+}
+
+void Router::set_weight(const Outlet* outlet, cache::ChannelId id, uint32_t count) {
+  if (!channels_.get(id)) return;
+  for (Entry& e : routes_[id - 1].subscribers) {
+    if (e.outlet == outlet) e.weight = count;
+  }
+}
+
+}  // namespace tw::broker

@@ -1,0 +1,28 @@
+#include "cache/directory.h"
+
+#include <functional>
+
+namespace tw::cache {
+
+ChannelDirectory::ChannelDirectory(uint32_t gateways, size_t max_channels)
+    : gateways_(gateways == 0 ? 1 : gateways), max_channels_(max_channels), per_shard_(gateways_, 0) {}
+
+uint32_t ChannelDirectory::shard_of(std::string_view topic) const {
+  return static_cast<uint32_t>(std::hash<std::string_view>{}(topic) % gateways_);
+}
+
+ChannelDirectory::Interned ChannelDirectory::intern(std::string_view topic, wire::PayloadKind kind) {
+  std::lock_guard lock(mutex_);
+  auto it = by_topic_.find(std::string(topic));
+  if (it != by_topic_.end()) {
+    const Known& k = it->second;
+    return {k.kind == kind ? Intern::Ok : Intern::KindMismatch, k.id, k.kind};
+  }
+  if (by_topic_.size() >= max_channels_) return {Intern::Full, 0, kind};
+  const uint32_t shard = shard_of(topic);
+  const ChannelId id = 1 + shard + gateways_ * per_shard_[shard]++;
+  by_topic_.emplace(std::string(topic), Known{id, kind});
+  return {Intern::Ok, id, kind};
+}
+
+}  // namespace tw::cache

@@ -1,0 +1,49 @@
+// ChannelDirectory: the broker-wide names of channels, shared by the threads
+// of a tiered broker. A channel's id says which gateway owns it:
+//   id = 1 + shard + gateways * n   (n = 0, 1, 2 ... per shard)
+// and its shard is the hash of its topic, so any thread can route a topic or
+// an id to its owner without asking. The directory is locked, but only when a
+// channel is created or first advertised by a connection, never per message.
+#pragma once
+#include <cstdint>
+#include <mutex>
+#include <string>
+#include <string_view>
+#include <unordered_map>
+#include <vector>
+
+#include "cache/channel.h"
+#include "wire/protocol.h"
+
+namespace tw::cache {
+
+class ChannelDirectory {
+ public:
+  ChannelDirectory(uint32_t gateways, size_t max_channels);
+
+  enum class Intern { Ok, KindMismatch, Full };
+  struct Interned {
+    Intern result = Intern::Ok;
+    ChannelId id = 0;
+    wire::PayloadKind kind = wire::PayloadKind::FieldList;  // the channel's kind, when it existed
+  };
+  // The channel of `topic`, created with `kind` when new.
+  Interned intern(std::string_view topic, wire::PayloadKind kind);
+
+  uint32_t shard_of(std::string_view topic) const;
+  uint32_t shard_of(ChannelId id) const { return (id - 1) % gateways_; }
+  uint32_t gateways() const { return gateways_; }
+
+ private:
+  struct Known {
+    ChannelId id;
+    wire::PayloadKind kind;
+  };
+  const uint32_t gateways_;
+  const size_t max_channels_;
+  std::mutex mutex_;
+  std::unordered_map<std::string, Known> by_topic_;
+  std::vector<uint32_t> per_shard_;
+};
+
+}  // namespace tw::cache

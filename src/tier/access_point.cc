@@ -1,0 +1,198 @@
+#include "tier/access_point.h"
+
+#include <fcntl.h>
+#include <sys/epoll.h>
+#include <sys/socket.h>
+
+#include <cerrno>
+
+#include "base/clock.h"
+#include "base/log.h"
+#include "io/socket.h"
+#include "wire/codec.h"
+
+namespace tw::tier {
+
+namespace {
+constexpr uint32_t kTickMs = 50;
+constexpr size_t kMinArena = 8u << 20;
+
+size_t arena_capacity_for(const config::BrokerConfig& c) {
+  return std::max<size_t>(kMinArena, 2ull * c.limits.max_frame + 4096);
+}
+}  // namespace
+
+AccessPoint::AccessPoint(const config::BrokerConfig& config, const broker::RouterLimits& limits,
+                         std::atomic<uint32_t>& open_connections)
+    : config_(config),
+      fanout_(arena_capacity_for(config)),
+      router_(limits, fanout_),
+      open_connections_(open_connections),
+      spare_fd_(::open("/dev/null", O_RDONLY | O_CLOEXEC)) {}
+
+AccessPoint::~AccessPoint() { io::close_fd(spare_fd_); }
+
+void AccessPoint::attach_gateways(cache::ChannelDirectory& directory, std::vector<Link*> links,
+                                  std::vector<Waker*> wakers) {
+  uplink_ = std::make_unique<Uplink>(directory, std::move(links), std::move(wakers));
+  router_.attach_upstream(uplink_.get());
+}
+
+void AccessPoint::accept_for(int listen_fd, std::vector<AccessPoint*> all) {
+  listen_fd_ = listen_fd;
+  peers_ = std::move(all);
+}
+
+void AccessPoint::adopt(int fd, std::string peer) {
+  {
+    std::lock_guard lock(handoff_mutex_);
+    handoffs_.emplace_back(fd, std::move(peer));
+  }
+  has_handoffs_.store(true, std::memory_order_release);
+  waker_.notify();
+}
+
+void AccessPoint::accept_pending() {
+  for (;;) {
+    std::string peer;
+    int fd = io::accept_nonblocking(listen_fd_, &peer);
+    if (fd < 0) {
+      if (errno == EMFILE || errno == ENFILE) shed_one_connection();
+      return;
+    }
+    if (open_connections_.load(std::memory_order_relaxed) >= config_.limits.max_connections) {
+      reject(fd);
+      continue;
+    }
+    open_connections_.fetch_add(1, std::memory_order_relaxed);
+    AccessPoint* target = peers_[next_peer_++ % peers_.size()];
+    if (target == this) {
+      open_session(fd, std::move(peer));
+    } else {
+      target->adopt(fd, std::move(peer));
+    }
+  }
+}
+
+void AccessPoint::open_session(int fd, std::string peer) {
+  auto session = std::make_unique<broker::NativeSession>(env(), fd, peer, monotonic_ns());
+  if (!reactor_.add(fd, EPOLLIN, session.get())) {  // the session's destructor closes fd
+    open_connections_.fetch_sub(1, std::memory_order_relaxed);
+    return;
+  }
+  const uint32_t token = next_token_++;
+  session->token = token;
+  ++counters_.connections_accepted;
+  TW_DEBUG("accepted %s", peer.c_str());
+  sessions_.emplace(token, std::move(session));
+  counters_.connections_open = sessions_.size();
+}
+
+bool AccessPoint::take_handoffs() {
+  if (!has_handoffs_.load(std::memory_order_acquire)) return false;
+  std::vector<std::pair<int, std::string>> taken;
+  {
+    std::lock_guard lock(handoff_mutex_);
+    taken.swap(handoffs_);
+    has_handoffs_.store(false, std::memory_order_relaxed);
+  }
+  for (auto& [fd, peer] : taken) open_session(fd, std::move(peer));
+  return !taken.empty();
+}
+
+// Out of file descriptors: the pending connection would keep the
+// level-triggered listener ready forever. Free the spare fd, accept the
+// connection and close it at once, then take the spare back.
+void AccessPoint::shed_one_connection() {
+  ++counters_.connections_rejected;
+  io::close_fd(spare_fd_);
+  io::close_fd(io::accept_nonblocking(listen_fd_));
+  spare_fd_ = ::open("/dev/null", O_RDONLY | O_CLOEXEC);
+  TW_WARN("out of file descriptors: a new connection was refused");
+}
+
+void AccessPoint::reject(int fd) {
+  ++counters_.connections_rejected;
+  uint8_t buf[128];
+  size_t n = wire::encode({buf, sizeof buf}, wire::ErrorMsg{wire::Code::TooManyConnections, "connection limit reached"});
+  ssize_t rc = ::send(fd, buf, n, MSG_NOSIGNAL | MSG_DONTWAIT);
+  (void)rc;
+  io::close_fd(fd);
+}
+
+// Flush every connection with output (one writev each), then reap the ones
+// that are closing: their final bytes go out after everything queued before.
+// Only then are the gateways' records released: queued output may point into them.
+void AccessPoint::end_of_turn() {
+  fanout_.flush_all();
+  closing_.clear();
+  for (auto& [token, session] : sessions_) {
+    if (session->closing()) closing_.push_back(token);
+  }
+  for (uint32_t token : closing_) {
+    auto it = sessions_.find(token);
+    broker::NativeSession* s = it->second.get();
+    router_.remove_outlet(s);
+    fanout_.forget(s);
+    s->finish();
+    sessions_.erase(it);
+    open_connections_.fetch_sub(1, std::memory_order_relaxed);
+  }
+  counters_.connections_open = sessions_.size();
+  if (uplink_) {
+    for (Link* link : uplink_->links()) link->to_access_point.ring().release();
+    uplink_->flush();
+  }
+}
+
+void AccessPoint::tick(uint64_t now_ns) {
+  for (auto& [token, session] : sessions_) session->on_tick(now_ns);
+  router_.on_tick();
+  end_of_turn();
+}
+
+void AccessPoint::run(const std::atomic<bool>& stop) {
+  if (listen_fd_ >= 0) {
+    if (auto added = reactor_.add(listen_fd_, EPOLLIN, this); !added) {
+      TW_ERROR("cannot watch the listening socket: %s", added.error().message.c_str());
+    }
+  }
+  reactor_.set_end_of_turn([this] { end_of_turn(); });
+  reactor_.set_tick(kTickMs, [this](uint64_t now) { tick(now); });
+  while (!stop.load(std::memory_order_relaxed)) {
+    bool busy = take_handoffs();
+    busy |= drain_gateways();
+    int wait = busy ? 0 : -1;
+    if (!busy && uplink_) {
+      waker_.about_to_sleep();
+      for (Link* link : uplink_->links()) {
+        if (!link->to_access_point.ring().empty()) wait = 0;
+      }
+      if (has_handoffs_.load(std::memory_order_relaxed)) wait = 0;
+      if (uplink_->backlog() > 0) wait = 1;  // spilled records wait for ring space
+      if (wait >= 0) waker_.awake();
+    }
+    reactor_.run_once(wait);
+    waker_.awake();
+  }
+  shutdown();
+}
+
+// Stop accepting, let queued output drain for up to shutdown_grace_ms, then
+// say goodbye with SERVER_SHUTDOWN and close every connection.
+void AccessPoint::shutdown() {
+  if (listen_fd_ >= 0) reactor_.remove(listen_fd_);
+  for (auto& [token, session] : sessions_) session->stop_reading();
+  uint64_t deadline = monotonic_ns() + config_.shutdown_grace_ms * 1'000'000ull;
+  auto pending = [&] {
+    for (auto& [token, session] : sessions_) {
+      if (session->has_output() && !session->closing()) return true;
+    }
+    return false;
+  };
+  while (pending() && monotonic_ns() < deadline) reactor_.run_once(10);
+  for (auto& [token, session] : sessions_) session->fail(wire::Code::ServerShutdown, "broker shutting down");
+  end_of_turn();
+}
+
+}  // namespace tw::tier

@@ -1,0 +1,87 @@
+// AccessPoint: a reactor thread that owns client connections: it reads,
+// decodes, answers and writes them, and fans channels out to its
+// subscribers (docs/ARCHITECTURE.md, "Threads").
+//
+// Single-threaded broker: one access point with an authoritative router
+// does everything. Tiered broker: every access point has a mirror router and
+// an Uplink to the gateways that own the channels; the first one accepts
+// connections and hands them round-robin to all of them.
+#pragma once
+#include <atomic>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <unordered_map>
+#include <vector>
+
+#include "broker/counters.h"
+#include "broker/fanout.h"
+#include "broker/native_session.h"
+#include "broker/router.h"
+#include "config/config.h"
+#include "reactor/reactor.h"
+#include "tier/link.h"
+#include "tier/uplink.h"
+
+namespace tw::tier {
+
+class AccessPoint final : public reactor::IoHandler {
+ public:
+  AccessPoint(const config::BrokerConfig& config, const broker::RouterLimits& limits,
+              std::atomic<uint32_t>& open_connections);
+  ~AccessPoint() override;
+
+  // Tiered mode: the links to every gateway (in gateway order) and their wakers.
+  void attach_gateways(cache::ChannelDirectory& directory, std::vector<Link*> links, std::vector<Waker*> wakers);
+  // This access point accepts on listen_fd and deals connections out to `all` (itself included).
+  void accept_for(int listen_fd, std::vector<AccessPoint*> all);
+  // Any thread: hands over an accepted connection.
+  void adopt(int fd, std::string peer);
+
+  // The thread's loop; returns after a graceful shutdown once stop is set.
+  void run(const std::atomic<bool>& stop);
+  Waker& waker() { return waker_; }
+  const broker::Counters& counters() const { return counters_; }
+  const broker::RouterStats& router_stats() const { return router_.stats(); }
+  const reactor::LoopStats& loop_stats() const { return reactor_.stats(); }
+
+ private:
+  static constexpr size_t kRecordsPerTurn = 4096;  // per gateway, so sockets are served between batches
+
+  void on_io(uint32_t) override { accept_pending(); }
+  void accept_pending();
+  void shed_one_connection();
+  void reject(int fd);
+  void open_session(int fd, std::string peer);
+  bool take_handoffs();
+  bool drain_gateways();
+  void handle(const Record& r);
+  void handle_stream(std::span<const uint8_t> frame);
+  void answer_snapshot(broker::NativeSession& session, const Record& r);
+  broker::NativeSession* session_of(uint32_t token);
+  void end_of_turn();
+  void tick(uint64_t now_ns);
+  void shutdown();
+  broker::NativeSession::Env env() { return {config_, reactor_, router_, fanout_, counters_}; }
+
+  const config::BrokerConfig& config_;
+  reactor::Reactor reactor_;
+  Waker waker_{reactor_};
+  broker::Fanout fanout_;
+  broker::Router router_;
+  broker::Counters counters_;
+  std::unique_ptr<Uplink> uplink_;
+  std::atomic<uint32_t>& open_connections_;  // broker-wide, for max_connections
+  int listen_fd_ = -1;
+  int spare_fd_ = -1;  // released to accept-and-close at EMFILE
+  std::vector<AccessPoint*> peers_;  // where accepted connections go, round-robin
+  size_t next_peer_ = 0;
+  std::mutex handoff_mutex_;  // per connection, never per message
+  std::vector<std::pair<int, std::string>> handoffs_;
+  std::atomic<bool> has_handoffs_{false};
+  uint32_t next_token_ = 1;
+  std::unordered_map<uint32_t, std::unique_ptr<broker::NativeSession>> sessions_;  // by token
+  std::vector<uint32_t> closing_;
+};
+
+}  // namespace tw::tier

@@ -1,0 +1,94 @@
+// An access point's inbound side in a tiered broker: the records gateways
+// send it. Stream frames feed the mirror router (which fans them out by
+// reference: the frames stay in the ring until the turn's output is flushed);
+// the rest goes to the connection a record names.
+#include <cstring>
+
+#include "base/log.h"
+#include "tier/access_point.h"
+#include "wire/codec.h"
+
+namespace tw::tier {
+
+bool AccessPoint::drain_gateways() {
+  if (!uplink_) return false;
+  bool any = false;
+  for (Link* link : uplink_->links()) {
+    SpscRing& ring = link->to_access_point.ring();
+    for (size_t n = 0; n < kRecordsPerTurn; ++n) {
+      auto bytes = ring.read();
+      if (bytes.empty()) break;
+      any = true;
+      Record r;
+      if (read_record(bytes, r)) handle(r);
+    }
+  }
+  return any;
+}
+
+broker::NativeSession* AccessPoint::session_of(uint32_t token) {
+  auto it = sessions_.find(token);
+  return it == sessions_.end() || it->second->closing() ? nullptr : it->second.get();
+}
+
+void AccessPoint::handle(const Record& r) {
+  if (r.op == Op::Stream) return handle_stream(r.bytes);
+  broker::NativeSession* session = session_of(r.token);
+  if (!session) return;  // it closed while the gateway answered
+  switch (r.op) {
+    case Op::ToOutlet: return session->forward_frame(r.bytes);
+    case Op::SnapshotImage: return answer_snapshot(*session, r);
+    case Op::Done:
+      if (uplink_->request_done(r.token, r.arg)) session->complete_request(r.arg, {r.code, r.a.data()});
+      return;
+    case Op::Fail: return session->fail(r.code, r.a);
+    default: TW_WARN("access point: unexpected link record %u", static_cast<unsigned>(r.op)); return;
+  }
+}
+
+void AccessPoint::handle_stream(std::span<const uint8_t> bytes) {
+  wire::Frame frame;
+  if (wire::split_frame(bytes, ~uint32_t{0}, frame) != wire::SplitResult::Frame) return;
+  switch (frame.type) {
+    case wire::MsgType::Channel: {
+      wire::ChannelIntro m;
+      if (wire::decode(frame, m)) router_.mirror_channel(m.channel_id, m.topic, m.kind);
+      return;
+    }
+    case wire::MsgType::Image: {
+      wire::Image m;
+      if (wire::decode(frame, m)) router_.mirror_message(m.channel_id, m.seq, m.payload, bytes, true);
+      return;
+    }
+    case wire::MsgType::Update: {
+      wire::Update m;
+      if (wire::decode(frame, m)) router_.mirror_message(m.channel_id, m.seq, m.payload, bytes, false);
+      return;
+    }
+    case wire::MsgType::Status: {
+      wire::StatusMsg m;
+      if (wire::decode(frame, m)) router_.mirror_status(m.channel_id, m.state, m.code, m.text);
+      return;
+    }
+    default: return;
+  }
+}
+
+// A snapshot of a channel this access point does not mirror: the owner sent
+// its image; the session encodes it as its own (introducing the channel).
+void AccessPoint::answer_snapshot(broker::NativeSession& session, const Record& r) {
+  wire::Frame frame;
+  wire::Image image;
+  if (wire::split_frame(r.bytes, ~uint32_t{0}, frame) != wire::SplitResult::Frame || !wire::decode(frame, image)) {
+    return;
+  }
+  cache::Channel copy;
+  copy.id = image.channel_id;
+  copy.topic = std::string(r.a);
+  copy.kind = static_cast<wire::PayloadKind>(r.flags);
+  if (!copy.apply(image.payload, true)) return;
+  copy.seq = image.seq;
+  session.send_image(copy, r.arg);
+}
+
+}  // namespace tw::tier

@@ -1,0 +1,187 @@
+#include "tier/broker.h"
+
+#include <atomic>
+#include <thread>
+#include <vector>
+
+#include "base/affinity.h"
+#include "base/log.h"
+#include "io/socket.h"
+#include "tier/access_point.h"
+#include "tier/gateway.h"
+
+namespace tw::tier {
+
+namespace {
+
+broker::RouterLimits router_limits_for(const config::BrokerConfig& c) {
+  broker::RouterLimits l;
+  l.topic = {c.limits.max_topic_length, c.limits.max_topic_depth};
+  l.max_subscriptions = c.limits.max_subscriptions;
+  l.max_channels = c.limits.max_channels;
+  l.request_timeout_ms = c.request_timeout_ms;
+  l.release_linger_ms = c.release_linger_ms;
+  l.not_found_ttl_ms = c.not_found_ttl_ms;
+  l.delay_max_bytes = c.delay_max_bytes;
+  l.delay_bucket_ms = c.delay_bucket_ms;
+  l.balance = c.provider_balance == "round-robin" ? broker::Balance::RoundRobin : broker::Balance::LeastLoaded;
+  l.default_policy = c.slow_consumer_policy == "drop"         ? broker::SlowPolicy::Drop
+                     : c.slow_consumer_policy == "disconnect" ? broker::SlowPolicy::Disconnect
+                                                              : broker::SlowPolicy::Conflate;
+  return l;
+}
+
+// A ring must hold a few of the largest frames: a record never spans the end.
+size_t ring_bytes_for(const config::BrokerConfig& c) {
+  return std::max<size_t>(8u << 20, 4 * (size_t{c.limits.max_frame} + 4096));
+}
+
+}  // namespace
+
+struct Broker::Impl {
+  explicit Impl(config::BrokerConfig c) : config(std::move(c)), limits(router_limits_for(config)) {
+    if (single_threaded(config)) {
+      access_points.push_back(std::make_unique<AccessPoint>(config, limits, open_connections));
+      return;
+    }
+    directory = std::make_unique<cache::ChannelDirectory>(config.gateways, config.limits.max_channels);
+    for (uint32_t g = 0; g < config.gateways; ++g) {
+      gateways.push_back(std::make_unique<Gateway>(config, limits, *directory));
+    }
+    for (uint32_t a = 0; a < config.access_points; ++a) {
+      access_points.push_back(std::make_unique<AccessPoint>(config, limits, open_connections));
+    }
+    wire_links();
+  }
+
+  // links[g][a] joins gateway g and access point a.
+  void wire_links() {
+    const size_t G = gateways.size(), A = access_points.size();
+    std::vector<std::vector<Link*>> by_gateway(G), by_access_point(A);
+    for (size_t g = 0; g < G; ++g) {
+      for (size_t a = 0; a < A; ++a) {
+        links.push_back(std::make_unique<Link>(ring_bytes_for(config)));
+        by_gateway[g].push_back(links.back().get());
+        by_access_point[a].push_back(links.back().get());
+      }
+    }
+    std::vector<Waker*> gateway_wakers, access_point_wakers;
+    for (auto& gw : gateways) gateway_wakers.push_back(&gw->waker());
+    for (auto& ap : access_points) access_point_wakers.push_back(&ap->waker());
+    for (size_t g = 0; g < G; ++g) gateways[g]->connect(by_gateway[g], access_point_wakers);
+    for (size_t a = 0; a < A; ++a) access_points[a]->attach_gateways(*directory, by_access_point[a], gateway_wakers);
+  }
+
+  // Names the calling thread and pins it to the n-th cpu of `cpus`, if any.
+  void place(size_t n, const std::string& name) {
+    name_current_thread(name);
+    if (n >= cpus.size()) return;
+    if (auto pinned = pin_current_thread(cpus[n]); !pinned) {
+      TW_WARN("%s: %s (running unpinned)", name.c_str(), pinned.error().message.c_str());
+    }
+  }
+
+  void log_placement() {
+    if (config.cpus.empty()) return;
+    auto parsed = parse_cpu_list(config.cpus);
+    if (!parsed) return;
+    cpus = *parsed;
+    TW_INFO("threads pinned: %s", describe_placement(cpus).c_str());
+  }
+
+  void log_totals() const {
+    broker::Counters sum;
+    uint64_t publishes = 0, deliveries = 0, max_turn_ns = 0;
+    for (const auto& ap : access_points) {
+      const auto& c = ap->counters();
+      sum.connections_accepted += c.connections_accepted;
+      sum.conflated_channels += c.conflated_channels;
+      sum.refresh_images += c.refresh_images;
+      sum.dropped_messages += c.dropped_messages;
+      sum.slow_consumers += c.slow_consumers;
+      deliveries += ap->router_stats().deliveries;
+      if (gateways.empty()) publishes += ap->router_stats().publishes;
+      max_turn_ns = std::max(max_turn_ns, ap->loop_stats().max_turn_ns);
+    }
+    for (const auto& gw : gateways) publishes += gw->stats().publishes;
+    if (sum.conflated_channels != 0 || sum.dropped_messages != 0 || sum.slow_consumers != 0) {
+      TW_INFO("slow consumers: %lu channels conflated, %lu refresh images, %lu messages dropped, %lu disconnected",
+              static_cast<unsigned long>(sum.conflated_channels), static_cast<unsigned long>(sum.refresh_images),
+              static_cast<unsigned long>(sum.dropped_messages), static_cast<unsigned long>(sum.slow_consumers));
+    }
+    TW_INFO("stopped: %lu connections served, %lu publishes, %lu deliveries, max loop turn %lu us",
+            static_cast<unsigned long>(sum.connections_accepted), static_cast<unsigned long>(publishes),
+            static_cast<unsigned long>(deliveries), static_cast<unsigned long>(max_turn_ns / 1000));
+  }
+
+  config::BrokerConfig config;
+  broker::RouterLimits limits;
+  std::atomic<uint32_t> open_connections{0};
+  std::unique_ptr<cache::ChannelDirectory> directory;
+  std::vector<std::unique_ptr<Gateway>> gateways;
+  std::vector<std::unique_ptr<AccessPoint>> access_points;
+  std::vector<std::unique_ptr<Link>> links;
+  std::vector<int> cpus;
+  int listen_fd = -1;
+  uint16_t port = 0;
+  std::atomic<bool> stop_access_points{false};
+  std::atomic<bool> stop_gateways{false};
+};
+
+Broker::Broker(config::BrokerConfig config) : impl_(std::make_unique<Impl>(std::move(config))) {}
+Broker::~Broker() { io::close_fd(impl_->listen_fd); }
+
+Status Broker::listen() {
+  std::string host;
+  uint16_t port = 0;
+  if (!config::split_host_port(impl_->config.listen, host, port)) {
+    return Error{"invalid listen address '" + impl_->config.listen + "' (expected HOST:PORT)"};
+  }
+  auto fd = io::listen_tcp(host, port);
+  if (!fd) return Error{fd.error().message};
+  impl_->listen_fd = *fd;
+  impl_->port = io::local_port(*fd);
+  std::vector<AccessPoint*> all;
+  for (auto& ap : impl_->access_points) all.push_back(ap.get());
+  impl_->access_points[0]->accept_for(*fd, all);
+  return Ok{};
+}
+
+uint16_t Broker::port() const { return impl_->port; }
+
+void Broker::run() {
+  Impl& s = *impl_;
+  s.log_placement();
+  if (s.gateways.empty()) {
+    s.place(0, "tw-loop");
+    s.access_points[0]->run(s.stop_access_points);
+  } else {
+    TW_INFO("threads: %zu gateways, %zu access points", s.gateways.size(), s.access_points.size());
+    std::vector<std::thread> gateway_threads, access_point_threads;
+    for (size_t g = 0; g < s.gateways.size(); ++g) {
+      gateway_threads.emplace_back([&s, g] {
+        s.place(g, "tw-gw-" + std::to_string(g));
+        s.gateways[g]->run(s.stop_gateways);
+      });
+    }
+    for (size_t a = 0; a < s.access_points.size(); ++a) {
+      access_point_threads.emplace_back([&s, a] {
+        s.place(s.gateways.size() + a, "tw-ap-" + std::to_string(a));
+        s.access_points[a]->run(s.stop_access_points);
+      });
+    }
+    // Access points first: their goodbyes may still send records to the gateways.
+    for (auto& t : access_point_threads) t.join();
+    s.stop_gateways.store(true);
+    for (auto& gw : s.gateways) gw->waker().notify_always();
+    for (auto& t : gateway_threads) t.join();
+  }
+  s.log_totals();
+}
+
+void Broker::stop() {
+  impl_->stop_access_points.store(true, std::memory_order_relaxed);
+  for (auto& ap : impl_->access_points) ap->waker().notify_always();
+}
+
+}  // namespace tw::tier

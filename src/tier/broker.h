@@ -1,0 +1,37 @@
+// The broker: the listening socket and the reactor threads that serve it.
+//
+// Single-threaded (the default, `gateways = 0`): one access point does
+// everything on the thread that calls run(). Tiered (`gateways = G`,
+// `access_points = A`): G gateway threads own the channels, A access-point
+// threads own the connections, linked pairwise by SPSC rings
+// (docs/ARCHITECTURE.md, "Threads").
+#pragma once
+#include <cstdint>
+#include <memory>
+
+#include "base/result.h"
+#include "config/config.h"
+
+namespace tw::tier {
+
+class Broker {
+ public:
+  explicit Broker(config::BrokerConfig config);
+  ~Broker();
+  Broker(const Broker&) = delete;
+  Broker& operator=(const Broker&) = delete;
+
+  // Binds and listens; a one-line error when the address is in use or invalid.
+  Status listen();
+  uint16_t port() const;  // the bound port, useful with port 0
+  // Runs every thread until stop(); returns after a graceful shutdown.
+  void run();
+  // Safe from any thread and from a signal handler: wakes the loops to shut down.
+  void stop();
+
+ private:
+  struct Impl;
+  std::unique_ptr<Impl> impl_;
+};
+
+}  // namespace tw::tier

@@ -1,0 +1,276 @@
+#include "tier/gateway.h"
+
+#include <string>
+#include <unordered_map>
+
+#include "base/log.h"
+#include "wire/codec.h"
+
+namespace tw::tier {
+
+namespace {
+constexpr uint32_t kTickMs = 50;
+constexpr size_t kRecordsPerTurn = 4096;  // per access point, so one busy link cannot starve the others
+constexpr size_t kArenaBytes = 8u << 20;
+constexpr size_t kControlFrameMax = 1024;
+constexpr size_t kCongestedBacklog = 64u << 20;
+}  // namespace
+
+// The gateway's stand-in for one connection of an access point (token != 0:
+// a provider, a snapshot or listing requester) or for the access point itself
+// (token 0: the stream of every channel its connections subscribe to).
+class RemoteOutlet final : public broker::Outlet {
+ public:
+  struct Shared {
+    Pipe& pipe;
+    Waker& waker;
+    broker::Fanout& fanout;
+    std::vector<bool> introduced;  // channels the access point has been told about
+  };
+  RemoteOutlet(Shared& shared, uint32_t token, std::string name) : s_(shared), token_(token), name_(std::move(name)) {}
+
+  void send_image(const cache::Channel& ch, uint32_t request_id) override {
+    Record r{Op::SnapshotImage};
+    r.token = token_;
+    r.arg = request_id;
+    r.a = ch.topic;
+    r.flags = static_cast<uint8_t>(ch.kind);
+    r.bytes = encode_image(ch, request_id);
+    push(r);
+  }
+  void send_stream_image(const cache::Channel& ch, broker::SlowPolicy) override {
+    introduce(ch);
+    stream(encode_image(ch, 0));
+  }
+  void send_delivery(const broker::Delivery& d) override { stream(d.native_frame); }
+  void send_status(const cache::Channel& ch, wire::ChannelState state, wire::Code code, std::string_view text,
+                   bool) override {
+    introduce(ch);
+    stream(encode_control([&](std::span<uint8_t> out) {
+      return wire::encode(out, wire::StatusMsg{ch.id, state, code, text});
+    }));
+  }
+  void send_request(uint32_t stream_id, std::string_view topic) override {
+    to_outlet(encode_control([&](std::span<uint8_t> out) { return wire::encode(out, wire::Request{stream_id, topic}); }));
+  }
+  void send_release(uint32_t stream_id) override {
+    to_outlet(encode_control([&](std::span<uint8_t> out) { return wire::encode(out, wire::ReleaseMsg{stream_id}); }));
+  }
+  void send_channel_info(const wire::ChannelInfo& info) override {
+    to_outlet(encode_control([&](std::span<uint8_t> out) { return wire::encode(out, info); }, 2 * kControlFrameMax));
+  }
+  void complete_request(uint32_t request_id, const broker::Outcome& outcome) override {
+    Record r{Op::Done};
+    r.token = token_;
+    r.arg = request_id;
+    r.code = outcome.code;
+    r.a = outcome.detail;
+    push(r);
+  }
+  void flush_output() override {
+    s_.pipe.drain_spill();
+    s_.waker.notify();
+  }
+  std::string_view name() const override { return name_; }
+  void rename(std::string_view name) { name_ = std::string(name); }
+
+ private:
+  void push(const Record& r) {
+    s_.pipe.push(r);
+    s_.fanout.mark_dirty(this);
+  }
+  void stream(std::span<const uint8_t> frame) {
+    Record r{Op::Stream};
+    r.bytes = frame;
+    push(r);
+  }
+  void to_outlet(std::span<const uint8_t> frame) {
+    Record r{Op::ToOutlet};
+    r.token = token_;
+    r.bytes = frame;
+    push(r);
+  }
+  void introduce(const cache::Channel& ch) {
+    if (ch.id < s_.introduced.size() && s_.introduced[ch.id]) return;
+    if (ch.id >= s_.introduced.size()) s_.introduced.resize(ch.id + 1024);
+    s_.introduced[ch.id] = true;
+    stream(encode_control([&](std::span<uint8_t> out) {
+      return wire::encode(out, wire::ChannelIntro{ch.id, ch.kind, ch.topic});
+    }));
+  }
+  std::span<const uint8_t> encode_image(const cache::Channel& ch, uint32_t request_id) {
+    const size_t payload = ch.image_size();
+    auto out = s_.fanout.reserve(wire::kImageFixedSize + payload);
+    const size_t n = ch.encode_image(out.subspan(wire::kImageFixedSize));
+    wire::encode_image_prefix(out, ch.id, ch.seq, request_id, n);
+    return s_.fanout.commit(wire::kImageFixedSize + n);
+  }
+  template <typename Encode>
+  std::span<const uint8_t> encode_control(Encode&& encode, size_t max = kControlFrameMax) {
+    auto out = s_.fanout.reserve(max);
+    return s_.fanout.commit(encode(out));
+  }
+
+  Shared& s_;
+  uint32_t token_;
+  std::string name_;
+};
+
+// One access point as the gateway sees it: its link, its stream outlet and
+// the stand-ins of its connections.
+class Gateway::Port {
+ public:
+  Port(Link& link, Waker& waker, broker::Router& router, broker::Fanout& fanout, size_t index)
+      : link_(link),
+        router_(router),
+        fanout_(fanout),
+        shared_{link.to_access_point, waker, fanout, {}},
+        stream_(shared_, 0, "access-point-" + std::to_string(index)) {}
+
+  // Handles up to kRecordsPerTurn records; true when it did any.
+  bool drain() {
+    SpscRing& ring = link_.to_gateway.ring();
+    size_t n = 0;
+    for (; n < kRecordsPerTurn; ++n) {
+      auto bytes = ring.read();
+      if (bytes.empty()) break;
+      Record r;
+      if (read_record(bytes, r)) handle(r);
+    }
+    if (n > 0) ring.release();
+    return n > 0;
+  }
+  bool has_input() { return !link_.to_gateway.ring().empty(); }
+  size_t backlog() const { return link_.to_access_point.spilled_bytes(); }
+
+ private:
+  RemoteOutlet& remote(uint32_t token, std::string_view name = {}) {
+    auto& slot = remotes_[token];
+    if (!slot) slot = std::make_unique<RemoteOutlet>(shared_, token, std::string(name));
+    if (!name.empty()) slot->rename(name);
+    return *slot;
+  }
+  void forget(uint32_t token) {
+    auto it = remotes_.find(token);
+    if (it == remotes_.end()) return;
+    router_.remove_outlet(it->second.get());
+    fanout_.forget(it->second.get());
+    remotes_.erase(it);
+  }
+  void handle(const Record& r);
+
+  Link& link_;
+  broker::Router& router_;
+  broker::Fanout& fanout_;
+  RemoteOutlet::Shared shared_;
+  RemoteOutlet stream_;
+  std::unordered_map<uint32_t, std::unique_ptr<RemoteOutlet>> remotes_;
+};
+
+void Gateway::Port::handle(const Record& r) {
+  const bool image = r.flags != 0;
+  switch (r.op) {
+    case Op::Interest: router_.subscribe(&stream_, r.a, broker::SlowPolicy::Conflate, 0); return;
+    case Op::Uninterest: router_.unsubscribe(&stream_, r.a); return;
+    case Op::Advertise: {
+      cache::ChannelId id = 0;
+      router_.advertise(r.a, static_cast<wire::PayloadKind>(r.flags), id);
+      return;
+    }
+    case Op::Publish: router_.publish(r.id, r.bytes, image); return;
+    case Op::Provide: {
+      std::string_view name{reinterpret_cast<const char*>(r.bytes.data()), r.bytes.size()};
+      router_.provide(&remote(r.token, name), r.a, r.b);
+      return;
+    }
+    case Op::Withdraw: router_.withdraw(&remote(r.token), r.a); return;
+    case Op::ProviderPublish: router_.provider_publish(&remote(r.token), r.id, r.bytes, image); return;
+    case Op::ProviderStatus: router_.provider_status(&remote(r.token), r.id, r.state, r.code, r.a); return;
+    case Op::Snapshot: {
+      RemoteOutlet& requester = remote(r.token);
+      requester.complete_request(r.arg, router_.snapshot(&requester, r.a, r.arg));
+      return;
+    }
+    case Op::ListChannels: {
+      RemoteOutlet& requester = remote(r.token);
+      requester.complete_request(r.arg, router_.list_channels(&requester, r.a, r.arg));
+      return;
+    }
+    case Op::OutletGone: forget(r.token); return;
+    case Op::SubscriberCount: router_.set_weight(&stream_, r.id, r.arg); return;
+    default: TW_WARN("gateway: unexpected link record %u", static_cast<unsigned>(r.op)); return;
+  }
+}
+
+namespace {
+broker::RouterLimits gateway_limits(broker::RouterLimits limits) {
+  // Subscriptions arrive per access point, already checked against the per-connection limit.
+  limits.max_subscriptions = ~size_t{0};
+  return limits;
+}
+}  // namespace
+
+Gateway::Gateway(const config::BrokerConfig& config, broker::RouterLimits limits, cache::ChannelDirectory& directory)
+    : fanout_(std::max<size_t>(kArenaBytes, 2ull * config.limits.max_frame + 4096)),
+      router_(gateway_limits(limits), fanout_) {
+  router_.attach_directory(&directory);
+}
+
+Gateway::~Gateway() = default;
+
+void Gateway::connect(std::vector<Link*> links, std::vector<Waker*> wakers) {
+  for (size_t i = 0; i < links.size(); ++i) {
+    ports_.push_back(std::make_unique<Port>(*links[i], *wakers[i], router_, fanout_, i));
+  }
+}
+
+bool Gateway::drain_inbound() {
+  bool any = false;
+  for (auto& port : ports_) any |= port->drain();
+  return any;
+}
+
+// An access point that does not keep up holds back input from all of them:
+// the gateway stops reading its rings, they fill, and the access points stop
+// reading their sockets (TCP pushes back on the publishers).
+bool Gateway::congested() const {
+  for (const auto& port : ports_) {
+    if (port->backlog() > kCongestedBacklog) return true;
+  }
+  return false;
+}
+
+bool Gateway::spilled() const {
+  for (const auto& port : ports_) {
+    if (port->backlog() > 0) return true;
+  }
+  return false;
+}
+
+void Gateway::end_of_turn() { fanout_.flush_all(); }
+
+void Gateway::run(const std::atomic<bool>& stop) {
+  reactor_.set_end_of_turn([this] { end_of_turn(); });
+  reactor_.set_tick(kTickMs, [this](uint64_t) {
+    router_.on_tick();
+    end_of_turn();
+  });
+  while (!stop.load(std::memory_order_relaxed)) {
+    const bool busy = !congested() && drain_inbound();
+    end_of_turn();
+    // Spilled records wait for ring space, which the access point frees
+    // without telling: look again soon rather than sleep.
+    int wait = busy ? 0 : spilled() ? 1 : -1;
+    if (wait < 0) {
+      waker_.about_to_sleep();
+      for (auto& port : ports_) {
+        if (port->has_input()) wait = 0;
+      }
+      if (wait == 0) waker_.awake();
+    }
+    reactor_.run_once(wait);
+    waker_.awake();
+  }
+}
+
+}  // namespace tw::tier

@@ -1,0 +1,44 @@
+// Gateway: a thread that owns a shard of the channels (their cache, their
+// sequence numbers, their providers) and routes them to the access points
+// that subscribe (docs/ARCHITECTURE.md, "Threads"). It has no sockets: every
+// connection lives on an access point, and reaches the gateway over a Link.
+#pragma once
+#include <atomic>
+#include <memory>
+#include <vector>
+
+#include "broker/fanout.h"
+#include "broker/router.h"
+#include "cache/directory.h"
+#include "config/config.h"
+#include "reactor/reactor.h"
+#include "tier/link.h"
+
+namespace tw::tier {
+
+class Gateway {
+ public:
+  Gateway(const config::BrokerConfig& config, broker::RouterLimits limits, cache::ChannelDirectory& directory);
+  ~Gateway();
+  // One link per access point, in access point order; wakers[i] wakes access point i.
+  void connect(std::vector<Link*> links, std::vector<Waker*> wakers);
+  // The thread's loop, until stop is set (and the waker notified).
+  void run(const std::atomic<bool>& stop);
+  Waker& waker() { return waker_; }
+  const broker::RouterStats& stats() const { return router_.stats(); }
+
+ private:
+  class Port;
+  bool drain_inbound();
+  bool congested() const;
+  bool spilled() const;
+  void end_of_turn();
+
+  reactor::Reactor reactor_;
+  Waker waker_{reactor_};
+  broker::Fanout fanout_;
+  broker::Router router_;
+  std::vector<std::unique_ptr<Port>> ports_;
+};
+
+}  // namespace tw::tier

@@ -1,0 +1,108 @@
+// Link: how an access point and a gateway talk (docs/ARCHITECTURE.md,
+// "Threads"). Two SpscRings, one per direction, carry Records; a record that
+// finds its ring full goes to the producer's spill buffer and keeps its
+// order (spill is the only allocation, and only under overload). A thread
+// that sleeps says so in its Waker; a producer wakes it at most once per turn.
+#pragma once
+#include <atomic>
+#include <cstdint>
+#include <span>
+#include <string_view>
+#include <vector>
+
+#include "reactor/reactor.h"
+#include "tier/spsc_ring.h"
+#include "wire/protocol.h"
+
+namespace tw::tier {
+
+enum class Op : uint8_t {
+  // access point -> gateway
+  Interest = 1,      // a = pattern (first local subscription)
+  Uninterest,        // a = pattern (last local subscription gone)
+  Advertise,         // id, a = topic, flags = kind
+  Publish,           // id, flags = image, bytes = payload
+  Provide,           // token, a = service, b = pattern, bytes = connection name
+  Withdraw,          // token, a = service
+  ProviderPublish,   // token, id, flags = image, bytes = payload
+  ProviderStatus,    // token, id, state, code, a = text
+  Snapshot,          // token, arg = request id, a = topic
+  ListChannels,      // token, arg = request id, a = service
+  OutletGone,        // token
+  SubscriberCount,   // id, arg = local subscribers
+  // gateway -> access point
+  Stream,            // bytes = CHANNEL / IMAGE / UPDATE / STATUS frame of the access point's subscriptions
+  ToOutlet,          // token, bytes = a frame for that connection as is (REQUEST, RELEASE, CHANNEL_INFO)
+  SnapshotImage,     // token, arg = request id, a = topic, flags = kind, bytes = IMAGE frame
+  Done,              // token, arg = request id, code, a = detail: this gateway's answer is complete
+  Fail,              // token, code, a = text: close that connection
+};
+
+struct Record {
+  Op op{};
+  uint8_t flags = 0;
+  wire::ChannelState state = wire::ChannelState::Ok;
+  wire::Code code = wire::Code::Ok;
+  uint32_t token = 0;
+  uint32_t id = 0;
+  uint32_t arg = 0;
+  std::string_view a, b;  // NUL-terminated in the ring, so detail texts can be passed on as C strings
+  std::span<const uint8_t> bytes;
+};
+
+inline constexpr size_t kRecordHeader = 24;
+size_t record_size(const Record& r);
+void write_record(std::span<uint8_t> out, const Record& r);
+bool read_record(std::span<const uint8_t> in, Record& out);
+
+// A thread's "I am about to sleep" flag, and how to wake it.
+class Waker {
+ public:
+  explicit Waker(reactor::Reactor& reactor) : reactor_(reactor) {}
+  // Consumer: call before a blocking wait, then re-check the rings
+  // (Dekker-style with notify's fence: a record is either seen or woken for).
+  void about_to_sleep() {
+    sleeping_.store(true, std::memory_order_relaxed);
+    std::atomic_thread_fence(std::memory_order_seq_cst);
+  }
+  void awake() { sleeping_.store(false, std::memory_order_relaxed); }
+  // Wakes it whether it sleeps or not (stop requests; async-signal-safe).
+  void notify_always() { reactor_.wake(); }
+  // Producer: after committing records.
+  void notify() {
+    std::atomic_thread_fence(std::memory_order_seq_cst);
+    if (sleeping_.load(std::memory_order_relaxed) && sleeping_.exchange(false)) reactor_.wake();
+  }
+
+ private:
+  reactor::Reactor& reactor_;
+  std::atomic<bool> sleeping_{false};
+};
+
+// One direction of a link.
+class Pipe {
+ public:
+  explicit Pipe(size_t ring_bytes) : ring_(ring_bytes) {}
+  // Producer side.
+  void push(const Record& r);
+  // Moves spilled records into the ring while they fit; true when none remain.
+  bool drain_spill();
+  size_t spilled_bytes() const { return spill_.size() - spill_read_; }
+  // Consumer side.
+  SpscRing& ring() { return ring_; }
+
+ private:
+  void spill(const Record& r);
+  SpscRing ring_;
+  std::vector<uint8_t> spill_;  // [u32 size][record] ...
+  size_t spill_read_ = 0;
+};
+
+// The two pipes between one gateway and one access point.
+struct Link {
+  explicit Link(size_t ring_bytes) : to_gateway(ring_bytes), to_access_point(ring_bytes) {}
+  Pipe to_gateway;
+  Pipe to_access_point;
+};
+
+}  // namespace tw::tier

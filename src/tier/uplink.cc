@@ -1,0 +1,173 @@
+#include "tier/uplink.h"
+
+#include <algorithm>
+
+#include "fields/field_list.h"
+#include "topic/topic.h"
+
+namespace tw::tier {
+
+namespace {
+uint64_t request_key(uint32_t token, uint32_t request_id) { return (uint64_t{token} << 32) | request_id; }
+}  // namespace
+
+Uplink::Uplink(cache::ChannelDirectory& directory, std::vector<Link*> links, std::vector<Waker*> wakers)
+    : directory_(directory), links_(std::move(links)), wakers_(std::move(wakers)), touched_(links_.size(), false) {}
+
+void Uplink::send(uint32_t gateway, const Record& r) {
+  to(gateway).push(r);
+  touched_[gateway] = true;
+}
+
+void Uplink::send_all(const Record& r) {
+  for (uint32_t g = 0; g < links_.size(); ++g) send(g, r);
+}
+
+void Uplink::interest(std::string_view pattern, bool add) {
+  Record r{add ? Op::Interest : Op::Uninterest};
+  r.a = pattern;
+  // An exact topic lives on one gateway; a wildcard may cover channels of any.
+  if (topic::is_wildcard(pattern)) return send_all(r);
+  send(directory_.shard_of(pattern), r);
+}
+
+broker::Outcome Uplink::advertise(std::string_view topic, wire::PayloadKind kind, cache::ChannelId& out) {
+  auto named = directory_.intern(topic, kind);
+  if (named.result == cache::ChannelDirectory::Intern::KindMismatch) {
+    return {wire::Code::KindMismatch, "topic already carries the other payload kind"};
+  }
+  if (named.result == cache::ChannelDirectory::Intern::Full) return {wire::Code::TooManyChannels, "channel limit reached"};
+  out = named.id;
+  if (out >= kinds_.size()) kinds_.resize(out + 1024, 0);
+  if (kinds_[out] == 0) {
+    // The owner learns the topic before the first PUBLISH on the same ring.
+    kinds_[out] = static_cast<uint8_t>(kind) + 1;
+    Record r{Op::Advertise};
+    r.id = out;
+    r.a = topic;
+    r.flags = static_cast<uint8_t>(kind);
+    send(directory_.shard_of(out), r);
+  }
+  return {};
+}
+
+broker::Outcome Uplink::publish(cache::ChannelId id, std::span<const uint8_t> payload, bool image) {
+  if (id < kinds_.size() && kinds_[id] == static_cast<uint8_t>(wire::PayloadKind::FieldList) + 1 &&
+      !fields::validate(payload)) {
+    return {wire::Code::BadPayload, "malformed field list"};
+  }
+  Record r{Op::Publish};
+  r.id = id;
+  r.flags = image;
+  r.bytes = payload;
+  send(directory_.shard_of(id), r);
+  return {};
+}
+
+broker::Outcome Uplink::provide(broker::Outlet* outlet, std::string_view service, std::string_view pattern) {
+  auto& mine = provided_[outlet->token];
+  if (std::find(mine.begin(), mine.end(), service) == mine.end()) mine.emplace_back(service);
+  Record r{Op::Provide};
+  r.token = outlet->token;
+  r.a = service;
+  r.b = pattern;
+  const std::string_view name = outlet->name();
+  r.bytes = {reinterpret_cast<const uint8_t*>(name.data()), name.size()};
+  send_all(r);
+  return {};
+}
+
+broker::Outcome Uplink::withdraw(broker::Outlet* outlet, std::string_view service) {
+  auto it = provided_.find(outlet->token);
+  auto pos = it == provided_.end() ? decltype(it->second.end()){}
+                                   : std::find(it->second.begin(), it->second.end(), service);
+  if (it == provided_.end() || pos == it->second.end()) {
+    return {wire::Code::NotFound, "this connection does not provide that service"};
+  }
+  it->second.erase(pos);
+  Record r{Op::Withdraw};
+  r.token = outlet->token;
+  r.a = service;
+  send_all(r);
+  return {};
+}
+
+void Uplink::provider_publish(broker::Outlet* outlet, cache::ChannelId id, std::span<const uint8_t> payload,
+                              bool image) {
+  Record r{Op::ProviderPublish};
+  r.token = outlet->token;
+  r.id = id;
+  r.flags = image;
+  r.bytes = payload;
+  send(directory_.shard_of(id), r);
+}
+
+void Uplink::provider_status(broker::Outlet* outlet, cache::ChannelId id, wire::ChannelState state, wire::Code code,
+                             std::string_view text) {
+  Record r{Op::ProviderStatus};
+  r.token = outlet->token;
+  r.id = id;
+  r.state = state;
+  r.code = code;
+  r.a = text;
+  send(directory_.shard_of(id), r);
+}
+
+void Uplink::snapshot(broker::Outlet* outlet, std::string_view topic, uint32_t request_id) {
+  Record r{Op::Snapshot};
+  r.token = outlet->token;
+  r.arg = request_id;
+  r.a = topic;
+  awaiting_[request_key(outlet->token, request_id)] = 1;
+  send(directory_.shard_of(topic), r);
+}
+
+void Uplink::list_channels(broker::Outlet* outlet, std::string_view service, uint32_t request_id) {
+  Record r{Op::ListChannels};
+  r.token = outlet->token;
+  r.arg = request_id;
+  r.a = service;
+  awaiting_[request_key(outlet->token, request_id)] = static_cast<uint32_t>(links_.size());
+  send_all(r);
+}
+
+bool Uplink::request_done(uint32_t token, uint32_t request_id) {
+  auto it = awaiting_.find(request_key(token, request_id));
+  if (it == awaiting_.end()) return false;
+  if (--it->second > 0) return false;
+  awaiting_.erase(it);
+  return true;
+}
+
+void Uplink::outlet_gone(broker::Outlet* outlet) {
+  const uint32_t token = outlet->token;
+  provided_.erase(token);
+  std::erase_if(awaiting_, [&](const auto& kv) { return (kv.first >> 32) == token; });
+  Record r{Op::OutletGone};
+  r.token = token;
+  send_all(r);
+}
+
+void Uplink::subscribers_changed(cache::ChannelId id, uint32_t count) {
+  Record r{Op::SubscriberCount};
+  r.id = id;
+  r.arg = count;
+  send(directory_.shard_of(id), r);
+}
+
+void Uplink::flush() {
+  for (uint32_t g = 0; g < links_.size(); ++g) {
+    if (!touched_[g] && to(g).spilled_bytes() == 0) continue;
+    to(g).drain_spill();
+    wakers_[g]->notify();
+    touched_[g] = false;
+  }
+}
+
+size_t Uplink::backlog() const {
+  size_t n = 0;
+  for (Link* link : links_) n += link->to_gateway.spilled_bytes();
+  return n;
+}
+
+}  // namespace tw::tier
