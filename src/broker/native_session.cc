@@ -389,8 +389,8 @@ void NativeSession::update_interest() {
   (void)env_.reactor.modify(fd_, events, this);
 }
 
-void NativeSession::stop_reading() {
-  reading_ = false;
+void NativeSession::pause_input(bool paused) {
+  reading_ = !paused;
   update_interest();
 }
 

@@ -57,7 +57,9 @@ class NativeSession final : public Outlet, public reactor::IoHandler {
   void fail(wire::Code code, std::string_view text);
   bool closing() const { return phase_ == Phase::Closing; }
   // Stops reading; used while the broker drains output at shutdown.
-  void stop_reading();
+  void stop_reading() { pause_input(true); }
+  // Stops or resumes reading the socket (backpressure: TCP holds the peer back).
+  void pause_input(bool paused);
   bool has_output() const { return !out_.empty(); }
   // Best-effort final write of the pending output and the ERROR frame; closes the fd.
   void finish();

@@ -142,7 +142,20 @@ void AccessPoint::end_of_turn() {
   if (uplink_) {
     for (Link* link : uplink_->links()) link->to_access_point.ring().release();
     uplink_->flush();
+    apply_input_pressure();
   }
+}
+
+// A gateway that falls behind fills its rings, then this access point's
+// spill; past a bound the connections are not read, so TCP holds the
+// publishers back instead of the spill growing without end.
+void AccessPoint::apply_input_pressure() {
+  const size_t backlog = uplink_->backlog();
+  const bool pause = input_paused_ ? backlog > kResumeInputBelow : backlog > kPauseInputAbove;
+  if (pause == input_paused_) return;
+  input_paused_ = pause;
+  TW_INFO("gateways behind (%zu bytes waiting): %s reading connections", backlog, pause ? "stopped" : "resumed");
+  for (auto& [token, session] : sessions_) session->pause_input(pause);
 }
 
 void AccessPoint::tick(uint64_t now_ns) {

@@ -47,6 +47,10 @@ class AccessPoint final : public reactor::IoHandler {
 
  private:
   static constexpr size_t kRecordsPerTurn = 4096;  // per gateway, so sockets are served between batches
+  // Records spilled towards the gateways (their rings full): stop reading
+  // connections above the first, resume below the second.
+  static constexpr size_t kPauseInputAbove = 64u << 20;
+  static constexpr size_t kResumeInputBelow = 16u << 20;
 
   void on_io(uint32_t) override { accept_pending(); }
   void accept_pending();
@@ -60,6 +64,7 @@ class AccessPoint final : public reactor::IoHandler {
   void answer_snapshot(broker::NativeSession& session, const Record& r);
   broker::NativeSession* session_of(uint32_t token);
   void end_of_turn();
+  void apply_input_pressure();
   void tick(uint64_t now_ns);
   void shutdown();
   broker::NativeSession::Env env() { return {config_, reactor_, router_, fanout_, counters_}; }
@@ -82,6 +87,7 @@ class AccessPoint final : public reactor::IoHandler {
   uint32_t next_token_ = 1;
   std::unordered_map<uint32_t, std::unique_ptr<broker::NativeSession>> sessions_;  // by token
   std::vector<uint32_t> closing_;
+  bool input_paused_ = false;  // the gateways are behind: connections are not read
 };
 
 }  // namespace tw::tier

@@ -31,6 +31,7 @@ inline uint64_t rss_kib(pid_t pid) {
 
 // What one subscriber saw of each channel.
 struct Seen {
+  std::string topic;  // from CHANNEL: ids are the broker's, not the publisher's order
   uint64_t seq = 0;
   fields::FieldImage image;
   uint64_t announced = 0;  // from the last MESSAGES_DROPPED, consumed by the next UPDATE
@@ -56,7 +57,9 @@ struct Subscriber {
   }
 
   void apply(const OwnedFrame& f) {
-    if (auto m = f.as<wire::Image>()) {
+    if (auto intro = f.as<wire::ChannelIntro>()) {
+      by_id[intro->channel_id].topic = std::string(intro->topic);
+    } else if (auto m = f.as<wire::Image>()) {
       if (m->request_id != 0) return;
       Seen& s = by_id[m->channel_id];
       if (s.seq != 0 && m->seq != s.seq + 1) ++s.refreshes;
