@@ -147,12 +147,14 @@ def alloc_lines(results):
             text = [line.rstrip() for line in f if line.strip()]
     except OSError:
         return ["- Allocations per message: **not measured in this run**: `tier_alloc_bench` was not built in the "
-                "build directory when bench/threads ran (the single-loop hot path's zero is in the micro-benchmark "
-                "below)."]
-    picked = [line for line in text if "alloc" in line.lower()] or text[-1:]
+                "build directory when bench/threads ran (the single loop's zero is in the \"Hot path "
+                "micro-benchmark\" section)."]
+    result = [line for line in text if line.startswith("RESULT")] or text[-1:]
     failed = os.path.exists(os.path.join(results, "tier_alloc.failed"))
-    head = "- Allocations per message, tiers (`tier_alloc_bench`" + (", which exited with an error" if failed else "") + "):"
-    return [head, "", "```", *picked[:12], "```"]
+    shown = text if len(text) <= 15 else result
+    return [f"- Allocations per message (`bench/tier_alloc_bench`, run by bench/threads"
+            f"{', exited with an error' if failed else ''}): `{result[0] if result else 'no output'}`", "",
+            "```", *shown, "```"]
 
 
 def shown_path(path):

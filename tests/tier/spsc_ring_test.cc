@@ -5,6 +5,7 @@
 
 #include <gtest/gtest.h>
 
+#include <atomic>
 #include <cstdint>
 #include <cstring>
 #include <deque>
@@ -213,8 +214,11 @@ uint32_t checksum(std::span<const uint8_t> bytes) {
 TEST(SpscRing, TwoThreadStressKeepsOrderAndContent) {
   constexpr uint64_t kRecords = 1'000'000;
   SpscRing ring(4096 * 4);
+  // Set by the consumer at the first bad record, so a broken ring fails the
+  // test instead of leaving the producer waiting for space forever.
+  std::atomic<bool> gave_up{false};
 
-  std::thread producer([&ring] {
+  std::thread producer([&ring, &gave_up] {
     uint32_t rng = 777;
     uint8_t body[300];
     for (uint64_t seq = 0; seq < kRecords; ++seq) {
@@ -222,7 +226,10 @@ TEST(SpscRing, TwoThreadStressKeepsOrderAndContent) {
       const size_t size = 1 + (rng >> 8) % 300;  // 1..300 bytes in all
       for (size_t i = 0; i < size; ++i) body[i] = pattern_byte(seq, i);
       std::span<uint8_t> space;
-      while ((space = ring.reserve(sizeof(StressRecord) + size)).empty()) std::this_thread::yield();
+      while ((space = ring.reserve(sizeof(StressRecord) + size)).empty()) {
+        if (gave_up.load()) return;
+        std::this_thread::yield();
+      }
       StressRecord h{seq, static_cast<uint32_t>(size), checksum({body, size})};
       std::memcpy(space.data(), &h, sizeof h);
       std::memcpy(space.data() + sizeof h, body, size);
@@ -230,8 +237,6 @@ TEST(SpscRing, TwoThreadStressKeepsOrderAndContent) {
     }
   });
 
-  // The consumer drains every record even after a mismatch, so the producer
-  // always finishes and the test reports instead of hanging.
   uint64_t received = 0, bad = 0;
   size_t unreleased = 0;
   while (received < kRecords) {
@@ -247,8 +252,11 @@ TEST(SpscRing, TwoThreadStressKeepsOrderAndContent) {
     auto body = rec.size() >= sizeof h ? rec.subspan(sizeof h) : rec.subspan(0, 0);
     const bool ok = rec.size() > sizeof h && h.seq == received && h.size == body.size() &&
                     h.checksum == checksum(body) && body.back() == pattern_byte(h.seq, body.size() - 1);
-    if (!ok && bad++ == 0) {
+    if (!ok) {
       ADD_FAILURE() << "record " << received << ": got seq " << h.seq << ", " << rec.size() << " bytes";
+      ++bad;
+      gave_up.store(true);
+      break;
     }
     ++received;
     if (++unreleased == 37) {  // release in batches, as a reactor turn does
