@@ -22,6 +22,7 @@
 #include "reactor/reactor.h"
 #include "tier/link.h"
 #include "tier/uplink.h"
+#include "wire/codec.h"
 
 namespace tw::tier {
 
@@ -60,7 +61,8 @@ class AccessPoint final : public reactor::IoHandler {
   bool take_handoffs();
   bool drain_gateways();
   void handle(const Record& r);
-  void handle_stream(std::span<const uint8_t> frame);
+  void handle_stream(std::span<const uint8_t> bytes);
+  void handle_stream_frame(const wire::Frame& frame, std::span<const uint8_t> bytes);
   void answer_snapshot(broker::NativeSession& session, const Record& r);
   broker::NativeSession* session_of(uint32_t token);
   void end_of_turn();

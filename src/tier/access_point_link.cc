@@ -46,9 +46,16 @@ void AccessPoint::handle(const Record& r) {
   }
 }
 
+// A Stream record holds one or more frames, back to back.
 void AccessPoint::handle_stream(std::span<const uint8_t> bytes) {
   wire::Frame frame;
-  if (wire::split_frame(bytes, ~uint32_t{0}, frame) != wire::SplitResult::Frame) return;
+  while (wire::split_frame(bytes, ~uint32_t{0}, frame) == wire::SplitResult::Frame) {
+    handle_stream_frame(frame, bytes.first(frame.size));
+    bytes = bytes.subspan(frame.size);
+  }
+}
+
+void AccessPoint::handle_stream_frame(const wire::Frame& frame, std::span<const uint8_t> bytes) {
   switch (frame.type) {
     case wire::MsgType::Channel: {
       wire::ChannelIntro m;

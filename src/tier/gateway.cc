@@ -1,5 +1,7 @@
 #include "tier/gateway.h"
 
+#include <algorithm>
+#include <cstring>
 #include <string>
 #include <unordered_map>
 
@@ -14,6 +16,7 @@ constexpr size_t kRecordsPerTurn = 4096;  // per access point, so one busy link 
 constexpr size_t kArenaBytes = 8u << 20;
 constexpr size_t kControlFrameMax = 1024;
 constexpr size_t kCongestedBacklog = 64u << 20;
+constexpr size_t kStreamBatchBytes = 64u << 10;
 }  // namespace
 
 // The gateway's stand-in for one connection of an access point (token != 0:
@@ -26,6 +29,16 @@ class RemoteOutlet final : public broker::Outlet {
     Waker& waker;
     broker::Fanout& fanout;
     std::vector<bool> introduced;  // channels the access point has been told about
+    // The open Stream record: this turn's stream frames go into one record,
+    // back to back, so the access point's queues reference them as one run.
+    std::span<uint8_t> batch;
+    size_t batch_used = 0;
+    void close_batch() {
+      if (batch.empty()) return;
+      pipe.end_batch(Record{Op::Stream}, batch_used);
+      batch = {};
+      batch_used = 0;
+    }
   };
   RemoteOutlet(Shared& shared, uint32_t token, std::string name) : s_(shared), token_(token), name_(std::move(name)) {}
 
@@ -68,6 +81,7 @@ class RemoteOutlet final : public broker::Outlet {
     push(r);
   }
   void flush_output() override {
+    s_.close_batch();
     s_.pipe.drain_spill();
     s_.waker.notify();
   }
@@ -76,13 +90,23 @@ class RemoteOutlet final : public broker::Outlet {
 
  private:
   void push(const Record& r) {
+    s_.close_batch();  // records keep their order
     s_.pipe.push(r);
     s_.fanout.mark_dirty(this);
   }
   void stream(std::span<const uint8_t> frame) {
-    Record r{Op::Stream};
-    r.bytes = frame;
-    push(r);
+    if (s_.batch.size() - s_.batch_used < frame.size()) {
+      s_.close_batch();
+      s_.batch = s_.pipe.begin_batch(Record{Op::Stream}, std::max(kStreamBatchBytes, frame.size()));
+      if (s_.batch.empty()) {  // ring full: this frame goes to the spill, in order
+        Record r{Op::Stream};
+        r.bytes = frame;
+        return push(r);
+      }
+    }
+    std::memcpy(s_.batch.data() + s_.batch_used, frame.data(), frame.size());
+    s_.batch_used += frame.size();
+    s_.fanout.mark_dirty(this);
   }
   void to_outlet(std::span<const uint8_t> frame) {
     Record r{Op::ToOutlet};

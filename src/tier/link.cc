@@ -2,6 +2,8 @@
 
 #include <cstring>
 
+#include "base/log.h"
+
 namespace tw::tier {
 namespace {
 
@@ -22,9 +24,15 @@ uint32_t get_u32(const uint8_t* p) {
 
 // Header: op u8, flags u8, state u8, pad u8, code u16, len_a u16, len_b u16,
 // pad u16, token u32, id u32, arg u32; then a, NUL, b, NUL, bytes.
-size_t record_size(const Record& r) { return kRecordHeader + r.a.size() + 1 + r.b.size() + 1 + r.bytes.size(); }
+size_t record_head_size(const Record& r) { return kRecordHeader + r.a.size() + 1 + r.b.size() + 1; }
+size_t record_size(const Record& r) { return record_head_size(r) + r.bytes.size(); }
 
 void write_record(std::span<uint8_t> out, const Record& r) {
+  write_record_head(out, r, r.bytes.size());
+  if (!r.bytes.empty()) std::memcpy(out.data() + record_head_size(r), r.bytes.data(), r.bytes.size());
+}
+
+void write_record_head(std::span<uint8_t> out, const Record& r, size_t) {
   uint8_t* p = out.data();
   p[0] = static_cast<uint8_t>(r.op);
   p[1] = r.flags;
@@ -43,8 +51,6 @@ void write_record(std::span<uint8_t> out, const Record& r) {
   p += r.a.size() + 1;
   std::memcpy(p, r.b.data(), r.b.size());
   p[r.b.size()] = 0;
-  p += r.b.size() + 1;
-  if (!r.bytes.empty()) std::memcpy(p, r.bytes.data(), r.bytes.size());
 }
 
 bool read_record(std::span<const uint8_t> in, Record& r) {
@@ -80,8 +86,26 @@ void Pipe::push(const Record& r) {
   spill(r);
 }
 
+std::span<uint8_t> Pipe::begin_batch(const Record& r, size_t max_bytes) {
+  if (spill_read_ != spill_.size()) return {};
+  auto space = ring_.reserve(record_head_size(r) + max_bytes);
+  return space.empty() ? space : space.subspan(record_head_size(r));
+}
+
+void Pipe::end_batch(const Record& r, size_t bytes) {
+  // The reservation is still the ring's last one: rewrite its start.
+  auto head = ring_.reserved(record_head_size(r));
+  write_record_head(head, r, bytes);
+  ring_.commit(record_head_size(r) + bytes);
+}
+
 void Pipe::spill(const Record& r) {
   const size_t size = record_size(r);
+  if (!ring_.fits(size)) {
+    // Would block the pipe for ever: rings are sized for max_frame, so this is a bug.
+    TW_ERROR("link record of %zu bytes can never fit a %zu-byte ring: dropped", size, ring_.capacity());
+    return;
+  }
   const size_t at = spill_.size();
   spill_.resize(at + 4 + size);
   put_u32(spill_.data() + at, static_cast<uint32_t>(size));

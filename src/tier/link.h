@@ -53,6 +53,10 @@ struct Record {
 inline constexpr size_t kRecordHeader = 24;
 size_t record_size(const Record& r);
 void write_record(std::span<uint8_t> out, const Record& r);
+// The header and strings of `r`, for a record whose bytes (bytes_size of
+// them) the caller has already placed right after them.
+size_t record_head_size(const Record& r);
+void write_record_head(std::span<uint8_t> out, const Record& r, size_t bytes_size);
 bool read_record(std::span<const uint8_t> in, Record& out);
 
 // A thread's "I am about to sleep" flag, and how to wake it.
@@ -85,6 +89,12 @@ class Pipe {
   explicit Pipe(size_t ring_bytes) : ring_(ring_bytes) {}
   // Producer side.
   void push(const Record& r);
+  // A record of kind `r` whose bytes are written in place, up to `max_bytes`
+  // of them (several frames, back to back): empty when the ring has no room
+  // or records are spilled (then push() each part instead).
+  std::span<uint8_t> begin_batch(const Record& r, size_t max_bytes);
+  // Publishes the batch begun last, holding `bytes` bytes.
+  void end_batch(const Record& r, size_t bytes);
   // Moves spilled records into the ring while they fit; true when none remain.
   bool drain_spill();
   size_t spilled_bytes() const { return spill_.size() - spill_read_; }

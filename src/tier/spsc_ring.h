@@ -31,6 +31,10 @@ class SpscRing {
   std::span<uint8_t> reserve(size_t size);
   // Publishes the record last reserved, of `size` bytes (<= the reserved size).
   void commit(size_t size);
+  // The first `size` bytes of the record last reserved (still uncommitted).
+  std::span<uint8_t> reserved(size_t size) {
+    return {buf_.get() + (reserved_at_ & mask_) + sizeof(uint32_t), size};
+  }
   // Whether a record of `size` bytes could ever fit.
   bool fits(size_t size) const { return slot_size(size) <= cap_ / 4; }
 
