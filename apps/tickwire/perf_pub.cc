@@ -19,6 +19,7 @@ struct PerfPubOptions {
   perf::ProducerOptions producer;
   std::string transport = "native";
   std::string clock = "monotonic";
+  double load_batch_us = 0;
   bool json = false;
 };
 
@@ -34,6 +35,7 @@ int run_perf_pub(PerfPubOptions opts, const CommonOptions& common) {
   auto clock = perf::parse_clock(opts.clock);
   if (!clock) return fail(clock.error().message);
   opts.producer.clock = *clock;
+  opts.producer.load_batch_ns = static_cast<uint64_t>(opts.load_batch_us * 1000);
   if (opts.producer.seconds <= 0 && opts.producer.count == 0)
     return fail("give --seconds or --count, or the run never ends");
   auto server = perf::resolve_server(*kind, common.server);
@@ -75,6 +77,9 @@ void add_perf_pub_command(CLI::App& perf, const CommonOptions& common, int& exit
       ->check(CLI::Range(0u, perf::kMaxPublisherId - 1));
   cmd->add_option("--topic-offset", p.topic_offset, "index of the first topic");
   cmd->add_option("--probe-rate", p.probe_rate, "latency probes per second, sent besides the load")
+      ->check(CLI::NonNegativeNumber);
+  cmd->add_option("--load-batch-us", opts->load_batch_us,
+                  "let the load wait up to this long and leave in bursts (probes stay on time)")
       ->check(CLI::NonNegativeNumber);
   cmd->add_option("--skip-seq", p.skip_seq, "test aid: topic 0 skips this sequence number (one gap)");
   cmd->add_option("--clock", opts->clock, "clock of send_ns: monotonic (one host) or realtime (synced hosts)")

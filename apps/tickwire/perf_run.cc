@@ -35,6 +35,7 @@ struct PerfRunOptions {
   double seconds = 2;
   double rate = 0;  // 0: 50,000 start (throughput), 10,000 (latency)
   double probe_rate = 2000;
+  double load_batch_us = 0;
   std::string rates = "10000,50000,100000";
   int runs = 3;
   int bisect_steps = 4;
@@ -84,6 +85,7 @@ Result<run::RunOptions> build_options(const PerfRunOptions& o) {
   t.seconds = o.seconds;
   t.rate = o.rate > 0 ? o.rate : (*mode == run::Mode::Throughput ? 50'000 : 10'000);
   t.probe_rate = *mode == run::Mode::Throughput ? 0 : o.probe_rate;
+  t.load_batch_us = o.load_batch_us;
   t.log_dir = o.out + "/logs";
   return options;
 }
@@ -169,6 +171,9 @@ void add_perf_run_command(CLI::App& perf, const CommonOptions& common, int& exit
   cmd->add_option("--rate", o->rate, "total msgs/s: start rate (throughput) or background rate (latency)")
       ->check(CLI::NonNegativeNumber);
   cmd->add_option("--probe-rate", o->probe_rate, "probe msgs/s (latency, sweep)")->check(CLI::NonNegativeNumber);
+  cmd->add_option("--load-batch-us", o->load_batch_us,
+                  "publishers let the background load wait up to this long and send it in bursts; probes stay on time")
+      ->check(CLI::NonNegativeNumber);
   cmd->add_option("--rates", o->rates, "background rates for sweep, comma separated");
   cmd->add_option("--runs", o->runs, "repetitions (latency, sweep) or confirmation runs (throughput)")
       ->check(CLI::PositiveNumber);

@@ -99,7 +99,7 @@ Result<ProducerResult> Producer::run(const volatile std::sig_atomic_t* stop) {
       continue;
     }
     // Nothing due: write what is buffered, then wait for the next due time.
-    uint64_t next = std::min(load.due_ns(result.sent), end);
+    uint64_t next = std::min(load.due_ns(result.sent) + options_.load_batch_ns, end);
     if (probes.paced()) next = std::min(next, probes.due_ns(result.probes_sent));
     if (!transport_.flush()) return failed();
     bool lost = false;

@@ -26,6 +26,11 @@ struct ProducerOptions {
   size_t payload_size = 64;   // >= kProbeHeaderSize
   double rate = 0;            // load messages per second, 0 = as fast as possible
   double probe_rate = 0;      // probes per second, 0 = none
+  // The load may wait up to this long and leave in a burst, so a fast paced
+  // load does not keep the sender spinning on a small machine. Its messages
+  // keep their intended send times (their latency includes the wait); probes
+  // always leave on time.
+  uint64_t load_batch_ns = 0;
   double seconds = 10;        // 0 = until count (or a stop signal)
   uint64_t count = 0;         // load messages, 0 = until seconds
   uint64_t skip_seq = 0;      // test aid: topic 0 never uses this seq (a gap of 1)

@@ -20,6 +20,12 @@ uint32_t get_u32(const uint8_t* p) {
   return v;
 }
 
+// The text and its NUL (an empty view may have no data pointer at all).
+void put_text(uint8_t* p, std::string_view text) {
+  if (!text.empty()) std::memcpy(p, text.data(), text.size());
+  p[text.size()] = 0;
+}
+
 }  // namespace
 
 // Header: op u8, flags u8, state u8, pad u8, code u16, len_a u16, len_b u16,
@@ -46,11 +52,8 @@ void write_record_head(std::span<uint8_t> out, const Record& r, size_t) {
   put_u32(p + 16, r.id);
   put_u32(p + 20, r.arg);
   p += kRecordHeader;
-  std::memcpy(p, r.a.data(), r.a.size());
-  p[r.a.size()] = 0;
-  p += r.a.size() + 1;
-  std::memcpy(p, r.b.data(), r.b.size());
-  p[r.b.size()] = 0;
+  put_text(p, r.a);
+  put_text(p + r.a.size() + 1, r.b);
 }
 
 bool read_record(std::span<const uint8_t> in, Record& r) {

@@ -57,6 +57,10 @@ ChildSpec publisher_spec(const TrialSpec& spec, const TopicRange& range, int ind
     args.push_back("--probe-rate");
     args.push_back(number(std::max(probe_rate, 1.0)));
   }
+  if (spec.load_batch_us > 0) {
+    args.push_back("--load-batch-us");
+    args.push_back(number(spec.load_batch_us));
+  }
   child.argv.insert(child.argv.end(), args.begin(), args.end());
   return child;
 }

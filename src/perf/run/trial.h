@@ -28,6 +28,7 @@ struct TrialSpec {
   double seconds = 2;
   double rate = 0;              // total over all publishers, msgs/s
   double probe_rate = 0;        // total, msgs/s; 0 = none
+  double load_batch_us = 0;     // perf pub --load-batch-us; 0 = every load message on time
   std::string log_dir;          // children's stderr go to LOG_DIR/<role><k>.log; empty = inherited
 };
 
