@@ -16,7 +16,7 @@ BROKERS = [("tickwire", "Tickwire (native)"), ("nats", "nats-server (NATS)"), ("
 WORKLOADS = {
     "w1": "W1 throughput: 1 pub, 5 subs, fan-out 5, 1 topic, 100 B",
     "w2": "W2 throughput: 4 pubs, 20 subs, 100 topics, fan-out 5, 100 B",
-    "w3": "W3 latency: 10K / 100K msg/s + 2K probes/s, fan-out 5, 1,000 topics, 5 subs, 100 B",
+    "w3": "W3 latency: 10K / 100K msg/s (in bursts of up to 200 µs) + 2K probes/s on time, fan-out 5, 1,000 topics, 5 subs, 100 B",
 }
 
 
