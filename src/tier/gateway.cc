@@ -15,7 +15,6 @@ constexpr uint32_t kTickMs = 50;
 constexpr size_t kRecordsPerTurn = 4096;  // per access point, so one busy link cannot starve the others
 constexpr size_t kArenaBytes = 8u << 20;
 constexpr size_t kControlFrameMax = 1024;
-constexpr size_t kCongestedBacklog = 64u << 20;
 constexpr size_t kStreamBatchBytes = 64u << 10;
 }  // namespace
 
@@ -166,6 +165,15 @@ class Gateway::Port {
   }
   bool has_input() { return !link_.to_gateway.ring().empty(); }
   size_t backlog() const { return link_.to_access_point.spilled_bytes(); }
+  // Moves spilled records into the ring as the access point frees it. Not
+  // only when this turn produced output: a congested gateway produces none
+  // until its spill drains.
+  void drain_backlog() {
+    if (backlog() == 0) return;
+    shared_.close_batch();
+    link_.to_access_point.drain_spill();
+    shared_.waker.notify();
+  }
 
  private:
   RemoteOutlet& remote(uint32_t token, std::string_view name = {}) {
@@ -234,9 +242,11 @@ broker::RouterLimits gateway_limits(broker::RouterLimits limits) {
 }
 }  // namespace
 
-Gateway::Gateway(const config::BrokerConfig& config, broker::RouterLimits limits, cache::ChannelDirectory& directory)
+Gateway::Gateway(const config::BrokerConfig& config, broker::RouterLimits limits, cache::ChannelDirectory& directory,
+                 size_t congested_backlog)
     : fanout_(std::max<size_t>(kArenaBytes, 2ull * config.limits.max_frame + 4096)),
-      router_(gateway_limits(limits), fanout_) {
+      router_(gateway_limits(limits), fanout_),
+      congested_backlog_(congested_backlog) {
   router_.attach_directory(&directory);
 }
 
@@ -259,7 +269,7 @@ bool Gateway::drain_inbound() {
 // reading their sockets (TCP pushes back on the publishers).
 bool Gateway::congested() const {
   for (const auto& port : ports_) {
-    if (port->backlog() > kCongestedBacklog) return true;
+    if (port->backlog() > congested_backlog_) return true;
   }
   return false;
 }
@@ -271,7 +281,10 @@ bool Gateway::spilled() const {
   return false;
 }
 
-void Gateway::end_of_turn() { fanout_.flush_all(); }
+void Gateway::end_of_turn() {
+  fanout_.flush_all();
+  for (auto& port : ports_) port->drain_backlog();
+}
 
 void Gateway::run(const std::atomic<bool>& stop) {
   reactor_.set_end_of_turn([this] { end_of_turn(); });

@@ -18,7 +18,10 @@ namespace tw::tier {
 
 class Gateway {
  public:
-  Gateway(const config::BrokerConfig& config, broker::RouterLimits limits, cache::ChannelDirectory& directory);
+  // congested_backlog: bytes spilled towards one access point above which the
+  // gateway stops reading its input (docs/ARCHITECTURE.md, "Backpressure").
+  Gateway(const config::BrokerConfig& config, broker::RouterLimits limits, cache::ChannelDirectory& directory,
+          size_t congested_backlog = 64u << 20);
   ~Gateway();
   // One link per access point, in access point order; wakers[i] wakes access point i.
   void connect(std::vector<Link*> links, std::vector<Waker*> wakers);
@@ -39,6 +42,7 @@ class Gateway {
   broker::Fanout fanout_;
   broker::Router router_;
   std::vector<std::unique_ptr<Port>> ports_;
+  size_t congested_backlog_;
 };
 
 }  // namespace tw::tier
