@@ -1,0 +1,50 @@
+"""Pieces shared by the renderers of docs/benchmarks.md (render_benchmarks.py, render_threads.py)."""
+import json
+import os
+
+
+def load_json(path):
+    """The parsed file, or None when it is missing or not JSON."""
+    try:
+        with open(path) as f:
+            return json.load(f)
+    except (OSError, ValueError):
+        return None
+
+
+def load(results, workload, name):
+    """result.json of one `tickwire perf run` under RESULTS/WORKLOAD-NAME/."""
+    return load_json(os.path.join(results, f"{workload}-{name}", "result.json"))
+
+
+def num(v, digits=0):
+    if v is None or v < 0:
+        return "n/a"
+    return f"{v:,.{digits}f}"
+
+
+def ratio(a, b):
+    if a is None or b is None or a < 0 or b <= 0:
+        return "n/a"
+    return f"{a / b:.2f}x"
+
+
+def shown_path(path):
+    rel = os.path.relpath(path)
+    return path if rel.startswith("..") else rel
+
+
+def replace_block(text, begin, end, section):
+    """text with the block from `begin` to `end` replaced by section; None when the markers are missing."""
+    if begin not in text or end not in text:
+        return None
+    head, rest = text.split(begin, 1)
+    return head + section.rstrip("\n") + rest.split(end, 1)[1]
+
+
+def read_text(path, default):
+    try:
+        with open(path) as f:
+            return f.read()
+    except OSError:
+        return default
