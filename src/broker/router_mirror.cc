@@ -25,10 +25,15 @@ void Router::drop_interest(std::string_view pattern) {
 
 // A mirror with no local subscriber of a channel (live or delayed) is no
 // longer sent it: the copy is forgotten, and the gateway sends a fresh IMAGE
-// when one comes back.
+// (and the state, if not OK) when one comes back.
 void Router::count_subscribers(const cache::Channel& ch) {
   const Route& r = routes_[ch.id - 1];
-  if (r.subscribers.empty() && r.delayed.empty()) channels_.get(ch.id)->clear_image();
+  if (r.subscribers.empty() && r.delayed.empty()) {
+    // Its state goes too: a recovery while nobody here watched is never sent.
+    cache::Channel& copy = *channels_.get(ch.id);
+    copy.clear_image();
+    copy.state = wire::ChannelState::Ok;
+  }
   upstream_->subscribers_changed(ch.id, static_cast<uint32_t>(r.subscribers.size()));
 }
 
