@@ -114,9 +114,7 @@ int numa_node_of_cpu(int cpu) {
 #endif
 }
 
-std::string describe_placement(const std::vector<int>& cpus) {
-  if (cpus.empty()) return "no cpu pinning";
-  std::string text = (cpus.size() == 1 ? "cpu " : "cpus ") + join(cpus);
+std::vector<int> numa_nodes_of(const std::vector<int>& cpus) {
   std::vector<int> nodes;
   for (int cpu : cpus) {
     int node = numa_node_of_cpu(cpu);
@@ -125,6 +123,13 @@ std::string describe_placement(const std::vector<int>& cpus) {
     }
   }
   std::sort(nodes.begin(), nodes.end());
+  return nodes;
+}
+
+std::string describe_placement(const std::vector<int>& cpus) {
+  if (cpus.empty()) return "no cpu pinning";
+  std::string text = (cpus.size() == 1 ? "cpu " : "cpus ") + join(cpus);
+  const std::vector<int> nodes = numa_nodes_of(cpus);
   if (nodes.empty()) return text + " (NUMA node unknown)";
   if (nodes.size() == 1) return text + " on NUMA node " + std::to_string(nodes.front());
   return text + " across NUMA nodes " + join(nodes) + " (cross-node traffic)";

@@ -35,6 +35,9 @@ bool numa_supported();
 // The NUMA node of `cpu`, or -1 when NUMA is not supported or the cpu unknown.
 int numa_node_of_cpu(int cpu);
 
+// The NUMA nodes the cpus are on, sorted, each once; empty when unknown.
+std::vector<int> numa_nodes_of(const std::vector<int>& cpus);
+
 // One line for the start-up log: "cpus 2,3 on NUMA node 0", "cpus 2,9 across
 // NUMA nodes 0,1 (cross-node traffic)", "cpu 2 (NUMA node unknown)", or
 // "no cpu pinning" for an empty list.

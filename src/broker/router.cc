@@ -164,11 +164,8 @@ void count_interval(uint32_t& realtime_refs, uint32_t& min_ms, uint32_t conflate
 }  // namespace
 
 void Router::add_ref(cache::Channel& ch, const PatternRef& ref) {
-  Outlet* outlet = ref.outlet;
-  const bool exact = ref.exact;
-  const SlowPolicy policy = ref.policy;
   Route& r = route(ch);
-  if (exact) {
+  if (ref.exact) {
     ++r.exact_refs;
     if (r.linger_until_ns) {
       r.linger_until_ns = 0;
@@ -176,28 +173,33 @@ void Router::add_ref(cache::Channel& ch, const PatternRef& ref) {
     }
   }
   if (ref.delay_ms != 0) return add_delayed_ref(ch, ref);  // never in the real-time path
-  for (Entry& e : r.subscribers) {
-    if (e.outlet == outlet) {
-      ++e.refs;
-      e.exact += exact;
-      ++e.policy_refs[policy_slot(policy)];
-      count_interval(e.realtime_refs, e.min_conflate_ms, ref.conflate_ms);
-      return;
-    }
+  if (attach(r.subscribers, ch, ref) && upstream_) count_subscribers(ch);
+}
+
+bool Router::attach(std::vector<Entry>& list, const cache::Channel& shown, const PatternRef& ref) {
+  auto count = [&](Entry& e) {
+    ++e.policy_refs[policy_slot(ref.policy)];
+    count_interval(e.realtime_refs, e.min_conflate_ms, ref.conflate_ms);
+  };
+  for (Entry& e : list) {
+    if (e.outlet != ref.outlet) continue;
+    ++e.refs;
+    e.exact += ref.exact;
+    count(e);
+    return false;
   }
-  r.subscribers.push_back({outlet, 1, exact ? 1u : 0u, 0});
-  if (upstream_) count_subscribers(ch);
-  Entry& added = r.subscribers.back();
-  ++added.policy_refs[policy_slot(policy)];
-  count_interval(added.realtime_refs, added.min_conflate_ms, ref.conflate_ms);
-  if (ch.has_data()) {
-    outlet->send_stream_image(ch, policy);
-    added.image_seq = ch.seq;
+  list.push_back({ref.outlet, 1, ref.exact ? 1u : 0u, 0});
+  Entry& added = list.back();
+  count(added);
+  if (shown.has_data()) {
+    ref.outlet->send_stream_image(shown, ref.policy);
+    added.image_seq = shown.seq;
   }
   // A new subscriber of a STALE channel learns it at once (after the image, if any).
-  if (ch.state != wire::ChannelState::Ok) {
-    outlet->send_status(ch, ch.state, wire::Code::ProviderLost, "channel is stale", !ch.has_data());
+  if (shown.state != wire::ChannelState::Ok) {
+    ref.outlet->send_status(shown, shown.state, wire::Code::ProviderLost, "channel is stale", !shown.has_data());
   }
+  return true;
 }
 
 void Router::drop_ref(cache::Channel& ch, const PatternRef& ref) {

@@ -188,6 +188,10 @@ class Router {
   struct PatternRef;
   void add_ref(cache::Channel& ch, const PatternRef& ref);
   void drop_ref(cache::Channel& ch, const PatternRef& ref);
+  // Counts the pattern in the outlet's entry of `list` (a live or a delayed
+  // subscriber list); a new entry starts its stream from `shown` (the live
+  // channel or its delayed copy): the image, then STALE if it is. True when new.
+  bool attach(std::vector<Entry>& list, const cache::Channel& shown, const PatternRef& ref);
   // The smallest interval among the outlet's (remaining) conflated patterns that cover the channel.
   uint32_t min_conflate_ms(const Outlet* outlet, std::string_view topic, uint32_t delay_ms = 0) const;
   void send_pending_images(cache::Channel& ch);

@@ -18,14 +18,6 @@ namespace tw::broker {
 
 namespace {
 uint64_t ms_to_ns(uint64_t ms) { return ms * 1'000'000ull; }
-size_t policy_slot(SlowPolicy p) { return static_cast<size_t>(p) - 1; }  // as in router.cc
-void count_interval(uint32_t& realtime_refs, uint32_t& min_ms, uint32_t conflate_ms) {
-  if (conflate_ms == 0) {
-    ++realtime_refs;
-  } else if (min_ms == 0 || conflate_ms < min_ms) {
-    min_ms = conflate_ms;
-  }
-}
 }  // namespace
 
 Router::DelayedStream::DelayedStream(const cache::Channel& live, uint32_t delay, uint64_t bucket_ns,
@@ -81,28 +73,8 @@ std::vector<Router::Entry>& Router::delayed_subscribers(cache::Channel& ch, uint
 
 void Router::add_delayed_ref(cache::Channel& ch, const PatternRef& ref) {
   DelayedStream& d = delayed_stream(ch, ref.delay_ms);
-  const size_t slot = policy_slot(ref.policy);
-  for (Entry& e : d.subscribers) {
-    if (e.outlet == ref.outlet) {
-      ++e.refs;
-      e.exact += ref.exact;
-      ++e.policy_refs[slot];
-      count_interval(e.realtime_refs, e.min_conflate_ms, ref.conflate_ms);
-      return;
-    }
-  }
-  d.subscribers.push_back({ref.outlet, 1, ref.exact ? 1u : 0u, 0});
-  Entry& added = d.subscribers.back();
-  ++added.policy_refs[slot];
-  count_interval(added.realtime_refs, added.min_conflate_ms, ref.conflate_ms);
   // The delayed state, not the live one; none until the first entry is due.
-  if (d.copy.has_data()) {
-    ref.outlet->send_stream_image(d.copy, ref.policy);
-    added.image_seq = d.copy.seq;
-  }
-  if (d.copy.state != wire::ChannelState::Ok) {
-    ref.outlet->send_status(d.copy, d.copy.state, wire::Code::ProviderLost, "channel is stale", !d.copy.has_data());
-  }
+  attach(d.subscribers, d.copy, ref);
 }
 
 void Router::drop_delayed_if_unwatched(cache::Channel& ch, uint32_t delay_ms) {

@@ -41,7 +41,6 @@ void AccessPoint::handle(const Record& r) {
     case Op::Done:
       if (uplink_->request_done(r.token, r.arg)) session->complete_request(r.arg, {r.code, r.a.data()});
       return;
-    case Op::Fail: return session->fail(r.code, r.a);
     default: TW_WARN("access point: unexpected link record %u", static_cast<unsigned>(r.op)); return;
   }
 }

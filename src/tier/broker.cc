@@ -87,14 +87,8 @@ struct Broker::Impl {
     auto parsed = parse_cpu_list(config.cpus);
     if (!parsed) return;
     cpus = *parsed;
-    std::vector<int> nodes;
-    for (int cpu : cpus) {
-      if (int node = numa_node_of_cpu(cpu); std::find(nodes.begin(), nodes.end(), node) == nodes.end()) {
-        nodes.push_back(node);
-      }
-    }
     // Threads on two sockets pass every message across the interconnect.
-    if (nodes.size() > 1) {
+    if (numa_nodes_of(cpus).size() > 1) {
       TW_WARN("threads pinned: %s", describe_placement(cpus).c_str());
     } else {
       TW_INFO("threads pinned: %s", describe_placement(cpus).c_str());

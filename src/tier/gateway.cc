@@ -264,21 +264,10 @@ bool Gateway::drain_inbound() {
   return any;
 }
 
-// An access point that does not keep up holds back input from all of them:
-// the gateway stops reading its rings, they fill, and the access points stop
-// reading their sockets (TCP pushes back on the publishers).
-bool Gateway::congested() const {
-  for (const auto& port : ports_) {
-    if (port->backlog() > congested_backlog_) return true;
-  }
-  return false;
-}
-
-bool Gateway::spilled() const {
-  for (const auto& port : ports_) {
-    if (port->backlog() > 0) return true;
-  }
-  return false;
+size_t Gateway::largest_backlog() const {
+  size_t most = 0;
+  for (const auto& port : ports_) most = std::max(most, port->backlog());
+  return most;
 }
 
 void Gateway::end_of_turn() {
@@ -293,11 +282,14 @@ void Gateway::run(const std::atomic<bool>& stop) {
     end_of_turn();
   });
   while (!stop.load(std::memory_order_relaxed)) {
-    const bool busy = !congested() && drain_inbound();
+    // An access point that does not keep up holds back input from all of
+    // them: the gateway stops reading its rings, they fill, and the access
+    // points stop reading their sockets (TCP pushes back on the publishers).
+    const bool busy = largest_backlog() <= congested_backlog_ && drain_inbound();
     end_of_turn();
     // Spilled records wait for ring space, which the access point frees
     // without telling: look again soon rather than sleep.
-    int wait = busy ? 0 : spilled() ? 1 : -1;
+    int wait = busy ? 0 : largest_backlog() > 0 ? 1 : -1;
     if (wait < 0) {
       waker_.about_to_sleep();
       for (auto& port : ports_) {

@@ -33,8 +33,8 @@ class Gateway {
  private:
   class Port;
   bool drain_inbound();
-  bool congested() const;
-  bool spilled() const;
+  // Bytes spilled towards the access point furthest behind.
+  size_t largest_backlog() const;
   void end_of_turn();
 
   reactor::Reactor reactor_;

@@ -35,7 +35,6 @@ enum class Op : uint8_t {
   ToOutlet,          // token, bytes = a frame for that connection as is (REQUEST, RELEASE, CHANNEL_INFO)
   SnapshotImage,     // token, arg = request id, a = topic, flags = kind, bytes = IMAGE frame
   Done,              // token, arg = request id, code, a = detail: this gateway's answer is complete
-  Fail,              // token, code, a = text: close that connection
 };
 
 struct Record {
