@@ -6,6 +6,9 @@ the document (e.g. the "## Hot path micro-benchmark" section) is kept.
 Also prints the comparison table on stdout.
 """
 import argparse
+import json
+import os
+import statistics
 import sys
 
 from report_common import load, num, ratio, read_text, replace_block, shown_path
@@ -16,7 +19,10 @@ BROKERS = [("tickwire", "Tickwire (native)"), ("nats", "nats-server (NATS)"), ("
 WORKLOADS = {
     "w1": "W1 throughput: 1 pub, 5 subs, fan-out 5, 1 topic, 100 B",
     "w2": "W2 throughput: 4 pubs, 20 subs, 100 topics, fan-out 5, 100 B",
-    "w3": "W3 latency: 10K / 100K msg/s (in bursts of up to 200 µs) + 2K probes/s on time, fan-out 5, 1,000 topics, 5 subs, 100 B",
+    "w3": "W3 latency: 10K / 100K msg/s (in bursts of up to 200 µs) + 2K probes/s on time, fan-out 5, 1,000 topics, "
+          "5 subs (connections) in one subscriber process, 100 B",
+    "floor": "Floor: bench/wake_floor, a null relay in the broker's place (one epoll loop forwarding bytes), the W3 "
+             "topology and pacing: what this machine's wake-ups cost before any broker work",
 }
 
 
@@ -52,6 +58,36 @@ def latency_points(r):
     return {int(p["rate"]): p for p in r["summary"].get("points", [])}
 
 
+def wake_late(r, rate):
+    """(share of probes stamped at a late wake, worst p99 lateness µs) over the runs at `rate`."""
+    trials = [t for t in (r or {}).get("trials", []) if t.get("phase") == "latency" and int(t["offered_rate"]) == rate]
+    sent = sum(t.get("probes_sent", 0) for t in trials)
+    late = [t["probe_wake_late"] for t in trials if "probe_wake_late" in t]
+    if not sent or not late:
+        return None
+    return sum(x["count"] for x in late) / sent, max(x["p99_us"] for x in late)
+
+
+def floor_points(results):
+    """rate -> {p50, p99, p999, max, runs: [...]} (medians over runs) from RESULTS/floor.jsonl."""
+    runs = {}
+    path = os.path.join(results, "floor.jsonl")
+    for line in read_text(path, "").splitlines():
+        try:
+            j = json.loads(line)
+        except ValueError:
+            continue
+        runs.setdefault(int(j["rate"]), []).append(j)
+    points = {}
+    for rate, rs in runs.items():
+        point = {k: statistics.median(x[f"{k}_us"] for x in rs) for k in ("p50", "p99", "p999", "max")}
+        point.update({f"{k}_lo": min(x[f"{k}_us"] for x in rs) for k in ("p50", "p99")})
+        point.update({f"{k}_hi": max(x[f"{k}_us"] for x in rs) for k in ("p50", "p99")})
+        point["lost"] = sum(x.get("lost", 0) for x in rs)
+        points[rate] = point
+    return points
+
+
 def render_tables(results):
     lines = []
     lines.append("### Throughput (highest rate with zero loss in every confirmation run)\n")
@@ -73,22 +109,33 @@ def render_tables(results):
                          f"{num(c['cpu'], 3)} | {c['lost']} | {c['note']} | {vs_rate} | {vs_cpu} |")
     lines.append("")
     lines.append("### Latency (probe messages, µs; median of runs, [min..max] over runs)\n")
-    lines.append("| Background rate | Broker | p50 | p99 | p99.9 | max | clean | broker CPU µs / delivery | p99 vs NATS |")
-    lines.append("|---:|---|---:|---:|---:|---:|---|---:|---:|")
-    points = {b: latency_points(load(results, "w3", b)) for b, _ in BROKERS}
-    rates = sorted({rate for p in points.values() for rate in p})
+    lines.append("| Background rate | Broker | p50 | p99 | p99.9 | max | clean | broker CPU µs / delivery | p99 vs NATS | "
+                 "probes stamped at a late wake (share, p99 lateness µs) |")
+    lines.append("|---:|---|---:|---:|---:|---:|---|---:|---:|---|")
+    results_w3 = {b: load(results, "w3", b) for b, _ in BROKERS}
+    points = {b: latency_points(r) for b, r in results_w3.items()}
+    floors = floor_points(results)
+    rates = sorted({rate for p in points.values() for rate in p} | set(floors))
     for rate in rates:
         nats = points["nats"].get(rate)
         for b, name in BROKERS:
             p = points[b].get(rate)
             if p is None:
-                lines.append(f"| {num(rate)} | {name} | not run | | | | | | |")
+                lines.append(f"| {num(rate)} | {name} | not run | | | | | | | |")
                 continue
             m, lo, hi = p["probe_latency_us"], p["spread_min_us"], p["spread_max_us"]
             vs = ratio(m["p99"], nats["probe_latency_us"]["p99"]) if nats and b != "nats" else ""
+            late = wake_late(results_w3[b], rate)
+            late_cell = f"{late[0]:.0%}, {late[1]:.0f}" if late else "n/a"
             lines.append(f"| {num(rate)} | {name} | {m['p50']:.1f} [{lo['p50']:.0f}..{hi['p50']:.0f}] | "
                          f"{m['p99']:.1f} [{lo['p99']:.0f}..{hi['p99']:.0f}] | {m['p999']:.1f} | {m['max']:.1f} | "
-                         f"{'yes' if p['clean'] else 'NO (loss or saturation)'} | {num(p['broker_cpu_us_per_delivery'], 3)} | {vs} |")
+                         f"{'yes' if p['clean'] else 'NO (loss or saturation)'} | {num(p['broker_cpu_us_per_delivery'], 3)} | "
+                         f"{vs} | {late_cell} |")
+        f = floors.get(rate)
+        if f:
+            lines.append(f"| {num(rate)} | floor: null relay | {f['p50']:.1f} [{f['p50_lo']:.0f}..{f['p50_hi']:.0f}] | "
+                         f"{f['p99']:.1f} [{f['p99_lo']:.0f}..{f['p99_hi']:.0f}] | {f['p999']:.1f} | {f['max']:.1f} | "
+                         f"{'yes' if f['lost'] == 0 else 'NO (lost probes)'} | | | |")
     return "\n".join(lines) + "\n"
 
 
@@ -124,6 +171,11 @@ def render_targets(results):
                    f"{n['p99'] / 2:.1f} µs: {verdict(t['p99'] <= n['p99'] / 2)}{clean}")
         out.append(f"- same, p50 < 50 µs: Tickwire {t['p50']:.1f} µs: {verdict(t['p50'] < 50)}")
         out.append(f"- same, p99 < 200 µs: Tickwire {t['p99']:.1f} µs: {verdict(t['p99'] < 200)}")
+        f = floor_points(results).get(100000)
+        if f:
+            out.append(f"- the floor of this machine at the same load (null relay, same run): p50 {f['p50']:.1f} µs, "
+                       f"p99 {f['p99']:.1f} µs; Tickwire above it: p50 {t['p50'] - f['p50']:+.1f} µs, "
+                       f"p99 {t['p99'] - f['p99']:+.1f} µs")
     else:
         out.append("- 100K msg/s latency targets: not measured")
     return "\n".join(out) + "\n"

@@ -36,6 +36,7 @@ struct PerfRunOptions {
   double rate = 0;  // 0: 50,000 start (throughput), 10,000 (latency)
   double probe_rate = 2000;
   double load_batch_us = 0;
+  int connections_per_sub = 1;
   std::string rates = "10000,50000,100000";
   int runs = 3;
   int bisect_steps = 4;
@@ -86,6 +87,7 @@ Result<run::RunOptions> build_options(const PerfRunOptions& o) {
   t.rate = o.rate > 0 ? o.rate : (*mode == run::Mode::Throughput ? 50'000 : 10'000);
   t.probe_rate = *mode == run::Mode::Throughput ? 0 : o.probe_rate;
   t.load_batch_us = o.load_batch_us;
+  t.connections_per_sub = o.connections_per_sub;
   t.log_dir = o.out + "/logs";
   return options;
 }
@@ -162,7 +164,10 @@ void add_perf_run_command(CLI::App& perf, const CommonOptions& common, int& exit
   cmd->add_option("--broker-cmd", o->broker_cmd, "start this broker command; {port} is replaced by a free port")
       ->excludes(server);
   cmd->add_option("--publishers", o->publishers, "publisher processes")->check(CLI::PositiveNumber);
-  cmd->add_option("--subscribers", o->subscribers, "subscriber processes")->check(CLI::PositiveNumber);
+  cmd->add_option("--subscribers", o->subscribers, "subscribers (connections)")->check(CLI::PositiveNumber);
+  cmd->add_option("--connections-per-sub", o->connections_per_sub,
+                  "subscribers hosted by one perf sub process, 1 = a process each (divides --fanout)")
+      ->check(CLI::PositiveNumber);
   cmd->add_option("--topics", o->topics, "topics, split among the publishers")->check(CLI::PositiveNumber);
   cmd->add_option("--fanout", o->fanout, "subscribers receiving each message (divides --subscribers)")
       ->check(CLI::PositiveNumber);

@@ -1,7 +1,11 @@
 // tickwire perf sub: the measuring consumer of `tickwire perf` (docs/perf.md).
 //   tickwire perf sub PATTERN | --prefix P --topics T [--groups G --group g]   [--seconds D] [--transport native|mqtt|nats] [--server HOST:PORT]
 //       [--json] [--expect-publishers N] [--idle-exit-ms M] [--wait-ms W] [--clock monotonic|realtime]
+//       [--connections K]
+#include <poll.h>
+
 #include <algorithm>
+#include <cerrno>
 #include <cstdio>
 #include <memory>
 #include <vector>
@@ -34,6 +38,7 @@ struct PerfSubOptions {
   uint64_t expect_publishers = 1;
   uint64_t idle_exit_ms = 2000;
   uint64_t wait_ms = 0;
+  uint32_t connections = 1;  // subscribers hosted by this process, same topics each
 };
 
 int fail(const std::string& message) {
@@ -46,21 +51,51 @@ void print_line(const std::string& line) {
   std::fflush(stdout);  // read line by line through a pipe by `perf run`
 }
 
-// Runs the receive loop, printing one line per second; returns the exit code.
+// One subscriber: a connection and its own sequence and latency accounting.
+struct Connection {
+  std::unique_ptr<perf::Transport> transport;
+  perf::Consumer consumer;
+};
+
+// Waits up to timeout_ms for input on any connection and handles it; -1 when
+// a connection is lost. One connection waits in its own poll(); several wait
+// together in one poll(2), as one client process hosting many connections,
+// and only the ready ones are polled, except on a timeout, when every
+// connection gets its turn (heartbeats, keepalives).
+int poll_connections(std::vector<std::unique_ptr<Connection>>& connections, std::vector<pollfd>& fds,
+                     int timeout_ms) {
+  if (connections.size() == 1) return connections[0]->transport->poll(timeout_ms);
+  fds.clear();
+  for (const auto& c : connections) fds.push_back({c->transport->wait_fd(), POLLIN, 0});
+  int ready = ::poll(fds.data(), fds.size(), timeout_ms);
+  if (ready < 0 && errno != EINTR) return -1;
+  int handled = 0;
+  for (size_t i = 0; i < connections.size(); ++i) {
+    if (ready > 0 && fds[i].revents == 0) continue;
+    int n = connections[i]->transport->poll(0);
+    if (n < 0) return -1;
+    handled += n;
+  }
+  return handled;
+}
+
+// Runs the receive loop, printing one line per second and connection; returns
+// the exit code.
 class SubRun {
  public:
-  SubRun(const PerfSubOptions& opts, perf::ClockKind clock) : opts_(opts), clock_(clock) {}
+  SubRun(const PerfSubOptions& opts, perf::ClockKind clock, std::vector<std::unique_ptr<Connection>>& connections)
+      : opts_(opts), clock_(clock), connections_(connections) {}
 
-  int loop(perf::Transport& transport) {
+  int loop() {
     const uint64_t start = perf::clock_now_ns(clock_);
     uint64_t next_tick = 0;
     while (!g_stop_requested) {
       uint64_t now = perf::clock_now_ns(clock_);
       int timeout = kMaxPollMs;
       if (next_tick > now) timeout = static_cast<int>(std::min<uint64_t>((next_tick - now) / 1'000'000 + 1, kMaxPollMs));
-      if (transport.poll(timeout) < 0) return finish(fail("connection lost"));
+      if (poll_connections(connections_, fds_, timeout) < 0) return finish(fail("connection lost"));
       now = perf::clock_now_ns(clock_);
-      if (!consumer_.started()) {
+      if (!started()) {
         if (opts_.wait_ms != 0 && now - start >= opts_.wait_ms * 1'000'000) {
           std::fprintf(stderr, "tickwire perf sub: no message within %llu ms\n",
                        static_cast<unsigned long long>(opts_.wait_ms));
@@ -69,40 +104,72 @@ class SubRun {
         continue;
       }
       if (next_tick == 0) {
-        next_tick = consumer_.first_ns() + kSecondNs;
+        next_tick = first_ns() + kSecondNs;
         if (!opts_.json) print_line(perf::interval_header_text());
       }
-      for (; now >= next_tick; next_tick += kSecondNs) emit(consumer_.take_interval(next_tick));
-      if (opts_.seconds > 0 && now - consumer_.first_ns() >= static_cast<uint64_t>(opts_.seconds * 1e9)) break;
+      for (; now >= next_tick; next_tick += kSecondNs) emit_intervals(next_tick);
+      if (opts_.seconds > 0 && now - first_ns() >= static_cast<uint64_t>(opts_.seconds * 1e9)) break;
       if (idle_expired(now)) break;
     }
-    if (consumer_.started() && consumer_.last_ns() + 1 > next_tick - kSecondNs)
-      emit(consumer_.take_interval(consumer_.last_ns() + 1));  // the partial last second
+    if (started() && last_ns() + 1 > next_tick - kSecondNs) emit_intervals(last_ns() + 1);  // the partial last second
     return finish(kExitOk);
   }
 
-  perf::Consumer& consumer() { return consumer_; }
-
  private:
-  bool idle_expired(uint64_t now) const {
-    if (opts_.idle_exit_ms == 0) return false;
-    if (consumer_.totals().publishers < opts_.expect_publishers) return false;
-    return now - consumer_.last_ns() >= opts_.idle_exit_ms * 1'000'000;
+  bool started() const {
+    return std::any_of(connections_.begin(), connections_.end(), [](const auto& c) { return c->consumer.started(); });
+  }
+  uint64_t first_ns() const {
+    uint64_t first = UINT64_MAX;
+    for (const auto& c : connections_)
+      if (c->consumer.started()) first = std::min(first, c->consumer.first_ns());
+    return first;
+  }
+  uint64_t last_ns() const {
+    uint64_t last = 0;
+    for (const auto& c : connections_) last = std::max(last, c->consumer.last_ns());
+    return last;
   }
 
-  void emit(const perf::IntervalStats& s) { print_line(opts_.json ? perf::interval_json(s) : perf::interval_text(s)); }
+  bool idle_expired(uint64_t now) const {
+    if (opts_.idle_exit_ms == 0) return false;
+    for (const auto& c : connections_)
+      if (c->consumer.totals().publishers < opts_.expect_publishers) return false;
+    return now - last_ns() >= opts_.idle_exit_ms * 1'000'000;
+  }
+
+  void emit_intervals(uint64_t end_ns) {
+    for (size_t i = 0; i < connections_.size(); ++i) {
+      perf::Consumer& consumer = connections_[i]->consumer;
+      if (!consumer.started()) continue;
+      perf::IntervalStats s = consumer.take_interval(end_ns);
+      std::string line = opts_.json ? perf::interval_json(s) : perf::interval_text(s);
+      print_line(connections_.size() == 1 ? line : labelled(i, line));
+    }
+  }
 
   int finish(int exit_code) {
-    perf::SubSummary summary = perf::make_summary(consumer_, perf::process_cpu_seconds());
-    if (opts_.json) print_line(perf::summary_json(summary));
-    else std::printf("%s", perf::summary_text(summary).c_str());
+    double cpu_s = perf::process_cpu_seconds();
+    for (size_t i = 0; i < connections_.size(); ++i) {
+      perf::SubSummary summary = perf::make_summary(connections_[i]->consumer, cpu_s);
+      if (opts_.json) print_line(perf::summary_json(summary));
+      else std::printf("%s", (connections_.size() == 1 ? "" : "connection " + std::to_string(i) + ":\n")
+                                 .append(perf::summary_text(summary)).c_str());
+    }
     std::fflush(stdout);
     return exit_code;
   }
 
+  // A JSON line gets "conn":i; a text line a "[i] " prefix.
+  static std::string labelled(size_t i, const std::string& line) {
+    if (!line.empty() && line[0] == '{') return "{\"conn\":" + std::to_string(i) + "," + line.substr(1);
+    return "[" + std::to_string(i) + "] " + line;
+  }
+
   const PerfSubOptions& opts_;
   perf::ClockKind clock_;
-  perf::Consumer consumer_;
+  std::vector<std::unique_ptr<Connection>>& connections_;
+  std::vector<pollfd> fds_;
 };
 
 // PATTERN, or one literal topic per member of the group (how `perf run` builds fan-out).
@@ -131,25 +198,30 @@ int run_perf_sub(const PerfSubOptions& opts, const CommonOptions& common) {
   auto server = perf::resolve_server(*kind, common.server);
   if (!server) return fail(server.error().message);
 
-  auto transport = perf::make_transport(*kind, "tickwire-perf-sub");
-  SubRun run(opts, *clock);
-  perf::ClockKind clock_kind = *clock;
-  transport->set_handler([&run, clock_kind](const perf::Received& msg) {
-    run.consumer().on_message(msg.payload, msg.is_initial_image, perf::clock_now_ns(clock_kind));
-  });
-  if (Status s = transport->connect(server->host, server->port); !s) return fail(s.error().message);
-  for (const std::string& pattern : subscriptions(opts))
-    if (Status s = transport->subscribe(pattern); !s) return fail(s.error().message);
-  // Publishers started after this line are certain to reach us.
-  if (Status s = transport->sync(kSyncTimeoutMs); !s) return fail(s.error().message);
-  if (opts.json) {
-    print_line(R"({"role":"sub","type":"ready"})");
-  } else {
-    std::fprintf(stderr, "subscribed to %s (%s %s:%u), waiting for publishers\n", describe(opts).c_str(),
-                 opts.transport.c_str(), server->host.c_str(), server->port);
+  std::vector<std::unique_ptr<Connection>> connections;
+  for (uint32_t i = 0; i < opts.connections; ++i) {
+    auto c = std::make_unique<Connection>();
+    c->transport = perf::make_transport(*kind, "tickwire-perf-sub");
+    perf::Consumer& consumer = c->consumer;
+    perf::ClockKind clock_kind = *clock;
+    c->transport->set_handler([&consumer, clock_kind](const perf::Received& msg) {
+      consumer.on_message(msg.payload, msg.is_initial_image, perf::clock_now_ns(clock_kind));
+    });
+    if (Status s = c->transport->connect(server->host, server->port); !s) return fail(s.error().message);
+    for (const std::string& pattern : subscriptions(opts))
+      if (Status s = c->transport->subscribe(pattern); !s) return fail(s.error().message);
+    // Publishers started after this line are certain to reach us.
+    if (Status s = c->transport->sync(kSyncTimeoutMs); !s) return fail(s.error().message);
+    if (opts.json) print_line(R"({"role":"sub","type":"ready"})");
+    connections.push_back(std::move(c));
   }
-  int rc = run.loop(*transport);
-  transport->close();
+  if (!opts.json) {
+    std::fprintf(stderr, "subscribed to %s (%s %s:%u, %u connection(s)), waiting for publishers\n",
+                 describe(opts).c_str(), opts.transport.c_str(), server->host.c_str(), server->port, opts.connections);
+  }
+  SubRun run(opts, *clock, connections);
+  int rc = run.loop();
+  for (auto& c : connections) c->transport->close();
   return rc;
 }
 
@@ -173,6 +245,9 @@ void add_perf_sub_command(CLI::App& perf, const CommonOptions& common, int& exit
   cmd->add_option("--expect-publishers", opts->expect_publishers,
                   "the idle exit waits until this many publishers were heard");
   cmd->add_option("--idle-exit-ms", opts->idle_exit_ms, "stop after this long without a message, 0 = never");
+  cmd->add_option("--connections", opts->connections,
+                  "subscriber connections in this process, each with the same subscriptions and its own report")
+      ->check(CLI::Range(1, 1000));
   cmd->add_option("--wait-ms", opts->wait_ms, "give up (exit 1) if no message came within this long, 0 = wait forever");
   cmd->callback([opts, &common, &exit_code]() { exit_code = run_perf_sub(*opts, common); });
 }

@@ -198,6 +198,9 @@ class Client {
   const Counters& counters() const { return counters_; }
   const ServerInfo& server() const { return server_; }
   size_t pending_output() const { return out_.size(); }
+  // The connection's socket (-1 while not connected), for a caller that waits
+  // on several clients in one poll(2) and then calls poll(0) on the ready ones.
+  int socket_fd() const { return fd_; }
   size_t subscription_count() const;
 
  private:

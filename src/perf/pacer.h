@@ -46,22 +46,24 @@ class Pacer {
 // lateness is (rightly) counted as latency.
 void use_precise_timers();
 
-// Below this much time left, wait_until() spins instead of sleeping.
+// Below this much time left, wait_until() spins instead of sleeping: a wake-up
+// from nanosleep is tens of microseconds late on a busy VM.
 inline constexpr uint64_t kSpinNs = 50'000;
 
 // Waits until clock_now_ns(clock) >= target_ns. Waits longer than a
 // millisecond (plus the spin) go to idle(timeout_ms); shorter ones sleep with
-// nanosleep down to the spin window; the last kSpinNs are spun.
+// nanosleep down to the spin window; the last spin_ns are spun. A wait whose
+// lateness is not measured passes spin_ns 0 and leaves the CPU to others.
 template <typename Idle>
-void wait_until(uint64_t target_ns, ClockKind clock, Idle&& idle) {
+void wait_until(uint64_t target_ns, ClockKind clock, uint64_t spin_ns, Idle&& idle) {
   for (;;) {
     uint64_t now = clock_now_ns(clock);
     if (now >= target_ns) return;
     uint64_t left = target_ns - now;
-    if (left > kSpinNs + 1'000'000) {
-      idle(static_cast<int>((left - kSpinNs) / 1'000'000));
-    } else if (left > kSpinNs) {
-      timespec ts{0, static_cast<long>(left - kSpinNs)};
+    if (left > spin_ns + 1'000'000) {
+      idle(static_cast<int>((left - spin_ns) / 1'000'000));
+    } else if (left > spin_ns) {
+      timespec ts{0, static_cast<long>(left - spin_ns)};
       nanosleep(&ts, nullptr);
     } else {
       __builtin_ia32_pause();

@@ -67,6 +67,12 @@ bool Producer::send(bool probe, uint64_t send_ns) {
   }
 }
 
+uint64_t probe_stamp(uint64_t due_ns, uint64_t woke_ns, ProducerResult& result) {
+  if (woke_ns <= due_ns) return due_ns;
+  result.probe_wake_late.record(woke_ns - due_ns);
+  return woke_ns;
+}
+
 Result<ProducerResult> Producer::run(const volatile std::sig_atomic_t* stop) {
   const ClockKind clock = options_.clock;
   const double cpu_start = process_cpu_seconds();
@@ -77,6 +83,7 @@ Result<ProducerResult> Producer::run(const volatile std::sig_atomic_t* stop) {
   ProducerResult result;
   uint64_t last_poll = start;
   uint64_t now = start;
+  uint64_t woke = 0;  // when the last wait ended
   auto failed = [] { return Error{"connection lost while publishing"}; };
 
   while (!(stop && *stop)) {
@@ -89,7 +96,7 @@ Result<ProducerResult> Producer::run(const volatile std::sig_atomic_t* stop) {
     }
     // Probes first: they are the measurement, load is the background.
     if (probes.paced() && probes.due_ns(result.probes_sent) <= now) {
-      if (!send(true, probes.due_ns(result.probes_sent))) return failed();
+      if (!send(true, probe_stamp(probes.due_ns(result.probes_sent), woke, result))) return failed();
       probes.note_sent(result.probes_sent++, now);
       continue;
     }
@@ -100,14 +107,21 @@ Result<ProducerResult> Producer::run(const volatile std::sig_atomic_t* stop) {
     }
     // Nothing due: write what is buffered, then wait for the next due time.
     uint64_t next = std::min(load.due_ns(result.sent) + options_.load_batch_ns, end);
-    if (probes.paced()) next = std::min(next, probes.due_ns(result.probes_sent));
+    // Batched load may leave late (that is what batching means), so only a
+    // probe, or load paced exactly, is worth spinning for.
+    uint64_t spin = options_.load_batch_ns == 0 ? kSpinNs : 0;
+    if (probes.paced() && probes.due_ns(result.probes_sent) <= next) {
+      next = probes.due_ns(result.probes_sent);
+      spin = kSpinNs;
+    }
     if (!transport_.flush()) return failed();
     bool lost = false;
-    wait_until(next, clock, [&](int timeout_ms) {
+    wait_until(next, clock, spin, [&](int timeout_ms) {
       if (!lost && transport_.poll(timeout_ms) < 0) lost = true;
       last_poll = clock_now_ns(clock);
     });
     if (lost) return failed();
+    woke = clock_now_ns(clock);
   }
   const uint64_t stopped = clock_now_ns(clock);
   if (!transport_.flush()) return failed();
@@ -122,6 +136,14 @@ Result<ProducerResult> Producer::run(const volatile std::sig_atomic_t* stop) {
   return result;
 }
 
+namespace {
+nlohmann::ordered_json wake_late_json(const Histogram& h) {
+  auto us = [](uint64_t ns) { return std::round(static_cast<double>(ns) / 10.0) / 100.0; };
+  return {{"count", h.count()}, {"p50", us(h.value_at_percentile(50))}, {"p99", us(h.value_at_percentile(99))},
+          {"max", us(h.max())}};
+}
+}  // namespace
+
 std::string pub_result_json(const ProducerResult& r, uint32_t publisher_id) {
   auto round3 = [](double v) { return std::round(v * 1000.0) / 1000.0; };
   nlohmann::ordered_json j = {{"role", "pub"},
@@ -132,7 +154,8 @@ std::string pub_result_json(const ProducerResult& r, uint32_t publisher_id) {
                               {"cpu_s", round3(r.cpu_s)},
                               {"rate", std::llround(r.seconds > 0 ? static_cast<double>(r.sent + r.probes_sent) / r.seconds : 0)},
                               {"saturated", r.saturated},
-                              {"max_lateness_us", round3(static_cast<double>(r.max_lateness_ns) / 1000.0)}};
+                              {"max_lateness_us", round3(static_cast<double>(r.max_lateness_ns) / 1000.0)},
+                              {"probe_wake_late_us", wake_late_json(r.probe_wake_late)}};
   return j.dump();
 }
 

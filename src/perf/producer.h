@@ -3,7 +3,13 @@
 //
 // Every payload starts with the probe header. send_ns is the intended send
 // time when the stream is paced (so a sender stall shows up as latency, not
-// as missing samples) and the actual time when unpaced (--rate 0).
+// as missing samples) and the actual time when unpaced (--rate 0). One
+// exception, for probes: a probe that fell due while the publisher slept is
+// stamped when the sleep ended. The kernel woke the publisher late (on a busy
+// VM a timer fires ~70 us late at the median); that is the load generator's
+// lateness, not the broker's, and it is reported apart (probe_wake_late).
+// A probe that fell due while the publisher was busy or held by back
+// pressure keeps its intended time.
 // Probes and load share each topic's sequence, so gap detection covers both.
 #pragma once
 #include <csignal>
@@ -13,6 +19,7 @@
 #include <vector>
 
 #include "base/result.h"
+#include "perf/histogram.h"
 #include "perf/probe.h"
 #include "perf/transport.h"
 
@@ -65,7 +72,12 @@ struct ProducerResult {
   double rate = 0;            // load messages per second achieved
   bool saturated = false;     // fell more than 10% behind the schedule
   uint64_t max_lateness_ns = 0;
+  Histogram probe_wake_late;  // per late-woken probe: wake time - due time
 };
+
+// A probe's send_ns: its due time, or the end of the wait it fell due in
+// (recorded in result.probe_wake_late).
+uint64_t probe_stamp(uint64_t due_ns, uint64_t woke_ns, ProducerResult& result);
 
 class Producer {
  public:

@@ -74,6 +74,10 @@ class Transport {
   virtual int poll(int timeout_ms) = 0;
   // Writes buffered output without waiting; an error when the connection is gone.
   virtual Status flush() = 0;
+  // A descriptor that polls readable when poll(0) has input to handle, so one
+  // thread can wait on several transports (perf sub --connections); -1 when
+  // not connected.
+  virtual int wait_fd() const = 0;
   virtual void close() = 0;
 
   void set_handler(ReceiveHandler handler) { handler_ = std::move(handler); }

@@ -128,6 +128,8 @@ class MqttTransport final : public Transport {
     return Ok{};
   }
 
+  int wait_fd() const override { return connected_ ? mosquitto_socket(mosq_) : -1; }
+
   void close() override {
     if (!connected_) return;
     connected_ = false;

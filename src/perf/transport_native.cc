@@ -75,6 +75,7 @@ class NativeTransport final : public Transport {
   }
 
   Status flush() override { return client_.flush(); }
+  int wait_fd() const override { return client_.socket_fd(); }
   void close() override { client_.close(); }
 
  private:

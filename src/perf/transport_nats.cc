@@ -1,12 +1,15 @@
 // nats: libnats. libnats delivers subscription messages on its own threads;
-// they only append the message to inbox_ (under a mutex) and poll() hands them
-// to the handler on the owning thread, so the handler needs no locking and
-// any number of subscriptions share one wait. Publishes are buffered by
+// they only append the message to inbox_ (under a mutex), signal an eventfd
+// when the inbox stops being empty, and poll() hands them to the handler on
+// the owning thread, so the handler needs no locking and any number of
+// subscriptions (and, through wait_fd(), connections) share one wait. Publishes are buffered by
 // libnats and written by its flusher thread.
 #include <nats/nats.h>
+#include <poll.h>
+#include <sys/eventfd.h>
+#include <unistd.h>
 
-#include <chrono>
-#include <condition_variable>
+#include <cstdint>
 #include <mutex>
 #include <string>
 #include <vector>
@@ -28,8 +31,12 @@ Error nats_error(const std::string& what, natsStatus s) {
 
 class NatsTransport final : public Transport {
  public:
-  explicit NatsTransport(std::string client_name) : client_name_(std::move(client_name)) {}
-  ~NatsTransport() override { close(); }
+  explicit NatsTransport(std::string client_name)
+      : client_name_(std::move(client_name)), inbox_event_(eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC)) {}
+  ~NatsTransport() override {
+    close();
+    if (inbox_event_ >= 0) ::close(inbox_event_);
+  }
 
   Status connect(const std::string& host, uint16_t port) override {
     natsOptions* opts = nullptr;
@@ -79,10 +86,16 @@ class NatsTransport final : public Transport {
 
   int poll(int timeout_ms) override {
     if (conn_ == nullptr || natsConnection_IsClosed(conn_)) return -1;
+    if (timeout_ms > 0) {
+      pollfd ready{inbox_event_, POLLIN, 0};
+      ::poll(&ready, 1, timeout_ms);
+    }
+    // Reset the signal before taking the inbox: a message added after the
+    // swap finds the inbox empty and signals again.
+    uint64_t signals;
+    [[maybe_unused]] ssize_t n = ::read(inbox_event_, &signals, sizeof signals);
     {
-      std::unique_lock lock(inbox_mutex_);
-      if (inbox_.empty() && timeout_ms > 0)
-        inbox_ready_.wait_for(lock, std::chrono::milliseconds(timeout_ms), [this] { return !inbox_.empty(); });
+      std::lock_guard lock(inbox_mutex_);
       batch_.swap(inbox_);  // both keep their capacity: no allocation once warm
     }
     for (natsMsg* msg : batch_) deliver(msg);
@@ -90,6 +103,8 @@ class NatsTransport final : public Transport {
     batch_.clear();
     return handled;
   }
+
+  int wait_fd() const override { return conn_ != nullptr ? inbox_event_ : -1; }
 
   Status flush() override {
     // libnats' flusher thread writes the buffer soon after a publish; a
@@ -124,7 +139,8 @@ class NatsTransport final : public Transport {
       was_empty = t->inbox_.empty();
       t->inbox_.push_back(msg);
     }
-    if (was_empty) t->inbox_ready_.notify_one();
+    uint64_t one = 1;
+    if (was_empty) [[maybe_unused]] ssize_t n = ::write(t->inbox_event_, &one, sizeof one);
   }
 
   void deliver(natsMsg* msg) {
@@ -141,7 +157,7 @@ class NatsTransport final : public Transport {
   std::vector<natsSubscription*> subs_;
   std::vector<std::string> subjects_;  // local index -> NATS subject
   std::mutex inbox_mutex_;
-  std::condition_variable inbox_ready_;
+  int inbox_event_;  // eventfd: readable while the inbox may hold messages
   std::vector<natsMsg*> inbox_;  // filled by libnats threads
   std::vector<natsMsg*> batch_;  // being delivered by poll()
 };

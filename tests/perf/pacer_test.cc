@@ -54,12 +54,20 @@ TEST(Pacer, RateZeroIsUnpaced) {
 TEST(Pacer, WaitUntilHandsLongWaitsToIdleAndReturnsAfterTheTarget) {
   uint64_t target = clock_now_ns(ClockKind::Monotonic) + 3'000'000;
   int idle_calls = 0;
-  wait_until(target, ClockKind::Monotonic, [&](int timeout_ms) {
+  wait_until(target, ClockKind::Monotonic, kSpinNs, [&](int timeout_ms) {
     ++idle_calls;
     EXPECT_GE(timeout_ms, 0);
     EXPECT_LE(timeout_ms, 3);
   });
   EXPECT_GE(clock_now_ns(ClockKind::Monotonic), target);
+}
+
+TEST(Pacer, WaitUntilWithoutSpinStillReturnsOnlyAfterTheTarget) {
+  uint64_t target = clock_now_ns(ClockKind::Monotonic) + 200'000;
+  int idle_calls = 0;
+  wait_until(target, ClockKind::Monotonic, 0, [&](int) { ++idle_calls; });
+  EXPECT_GE(clock_now_ns(ClockKind::Monotonic), target);
+  EXPECT_EQ(idle_calls, 0);  // under a millisecond: nanosleep, not the caller's poll
 }
 
 }  // namespace

@@ -82,6 +82,26 @@ TEST(PubResult, JsonFollowsTheContract) {
   EXPECT_EQ(j["cpu_s"], 0.5);
   EXPECT_EQ(j["rate"], 505);
   EXPECT_EQ(j["saturated"], true);
+  EXPECT_EQ(j["probe_wake_late_us"]["count"], 0);
+}
+
+TEST(ProbeStamp, AProbeDueWhileThePublisherSleptIsStampedWhenItWoke) {
+  ProducerResult r;
+  EXPECT_EQ(probe_stamp(1'000'000, 1'070'000, r), 1'070'000u);
+  EXPECT_EQ(r.probe_wake_late.count(), 1u);
+  EXPECT_EQ(r.probe_wake_late.max(), 70'000u);
+  auto j = nlohmann::json::parse(pub_result_json(r, 0));
+  EXPECT_EQ(j["probe_wake_late_us"]["count"], 1);
+  EXPECT_NEAR(j["probe_wake_late_us"]["max"].get<double>(), 70.0, 0.1);
+}
+
+TEST(ProbeStamp, AProbeDueAfterTheWakeKeepsItsIntendedTime) {
+  ProducerResult r;
+  // Fell due while the publisher was busy sending (or held by back pressure):
+  // that delay is the system's, so the intended time stays.
+  EXPECT_EQ(probe_stamp(2'000'000, 1'900'000, r), 2'000'000u);
+  EXPECT_EQ(probe_stamp(2'000'000, 2'000'000, r), 2'000'000u);
+  EXPECT_EQ(r.probe_wake_late.count(), 0u);
 }
 
 }  // namespace

@@ -59,6 +59,32 @@ TEST_F(PerfPubSub, SubscriberFirstReceivesEveryMessageInOrder) {
   EXPECT_GE(count_of_type(lines, "second"), 1u);
 }
 
+TEST_F(PerfPubSub, OneProcessHostsSeveralSubscribersEachWithItsOwnReport) {
+  auto sub = start_sub({"PERF/>", "--json", "--connections", "3", "--idle-exit-ms", "800", "--wait-ms", "20000"});
+  ASSERT_TRUE(sub->wait_for_out("\"ready\"}\n{\"role\":\"sub\",\"type\":\"ready\"}\n{\"role\":\"sub\",\"type\":\"ready\"}",
+                                10000))
+      << sub->err();
+  auto pub = run_pub({"--topics", "4", "--rate", "2000", "--count", "1000", "--probe-rate", "100", "--json"});
+  ASSERT_TRUE(pub.status.clean()) << pub.err;
+  uint64_t sent = nlohmann::json::parse(pub.out)["sent"];
+
+  auto exit = sub->wait(20000);
+  ASSERT_TRUE(exit && exit->clean()) << sub->err();
+  auto lines = json_lines(sub->out());
+  ASSERT_EQ(count_of_type(lines, "summary"), 3u) << sub->out();
+  for (const auto& line : lines) {
+    if (line.value("type", "") != "summary") continue;
+    EXPECT_EQ(line["received"], sent);
+    EXPECT_EQ(line["gaps"], 0);
+    EXPECT_EQ(line["dups"], 0);
+  }
+  for (const auto& line : lines) {
+    if (line.value("type", "") == "second") {
+      EXPECT_TRUE(line.contains("conn")) << line.dump();
+    }
+  }
+}
+
 TEST_F(PerfPubSub, PublisherFirstSubscriberJoinsThroughImages) {
   std::vector<std::string> pub_args = perf_args("pub", broker.port(),
       {"--topics", "4", "--rate", "1000", "--count", "2500", "--size", "40", "--json"});

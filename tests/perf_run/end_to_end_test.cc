@@ -108,6 +108,30 @@ TEST_F(PerfRunEndToEnd, Latency) {
   EXPECT_GT(result["trials"][0]["probes_received"].get<unsigned long long>(), 0u);
 }
 
+TEST_F(PerfRunEndToEnd, SubscribersSharingProcessesEachReceiveTheirShare) {
+  // 4 subscribers in 2 groups of 2 (fan-out 2), two per perf sub process:
+  // 2 processes, each hosting both members of one group.
+  ASSERT_EQ(run({"--mode", "latency", "--rate", "1000", "--probe-rate", "200", "--runs", "1", "--subscribers", "4",
+                 "--fanout", "2", "--topics", "10", "--connections-per-sub", "2"}),
+            0)
+      << output_;
+  nlohmann::json result = check_outputs();
+  ASSERT_FALSE(result.is_discarded());
+  EXPECT_EQ(result["options"]["connections_per_sub"], 2);
+  const auto& trial = result["trials"][0];
+  EXPECT_EQ(trial["verdict"], "ok") << trial.dump();
+  EXPECT_EQ(trial["received"].get<unsigned long long>(), 2 * trial["sent"].get<unsigned long long>());
+  EXPECT_EQ(trial["probes_received"].get<unsigned long long>(),
+            2 * trial["probes_sent"].get<unsigned long long>());
+  EXPECT_NE(read_file(out_ / "table.txt").find("subscribers 4 (2 per process)"), std::string::npos);
+}
+
+TEST_F(PerfRunEndToEnd, RejectsConnectionsPerSubThatDoNotDivideTheFanout) {
+  EXPECT_NE(run({"--mode", "latency", "--subscribers", "4", "--fanout", "2", "--connections-per-sub", "4",
+                 "--runs", "1"}),
+            0);
+}
+
 TEST_F(PerfRunEndToEnd, Sweep) {
   ASSERT_EQ(run({"--mode", "sweep", "--rates", "500,1000", "--probe-rate", "100", "--runs", "1"}), 0) << output_;
   nlohmann::json result = check_outputs();

@@ -55,6 +55,18 @@ TEST(Fanout, EveryTopicReachesExactlyFanoutSubscribers) {
   }
 }
 
+TEST(Fanout, SubscriberProcessesHostWholeGroups) {
+  auto plan = plan_fanout(6, 3, 10);  // 2 groups of 3
+  ASSERT_TRUE(plan);
+  EXPECT_EQ(*subscriber_processes(*plan, 1), 6);
+  EXPECT_EQ(*subscriber_processes(*plan, 3), 2);
+  EXPECT_FALSE(subscriber_processes(*plan, 2)) << "3 members do not fill processes of 2";
+  EXPECT_FALSE(subscriber_processes(*plan, 0));
+  // Process p hosts group p % G, so each group gets F / K processes.
+  EXPECT_EQ(group_of_subscriber(*plan, 0), 0);
+  EXPECT_EQ(group_of_subscriber(*plan, 1), 1);
+}
+
 TEST(Fanout, RejectsImpossiblePlans) {
   EXPECT_FALSE(plan_fanout(5, 2, 10));   // 5 is not a multiple of 2
   EXPECT_FALSE(plan_fanout(20, 5, 3));   // 4 groups need 4 topics
@@ -213,6 +225,20 @@ TEST(TrialJudging, FoldsChildLinesAndJudges) {
   r.saturated = true;
   judge_trial(r, 2);
   EXPECT_EQ(r.verdict, Verdict::Saturated);
+}
+
+TEST(TrialJudging, KeepsThePublishersTimerLatenessApart) {
+  TrialResult r;
+  for (int p = 0; p < 2; ++p)
+    EXPECT_TRUE(absorb_json_line(R"({"role":"pub","id":)" + std::to_string(p) +
+                                     R"(,"sent":10,"probes_sent":5,"probe_wake_late_us":{"count":3,"p50":)" +
+                                     std::to_string(20 + 10 * p) + R"(,"p99":)" + std::to_string(90 - 10 * p) +
+                                     R"(,"max":100}})",
+                                 r));
+  EXPECT_EQ(r.probes_woken_late, 6u);
+  EXPECT_EQ(r.wake_late_p50_us, 30);  // the worst publisher's
+  EXPECT_EQ(r.wake_late_p99_us, 90);
+  EXPECT_EQ(to_json(r)["probe_wake_late"]["count"], 6);
 }
 
 TEST(Summaries, MedianAndSpreadPerStatistic) {

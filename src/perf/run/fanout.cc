@@ -45,6 +45,13 @@ Result<std::vector<TopicRange>> split_topics(int topics, int publishers) {
   return ranges;
 }
 
+Result<int> subscriber_processes(const FanoutPlan& plan, int connections_per_sub) {
+  if (connections_per_sub < 1 || plan.fanout % connections_per_sub != 0)
+    return Error{"connections per subscriber process (" + std::to_string(connections_per_sub) +
+                 ") must divide fanout (" + std::to_string(plan.fanout) + ")"};
+  return plan.subscribers / connections_per_sub;
+}
+
 std::vector<std::string> subscriber_topic_args(const FanoutPlan& plan, int index, const std::string& prefix) {
   if (plan.groups == 1) return {prefix + "/>"};
   return {"--prefix", prefix, "--topics", std::to_string(plan.topics), "--groups", std::to_string(plan.groups),

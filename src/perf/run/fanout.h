@@ -35,6 +35,11 @@ struct TopicRange {
 // Splits T topics among P publishers as evenly as possible; needs T >= P.
 Result<std::vector<TopicRange>> split_topics(int topics, int publishers);
 
+// Subscriber processes when each hosts `connections_per_sub` subscribers of
+// one group (perf sub --connections): S / K; needs F % K == 0 so that a
+// group's F members fill whole processes. Process p hosts group p % G.
+Result<int> subscriber_processes(const FanoutPlan& plan, int connections_per_sub);
+
 // The `perf sub` arguments selecting subscriber `index`'s topics: the wildcard
 // PREFIX/> when one group takes all topics, else --groups/--group/--topics.
 std::vector<std::string> subscriber_topic_args(const FanoutPlan& plan, int index, const std::string& prefix);

@@ -20,7 +20,8 @@ json options_json(const RunOptions& o) {
           {"server", t.server},        {"publishers", t.publishers}, {"subscribers", t.subscribers},
           {"topics", t.topics},        {"fanout", t.fanout},       {"size", t.size},
           {"seconds", t.seconds},      {"rate", t.rate},           {"probe_rate", t.probe_rate},
-          {"rates", o.rates},          {"runs", o.runs}};
+          {"rates", o.rates},          {"runs", o.runs},           {"load_batch_us", t.load_batch_us},
+          {"connections_per_sub", t.connections_per_sub}};
 }
 
 json latency_point_json(const LatencyPoint& p) {
@@ -55,10 +56,11 @@ std::string header(const RunReport& r) {
   char text[512];
   std::snprintf(text, sizeof text,
                 "tickwire perf run: %s, transport %s%s%s\n"
-                "publishers %d, subscribers %d, topics %d, fan-out %d, payload %d B, %.3g s per trial, runs %d\n\n",
+                "publishers %d, subscribers %d (%d per process), topics %d, fan-out %d, payload %d B, %.3g s per "
+                "trial, runs %d\n\n",
                 mode_name(r.options.mode), t.transport.c_str(), r.options.label.empty() ? "" : ", label ",
-                r.options.label.c_str(), t.publishers, t.subscribers, t.topics, t.fanout, t.size, t.seconds,
-                r.options.runs);
+                r.options.label.c_str(), t.publishers, t.subscribers, t.connections_per_sub, t.topics, t.fanout, t.size,
+                t.seconds, r.options.runs);
   return text;
 }
 

@@ -37,7 +37,12 @@ std::vector<std::string> common_args(const TrialSpec& spec, const char* role) {
 
 ChildSpec subscriber_spec(const TrialSpec& spec, const FanoutPlan& plan, int index) {
   ChildSpec child{common_args(spec, "sub"), log_path(spec, "sub" + std::to_string(index)), true};
+  // Process `index` hosts members of group index % G, as subscriber `index` would.
   for (std::string& arg : subscriber_topic_args(plan, index, spec.prefix)) child.argv.push_back(std::move(arg));
+  if (spec.connections_per_sub > 1) {
+    child.argv.push_back("--connections");
+    child.argv.push_back(std::to_string(spec.connections_per_sub));
+  }
   for (const std::string& arg : {std::string("--seconds"), number(spec.seconds + kSubExtraSeconds),
                                  std::string("--idle-exit-ms"), std::to_string(kSubIdleExitMs)})
     child.argv.push_back(arg);
@@ -122,6 +127,12 @@ bool absorb_json_line(const std::string& line, TrialResult& result) {
     result.probes_sent += value.value("probes_sent", 0ULL);
     result.achieved_rate += value.value("rate", 0.0);
     result.saturated = result.saturated || value.value("saturated", false);
+    if (value.contains("probe_wake_late_us")) {
+      const json& late = value["probe_wake_late_us"];
+      result.probes_woken_late += late.value("count", 0ULL);
+      result.wake_late_p50_us = std::max(result.wake_late_p50_us, late.value("p50", 0.0));
+      result.wake_late_p99_us = std::max(result.wake_late_p99_us, late.value("p99", 0.0));
+    }
     return true;
   }
   if (role == "sub" && type == "summary") {
@@ -158,11 +169,13 @@ Result<TrialResult> run_trial(const TrialSpec& spec) {
   if (!plan) return plan.error();
   auto ranges = split_topics(spec.topics, spec.publishers);
   if (!ranges) return ranges.error();
+  auto sub_processes = subscriber_processes(*plan, spec.connections_per_sub);
+  if (!sub_processes) return sub_processes.error();
 
   TrialResult result;
   result.offered_rate = spec.rate;
   std::vector<Child> subs;
-  for (int s = 0; s < spec.subscribers; ++s) {
+  for (int s = 0; s < *sub_processes; ++s) {
     auto child = Child::spawn(subscriber_spec(spec, *plan, s));
     if (!child) return child.error();
     subs.push_back(std::move(*child));
@@ -234,6 +247,8 @@ nlohmann::json to_json(const TrialResult& r) {
           {"sub_cpu_s", r.sub_cpu_s},
           {"latency_us", to_json(r.latency)},
           {"probe_latency_us", to_json(r.probe_latency)},
+          {"probe_wake_late", {{"count", r.probes_woken_late}, {"p50_us", r.wake_late_p50_us},
+                               {"p99_us", r.wake_late_p99_us}}},
           {"problems", r.problems},
           {"verdict", verdict_name(r.verdict)}};
 }

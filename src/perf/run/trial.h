@@ -29,6 +29,7 @@ struct TrialSpec {
   double rate = 0;              // total over all publishers, msgs/s
   double probe_rate = 0;        // total, msgs/s; 0 = none
   double load_batch_us = 0;     // perf pub --load-batch-us; 0 = every load message on time
+  int connections_per_sub = 1;  // subscribers per perf sub process (perf sub --connections)
   std::string log_dir;          // children's stderr go to LOG_DIR/<role><k>.log; empty = inherited
 };
 
@@ -52,6 +53,10 @@ struct TrialResult {
   double pub_cpu_s = 0, sub_cpu_s = 0;
   LatencySummary latency;       // all messages; the worst subscriber's percentiles
   LatencySummary probe_latency; // probes only; the worst subscriber's percentiles
+  // Probes a publisher's timer woke it late for (stamped at the wake, perf pub's
+  // probe_wake_late_us): how many, and the worst publisher's p50/p99 lateness.
+  unsigned long long probes_woken_late = 0;
+  double wake_late_p50_us = 0, wake_late_p99_us = 0;
   std::vector<std::string> problems;  // a child failed, no summary, ...
   Verdict verdict = Verdict::Lossy;
 
