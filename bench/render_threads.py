@@ -18,7 +18,7 @@ END = "<!-- END bench/threads -->"
 CONFIG_NAMES = {"single": "single (one loop)", "1+1": "1+1 (1 gateway + 1 access point)",
                 "2+2": "2+2 (2 gateways + 2 access points)"}
 THROUGHPUT = "T throughput: 1 pub, 5 subs, fan-out 5, 1 topic, 100 B (as W1 of bench/compare)"
-LATENCY = "L latency: 10K / 100K msg/s (in bursts of up to 200 µs) + 2K probes/s, fan-out 5, 1,000 topics, 5 subs, 100 B (as W3)"
+LATENCY = "L latency: 10K / 100K msg/s (in bursts of up to 200 µs) + 2K probes/s, fan-out 5, 1,000 topics, 5 subs in one process, 100 B (as W3)"
 
 
 def cpu_percent(trials):

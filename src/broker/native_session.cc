@@ -390,6 +390,9 @@ void NativeSession::update_interest() {
 }
 
 void NativeSession::pause_input(bool paused) {
+  // While the broker does not read, the peer's heartbeats wait unread in the
+  // socket: that silence is ours, so the idle clock restarts on resume.
+  if (!paused && !reading_) last_rx_ns_ = monotonic_ns();
   reading_ = !paused;
   update_interest();
 }
@@ -439,7 +442,7 @@ void NativeSession::on_tick(uint64_t now_ns) {
     }
     return;
   }
-  if (now_ns - last_rx_ns_ > idle_timeout_ns_) {
+  if (reading_ && now_ns - last_rx_ns_ > idle_timeout_ns_) {
     ++env_.counters.idle_timeouts;
     return fail(wire::Code::IdleTimeout, "nothing received within the idle timeout");
   }

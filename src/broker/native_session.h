@@ -59,6 +59,7 @@ class NativeSession final : public Outlet, public reactor::IoHandler {
   // Stops reading; used while the broker drains output at shutdown.
   void stop_reading() { pause_input(true); }
   // Stops or resumes reading the socket (backpressure: TCP holds the peer back).
+  // A paused connection is never closed as idle; its idle clock restarts on resume.
   void pause_input(bool paused);
   bool has_output() const { return !out_.empty(); }
   // Best-effort final write of the pending output and the ERROR frame; closes the fd.
