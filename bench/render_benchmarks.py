@@ -59,13 +59,19 @@ def latency_points(r):
 
 
 def wake_late(r, rate):
-    """(share of probes stamped at a late wake, worst p99 lateness µs) over the runs at `rate`."""
+    """(p50, p99) µs of how late the publisher's wait ended after a probe's due time, worst run at `rate`."""
     trials = [t for t in (r or {}).get("trials", []) if t.get("phase") == "latency" and int(t["offered_rate"]) == rate]
-    sent = sum(t.get("probes_sent", 0) for t in trials)
-    late = [t["probe_wake_late"] for t in trials if "probe_wake_late" in t]
-    if not sent or not late:
+    late = [t["probe_wake_late"] for t in trials if t.get("probe_wake_late", {}).get("count")]
+    if not late:
         return None
-    return sum(x["count"] for x in late) / sent, max(x["p99_us"] for x in late)
+    return max(x["p50_us"] for x in late), max(x["p99_us"] for x in late)
+
+
+def steal(r, rate):
+    """The highest host steal % over the latency runs at `rate` (None when not recorded)."""
+    values = [t["steal_pct"] for t in (r or {}).get("trials", [])
+              if t.get("phase") == "latency" and int(t["offered_rate"]) == rate and t.get("steal_pct", -1) >= 0]
+    return max(values) if values else None
 
 
 def floor_points(results):
@@ -84,6 +90,8 @@ def floor_points(results):
         point.update({f"{k}_lo": min(x[f"{k}_us"] for x in rs) for k in ("p50", "p99")})
         point.update({f"{k}_hi": max(x[f"{k}_us"] for x in rs) for k in ("p50", "p99")})
         point["lost"] = sum(x.get("lost", 0) for x in rs)
+        steals = [x["steal_pct"] for x in rs if x.get("steal_pct", -1) >= 0]
+        point["steal"] = max(steals) if steals else None
         points[rate] = point
     return points
 
@@ -110,8 +118,8 @@ def render_tables(results):
     lines.append("")
     lines.append("### Latency (probe messages, µs; median of runs, [min..max] over runs)\n")
     lines.append("| Background rate | Broker | p50 | p99 | p99.9 | max | clean | broker CPU µs / delivery | p99 vs NATS | "
-                 "probes stamped at a late wake (share, p99 lateness µs) |")
-    lines.append("|---:|---|---:|---:|---:|---:|---|---:|---:|---|")
+                 "publisher wake after a probe's due time, p50 / p99 (left out) | host steal % (worst run) |")
+    lines.append("|---:|---|---:|---:|---:|---:|---|---:|---:|---|---:|")
     results_w3 = {b: load(results, "w3", b) for b, _ in BROKERS}
     points = {b: latency_points(r) for b, r in results_w3.items()}
     floors = floor_points(results)
@@ -121,21 +129,21 @@ def render_tables(results):
         for b, name in BROKERS:
             p = points[b].get(rate)
             if p is None:
-                lines.append(f"| {num(rate)} | {name} | not run | | | | | | | |")
+                lines.append(f"| {num(rate)} | {name} | not run | | | | | | | | |")
                 continue
             m, lo, hi = p["probe_latency_us"], p["spread_min_us"], p["spread_max_us"]
             vs = ratio(m["p99"], nats["probe_latency_us"]["p99"]) if nats and b != "nats" else ""
             late = wake_late(results_w3[b], rate)
-            late_cell = f"{late[0]:.0%}, {late[1]:.0f}" if late else "n/a"
+            late_cell = f"{late[0]:.1f} / {late[1]:.0f}" if late else "n/a"
             lines.append(f"| {num(rate)} | {name} | {m['p50']:.1f} [{lo['p50']:.0f}..{hi['p50']:.0f}] | "
                          f"{m['p99']:.1f} [{lo['p99']:.0f}..{hi['p99']:.0f}] | {m['p999']:.1f} | {m['max']:.1f} | "
                          f"{'yes' if p['clean'] else 'NO (loss or saturation)'} | {num(p['broker_cpu_us_per_delivery'], 3)} | "
-                         f"{vs} | {late_cell} |")
+                         f"{vs} | {late_cell} | {num(steal(results_w3[b], rate), 1)} |")
         f = floors.get(rate)
         if f:
             lines.append(f"| {num(rate)} | floor: null relay | {f['p50']:.1f} [{f['p50_lo']:.0f}..{f['p50_hi']:.0f}] | "
                          f"{f['p99']:.1f} [{f['p99_lo']:.0f}..{f['p99_hi']:.0f}] | {f['p999']:.1f} | {f['max']:.1f} | "
-                         f"{'yes' if f['lost'] == 0 else 'NO (lost probes)'} | | | |")
+                         f"{'yes' if f['lost'] == 0 else 'NO (lost probes)'} | | | | {num(f['steal'], 1)} |")
     return "\n".join(lines) + "\n"
 
 

@@ -33,6 +33,8 @@
 #include <string>
 #include <vector>
 
+#include "perf/run/proc_stats.h"
+
 namespace {
 
 constexpr size_t kRecord = 100;         // fixed-size records: no framing needed
@@ -332,19 +334,21 @@ int main(int argc, char** argv) {
   const Options o = parse(argc, argv);
   int report[2];
   if (pipe2(report, O_CLOEXEC) != 0) die("pipe");
+  const auto machine_start = tw::perf::run::machine_ticks();
   std::vector<pid_t> pids = start_children(o, report);
   close(report[1]);
   const Merged m = read_reports(report[0]);
   const int failed = reap(pids);
+  const double steal = tw::perf::run::steal_percent(machine_start, tw::perf::run::machine_ticks());
   const unsigned long long expected = m.probes * static_cast<unsigned>(o.subscribers);
   const unsigned long long lost = expected - std::min(m.received, expected);
   auto us = [](unsigned long long ns) { return static_cast<double>(ns) / 1000.0; };
   std::printf(
       "{\"tool\":\"wake_floor\",\"subscribers\":%d,\"sub_processes\":%d,\"rate\":%.0f,\"probe_rate\":%.0f,"
       "\"load_batch_us\":%.0f,\"seconds\":%g,\"probes\":%llu,\"p50_us\":%.3f,\"p90_us\":%.3f,\"p99_us\":%.3f,"
-      "\"p999_us\":%.3f,\"max_us\":%.3f,\"min_us\":%.3f,\"lost\":%llu,\"failed_children\":%d}\n",
+      "\"p999_us\":%.3f,\"max_us\":%.3f,\"min_us\":%.3f,\"lost\":%llu,\"failed_children\":%d,\"steal_pct\":%.2f}\n",
       o.subscribers, o.sub_processes, o.rate, o.probe_rate, static_cast<double>(o.batch_ns) / 1000.0, o.seconds,
       m.probes, us(m.worst[0]), us(m.worst[1]), us(m.worst[2]), us(m.worst[3]), us(m.worst[4]),
-      us(m.conns ? m.min : 0), lost, failed);
+      us(m.conns ? m.min : 0), lost, failed, steal);
   return failed == 0 && m.conns == o.subscribers && lost == 0 ? 0 : 1;
 }

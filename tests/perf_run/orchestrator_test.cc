@@ -191,6 +191,20 @@ TEST(ProcStat, ReadsOwnCpuTime) {
   EXPECT_FALSE(process_cpu_seconds(-5));
 }
 
+TEST(ProcStat, MachineTicksAndStealFromProcStat) {
+  auto before = parse_machine_ticks("cpu  100 5 50 800 10 0 5 30 7 0\ncpu0 1 2 3 4 5 6 7 8\n");
+  ASSERT_TRUE(before);
+  EXPECT_EQ(before->total, 1000u) << "guest time is inside user: not added again";
+  EXPECT_EQ(before->steal, 30u);
+  auto after = parse_machine_ticks("cpu  200 5 100 1500 10 0 5 180 9 0\n");
+  ASSERT_TRUE(after);
+  EXPECT_DOUBLE_EQ(steal_percent(before, after), 15.0);  // 150 of 1000 ticks
+  EXPECT_EQ(steal_percent(after, before), -1) << "time never runs backwards";
+  EXPECT_FALSE(parse_machine_ticks("intr 1 2 3"));
+  EXPECT_FALSE(parse_machine_ticks("cpu  1 2 3"));
+  EXPECT_TRUE(machine_ticks()) << "this machine's /proc/stat";
+}
+
 TEST(ProcStat, CpuModelFromCpuinfo) {
   EXPECT_EQ(parse_cpu_model("processor\t: 0\nvendor_id\t: X\nmodel name\t: Fancy CPU @ 3GHz\nflags : a\n"),
             "Fancy CPU @ 3GHz");

@@ -55,6 +55,29 @@ Result<double> process_cpu_seconds(pid_t pid) {
   return static_cast<double>(ticks->utime + ticks->stime) / ticks_per_second;
 }
 
+Result<MachineTicks> parse_machine_ticks(std::string_view proc_stat) {
+  if (proc_stat.substr(0, 4) != "cpu ") return Error{"malformed /proc/stat: no cpu line"};
+  std::istringstream fields{std::string(proc_stat.substr(4, proc_stat.find('\n') - 4))};
+  // user nice system idle iowait irq softirq steal [guest guest_nice]: guest
+  // time is already counted in user and nice, so the total stops at steal.
+  MachineTicks ticks;
+  unsigned long long value = 0;
+  int count = 0;
+  for (; count < 8 && fields >> value; ++count) {
+    ticks.total += value;
+    if (count == 7) ticks.steal = value;
+  }
+  if (count < 8) return Error{"malformed /proc/stat: too few cpu fields"};
+  return ticks;
+}
+
+Result<MachineTicks> machine_ticks() { return parse_machine_ticks(read_whole_file("/proc/stat")); }
+
+double steal_percent(const Result<MachineTicks>& before, const Result<MachineTicks>& after) {
+  if (!before || !after || after->total <= before->total) return -1;
+  return 100.0 * static_cast<double>(after->steal - before->steal) / static_cast<double>(after->total - before->total);
+}
+
 std::string parse_cpu_model(std::string_view cpuinfo) {
   while (!cpuinfo.empty()) {
     size_t end = cpuinfo.find('\n');

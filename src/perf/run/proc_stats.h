@@ -21,6 +21,19 @@ Result<CpuTicks> parse_proc_stat(std::string_view text);
 // utime + stime of a live process, in seconds.
 Result<double> process_cpu_seconds(pid_t pid);
 
+// The machine's CPU time from the first line of /proc/stat, in clock ticks:
+// all of it, and the part "stolen" by the hypervisor for other guests (a
+// vCPU that was runnable but not running), which on a shared VM is what
+// makes one run's latency differ from the next.
+struct MachineTicks {
+  unsigned long long total = 0;
+  unsigned long long steal = 0;
+};
+Result<MachineTicks> parse_machine_ticks(std::string_view proc_stat);
+Result<MachineTicks> machine_ticks();
+// Steal as a percentage of the CPU time between two readings; -1 if unknown.
+double steal_percent(const Result<MachineTicks>& before, const Result<MachineTicks>& after);
+
 struct MachineInfo {
   int cpus = 0;
   std::string cpu_model;

@@ -190,6 +190,7 @@ Result<TrialResult> run_trial(const TrialSpec& spec) {
     return Error{std::to_string(spec.subscribers - ready) + " subscriber(s) never printed {\"type\":\"ready\"}"};
 
   double broker_start = broker_cpu(spec.broker_pid);
+  auto machine_start = machine_ticks();
   auto window_start = Clock::now();
   std::vector<Child> pubs;
   for (int p = 0; p < spec.publishers; ++p) {
@@ -205,6 +206,7 @@ Result<TrialResult> run_trial(const TrialSpec& spec) {
     if (!live_subs.empty()) pump_and_absorb(live_subs, result, live_pubs.empty() ? 50 : 0, "sub", nullptr);
   }
   double broker_end = broker_cpu(spec.broker_pid);
+  result.steal_pct = steal_percent(machine_start, machine_ticks());
   result.window_s = std::chrono::duration<double>(Clock::now() - window_start).count();
   if (!live_pubs.empty() || !live_subs.empty())
     result.problems.push_back(std::to_string(live_pubs.size() + live_subs.size()) + " child(ren) killed at the deadline");
@@ -245,6 +247,7 @@ nlohmann::json to_json(const TrialResult& r) {
           {"broker_cpu_us_per_delivery", r.broker_cpu_per_delivery_us()},
           {"pub_cpu_s", r.pub_cpu_s},
           {"sub_cpu_s", r.sub_cpu_s},
+          {"steal_pct", r.steal_pct},
           {"latency_us", to_json(r.latency)},
           {"probe_latency_us", to_json(r.probe_latency)},
           {"probe_wake_late", {{"count", r.probes_woken_late}, {"p50_us", r.wake_late_p50_us},

@@ -51,6 +51,7 @@ struct TrialResult {
   double window_s = 0;          // first publisher start .. last subscriber exit
   double broker_cpu_s = -1;     // -1 = unknown
   double pub_cpu_s = 0, sub_cpu_s = 0;
+  double steal_pct = -1;        // the hypervisor's steal over the window, % of the machine's CPU time; -1 unknown
   LatencySummary latency;       // all messages; the worst subscriber's percentiles
   LatencySummary probe_latency; // probes only; the worst subscriber's percentiles
   // Probes a publisher's timer woke it late for (stamped at the wake, perf pub's
