@@ -59,7 +59,7 @@ void NativeSession::read_input() {
   }
   in_len_ += static_cast<size_t>(n);
   env_.counters.bytes_in += static_cast<uint64_t>(n);
-  last_rx_ns_ = monotonic_ns();
+  last_rx_ns_ = env_.reactor.now_ns();
   parse_input();
 }
 
@@ -377,7 +377,7 @@ void NativeSession::account_written() {
   if (written != bytes_written_seen_) {
     env_.counters.bytes_out += written - bytes_written_seen_;
     bytes_written_seen_ = written;
-    last_tx_ns_ = monotonic_ns();
+    last_tx_ns_ = env_.reactor.now_ns();
   }
 }
 

@@ -28,7 +28,7 @@ void NativeSession::hold_for_interval(const Delivery& delivery) {
   if (lag != lag_.end() && lag->second.refresh) return;  // the congestion refresh will carry it
   Conflated& held = conflated_[id];
   held.policy = delivery.policy;
-  if (held.due_ns == 0) held.due_ns = monotonic_ns() + ms_to_ns(delivery.conflate_ms);
+  if (held.due_ns == 0) held.due_ns = env_.reactor.now_ns() + ms_to_ns(delivery.conflate_ms);
 }
 
 bool NativeSession::release_interval_hold(const Delivery& delivery) {

@@ -67,6 +67,8 @@ bool Reactor::consume_wakeup() {
   return was;
 }
 
+uint64_t Reactor::now_ns() const { return turn_start_ns_ != 0 ? turn_start_ns_ : monotonic_ns(); }
+
 int Reactor::run_once(int max_wait_ms) {
   owner_.check();
   uint64_t now = monotonic_ns();
@@ -80,6 +82,7 @@ int Reactor::run_once(int max_wait_ms) {
   int n = ::epoll_wait(epfd_, events, kMaxEvents, wait_ms);
   if (n < 0) n = 0;  // EINTR: treat as an empty turn
   uint64_t start = monotonic_ns();
+  turn_start_ns_ = start;
   for (int i = 0; i < n; ++i) {
     auto* handler = static_cast<IoHandler*>(events[i].data.ptr);
     if (handler == kWakeTag) {
@@ -92,14 +95,16 @@ int Reactor::run_once(int max_wait_ms) {
     handler->on_io(events[i].events);
   }
   if (end_of_turn_) end_of_turn_();
+  turn_start_ns_ = 0;
   uint64_t end = monotonic_ns();
   if (tick_ && end >= next_tick_ns_) {
     next_tick_ns_ = end + tick_ms_ * 1'000'000ull;
     tick_(end);
+    end = monotonic_ns();
   }
   stats_.turns++;
   stats_.events += static_cast<uint64_t>(n);
-  uint64_t turn_ns = monotonic_ns() - start;
+  uint64_t turn_ns = end - start;
   if (turn_ns > stats_.max_turn_ns) stats_.max_turn_ns = turn_ns;
   if (turn_ns > slow_turn_ns) stats_.slow_turns++;
   return n;

@@ -61,6 +61,11 @@ class Reactor {
   const LoopStats& stats() const { return stats_; }
   uint64_t slow_turn_ns = 10'000'000;
 
+  // Monotonic time for handlers: inside a turn, the time the turn began (one
+  // clock read serves every handler of the turn, where each session read its
+  // own on every read and write); outside a turn, the clock.
+  uint64_t now_ns() const;
+
  private:
   int epfd_ = -1;
   int wake_fd_ = -1;
@@ -69,6 +74,7 @@ class Reactor {
   std::function<void(uint64_t)> tick_;
   uint32_t tick_ms_ = 100;
   uint64_t next_tick_ns_ = 0;
+  uint64_t turn_start_ns_ = 0;  // 0: not in a turn
   LoopStats stats_;
   OwnerThread owner_;
 };
