@@ -17,6 +17,12 @@ def load(results, workload, name):
     return load_json(os.path.join(results, f"{workload}-{name}", "result.json"))
 
 
+def worst_steal(trials):
+    """The highest host steal % of these trials (perf run's steal_pct), None when not recorded."""
+    values = [t["steal_pct"] for t in trials if t.get("steal_pct", -1) >= 0]
+    return max(values) if values else None
+
+
 def num(v, digits=0):
     if v is None or v < 0:
         return "n/a"
