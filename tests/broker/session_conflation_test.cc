@@ -16,6 +16,7 @@
 #include "broker/fanout.h"
 #include "broker/native_session.h"
 #include "broker/router.h"
+#include "broker/session_harness.h"
 #include "fields/field_list.h"
 #include "reactor/reactor.h"
 #include "wire/codec.h"
@@ -59,18 +60,10 @@ struct Received {
   int64_t value = 0;
 };
 
-class SessionConflationTest : public ::testing::Test {
+class SessionConflationTest : public ::testing::Test, protected testing::SessionHarness {
  protected:
   void SetUp() override {
-    int fds[2];
-    ASSERT_EQ(::socketpair(AF_UNIX, SOCK_STREAM, 0, fds), 0);
-    ::fcntl(fds[0], F_SETFL, O_NONBLOCK);
-    ::fcntl(fds[1], F_SETFL, O_NONBLOCK);
-    peer = fds[1];
-    router = std::make_unique<Router>(RouterLimits{}, fanout);
-    session = std::make_unique<NativeSession>(NativeSession::Env{config, reactor, *router, fanout, counters}, fds[0],
-                                              "test", monotonic_ns());
-    ASSERT_TRUE(reactor.add(fds[0], EPOLLIN, session.get()));
+    open(RouterLimits{}, monotonic_ns());
     for (int i = 0; i < kChannels; ++i) {
       cache::ChannelId id = 0;
       ASSERT_TRUE(router->advertise("T/" + std::to_string(i), wire::PayloadKind::FieldList, id).ok());
@@ -79,20 +72,12 @@ class SessionConflationTest : public ::testing::Test {
     }
     send(frame_of(wire::Hello{1, 1, 0, "conflated"}));
   }
-  void TearDown() override {
-    reactor.remove(session->fd());
-    ::close(peer);
-  }
+
   void subscribe(uint32_t request_id, std::string_view pattern, uint32_t conflate_ms) {
     send(frame_of(wire::Subscribe{request_id, pattern, wire::SlowPolicy::Default, conflate_ms},
                   wire::MsgType::Subscribe));
     turn();
   }
-  void send(const std::vector<uint8_t>& bytes) {
-    ASSERT_EQ(::write(peer, bytes.data(), bytes.size()), static_cast<ssize_t>(bytes.size()));
-    session->on_io(EPOLLIN);
-  }
-  void turn() { fanout.flush_all(); }
   void tick(uint64_t now_ns) {
     session->on_tick(now_ns);
     turn();
@@ -140,14 +125,7 @@ class SessionConflationTest : public ::testing::Test {
     }
   }
 
-  config::BrokerConfig config;
-  reactor::Reactor reactor;
-  Fanout fanout{1 << 20};
-  Counters counters;
-  std::unique_ptr<Router> router;
-  std::unique_ptr<NativeSession> session;
   std::vector<cache::ChannelId> ids;
-  int peer = -1;
   int64_t round = 0;
   std::vector<uint8_t> in;
   std::map<uint32_t, Received> got;

@@ -15,6 +15,7 @@
 #include "broker/fanout.h"
 #include "broker/native_session.h"
 #include "broker/router.h"
+#include "broker/session_harness.h"
 #include "fields/field_list.h"
 #include "reactor/reactor.h"
 #include "wire/codec.h"
@@ -97,27 +98,16 @@ struct PeerView {
   }
 };
 
-class SessionSlowTest : public ::testing::Test {
+class SessionSlowTest : public ::testing::Test, protected testing::SessionHarness {
  protected:
   void start(const std::string& default_policy, wire::SlowPolicy subscribe_policy) {
     config.limits.max_output_buffer = kBound;
     config.slow_consumer_policy = default_policy;
-    int fds[2];
-    ASSERT_EQ(::socketpair(AF_UNIX, SOCK_STREAM, 0, fds), 0);
-    int small = 4096;
-    ::setsockopt(fds[0], SOL_SOCKET, SO_SNDBUF, &small, sizeof small);
-    ::setsockopt(fds[1], SOL_SOCKET, SO_RCVBUF, &small, sizeof small);
-    ::fcntl(fds[0], F_SETFL, O_NONBLOCK);
-    ::fcntl(fds[1], F_SETFL, O_NONBLOCK);
-    peer = fds[1];
     RouterLimits limits;
     limits.default_policy = default_policy == "drop"         ? SlowPolicy::Drop
                             : default_policy == "disconnect" ? SlowPolicy::Disconnect
                                                              : SlowPolicy::Conflate;
-    router = std::make_unique<Router>(limits, fanout);
-    session = std::make_unique<NativeSession>(NativeSession::Env{config, reactor, *router, fanout, counters}, fds[0],
-                                              "test", 0);
-    ASSERT_TRUE(reactor.add(fds[0], EPOLLIN, session.get()));
+    open(limits, 0, 4096);
     for (int i = 0; i < kChannels; ++i) {
       cache::ChannelId id = 0;
       ASSERT_TRUE(router->advertise("T/" + std::to_string(i), wire::PayloadKind::FieldList, id).ok());
@@ -130,15 +120,6 @@ class SessionSlowTest : public ::testing::Test {
     read_available();
     ASSERT_EQ(view.chans.size(), static_cast<size_t>(kChannels));
   }
-  ~SessionSlowTest() override {
-    if (session) reactor.remove(session->fd());
-    if (peer >= 0) ::close(peer);
-  }
-  void send(const std::vector<uint8_t>& bytes) {
-    ASSERT_EQ(::write(peer, bytes.data(), bytes.size()), static_cast<ssize_t>(bytes.size()));
-    session->on_io(EPOLLIN);
-  }
-  void turn() { fanout.flush_all(); }
   // One publish round over every channel, then the end of the turn.
   void publish_round() {
     ++round;
@@ -179,14 +160,7 @@ class SessionSlowTest : public ::testing::Test {
     for (int i = 0; i < 500 && session->lagging_channels() == 0 && !session->closing(); ++i) publish_round();
   }
 
-  config::BrokerConfig config;
-  reactor::Reactor reactor;
-  Fanout fanout{1 << 20};
-  Counters counters;
-  std::unique_ptr<Router> router;
-  std::unique_ptr<NativeSession> session;
   std::vector<cache::ChannelId> ids;
-  int peer = -1;
   int64_t round = 0;
   std::vector<uint8_t> in;
   PeerView view;

@@ -1,0 +1,63 @@
+// A real NativeSession on one end of a socketpair, with the real router and
+// fanout, for the session tests: the test holds the other end (`peer`),
+// writes frames into it and drives the turns and ticks by hand, with clock
+// values it chooses, so no test depends on how fast it runs.
+#pragma once
+#include <fcntl.h>
+#include <gtest/gtest.h>
+#include <sys/epoll.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include <memory>
+#include <vector>
+
+#include "broker/counters.h"
+#include "broker/fanout.h"
+#include "broker/native_session.h"
+#include "broker/router.h"
+#include "config/config.h"
+#include "reactor/reactor.h"
+
+namespace tw::broker::testing {
+
+struct SessionHarness {
+  config::BrokerConfig config;
+  reactor::Reactor reactor;
+  Fanout fanout{1 << 20};
+  Counters counters;
+  std::unique_ptr<Router> router;
+  std::unique_ptr<NativeSession> session;
+  int peer = -1;
+
+  // Opens the session (opened at `opened_ns`); `socket_buffer` > 0 shrinks
+  // the session's send and the peer's receive buffer, so output backs up fast.
+  void open(const RouterLimits& limits, uint64_t opened_ns, int socket_buffer = 0) {
+    int fds[2];
+    ASSERT_EQ(::socketpair(AF_UNIX, SOCK_STREAM, 0, fds), 0);
+    if (socket_buffer > 0) {
+      ::setsockopt(fds[0], SOL_SOCKET, SO_SNDBUF, &socket_buffer, sizeof socket_buffer);
+      ::setsockopt(fds[1], SOL_SOCKET, SO_RCVBUF, &socket_buffer, sizeof socket_buffer);
+    }
+    ::fcntl(fds[0], F_SETFL, O_NONBLOCK);
+    ::fcntl(fds[1], F_SETFL, O_NONBLOCK);
+    peer = fds[1];
+    router = std::make_unique<Router>(limits, fanout);
+    session = std::make_unique<NativeSession>(NativeSession::Env{config, reactor, *router, fanout, counters}, fds[0],
+                                              "test", opened_ns);
+    ASSERT_TRUE(reactor.add(fds[0], EPOLLIN, session.get()));
+  }
+  ~SessionHarness() {
+    if (session) reactor.remove(session->fd());
+    if (peer >= 0) ::close(peer);
+  }
+  // Writes `bytes` as the peer and lets the session read them.
+  void send(const std::vector<uint8_t>& bytes) {
+    ASSERT_EQ(::write(peer, bytes.data(), bytes.size()), static_cast<ssize_t>(bytes.size()));
+    session->on_io(EPOLLIN);
+  }
+  // The end of a reactor turn: every queued output is flushed.
+  void turn() { fanout.flush_all(); }
+};
+
+}  // namespace tw::broker::testing
