@@ -49,6 +49,7 @@ def throughput_cells(r):
         "spread": (s.get("spread_min"), s.get("spread_max")),
         "lost": lost,
         "note": (", ".join(note) or "broker limit") if s.get("found") else ", ".join(note),
+        "steal": worst_steal([t for t in r["trials"] if t["phase"] == "confirm"]),
     }
 
 
@@ -98,21 +99,21 @@ def render_tables(results):
     lines = []
     lines.append("### Throughput (highest rate with zero loss in every confirmation run)\n")
     lines.append("| Workload | Broker | msg/s published (median achieved) | deliveries/s | confirm runs (msg/s) | broker CPU µs / delivery | "
-                 "lost (confirm runs) | limited by | rate vs NATS | CPU vs NATS |")
-    lines.append("|---|---|---:|---:|---|---:|---:|---|---:|---:|")
+                 "lost (confirm runs) | limited by | rate vs NATS | CPU vs NATS | host steal % (worst confirm run) |")
+    lines.append("|---|---|---:|---:|---|---:|---:|---|---:|---:|---:|")
     for w in ("w1", "w2"):
         cells = {b: throughput_cells(load(results, w, b)) for b, _ in BROKERS}
         nats = cells.get("nats")
         for b, name in BROKERS:
             c = cells[b]
             if c is None:
-                lines.append(f"| {w.upper()} | {name} | not run | | | | | | | |")
+                lines.append(f"| {w.upper()} | {name} | not run | | | | | | | | |")
                 continue
             lo, hi = c["spread"]
             vs_rate = ratio(c["rate"], nats["rate"]) if nats and b != "nats" else ""
             vs_cpu = ratio(c["cpu"], nats["cpu"]) if nats and b != "nats" else ""
             lines.append(f"| {w.upper()} | {name} | {num(c['rate'])} | {num(c['deliveries'])} | {num(lo)}..{num(hi)} | "
-                         f"{num(c['cpu'], 3)} | {c['lost']} | {c['note']} | {vs_rate} | {vs_cpu} |")
+                         f"{num(c['cpu'], 3)} | {c['lost']} | {c['note']} | {vs_rate} | {vs_cpu} | {num(c['steal'], 1)} |")
     lines.append("")
     lines.append("### Latency (probe messages, µs; median of runs, [min..max] over runs)\n")
     lines.append("| Background rate | Broker | p50 | p99 | p99.9 | max | clean | broker CPU µs / delivery | p99 vs NATS | "

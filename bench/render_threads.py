@@ -48,6 +48,7 @@ def throughput_cells(r):
         "cpu_pct": cpu_percent(final),
         "lost": sum(t.get("lost", 0) for t in final),
         "limit": limit,
+        "steal": worst_steal(final),
     }
 
 
@@ -65,20 +66,22 @@ def latency_points(r):
 def throughput_table(results, configs):
     lines = [f"### {THROUGHPUT}\n",
              "| Configuration | msg/s published (median achieved) | deliveries/s | confirm runs (msg/s) | lost | "
-             "broker CPU (% of a core) | broker CPU µs / delivery | limited by | rate vs single | CPU/delivery vs single |",
-             "|---|---:|---:|---|---:|---:|---:|---|---:|---:|"]
+             "broker CPU (% of a core) | broker CPU µs / delivery | limited by | rate vs single | CPU/delivery vs single | "
+             "host steal % (worst confirm run) |",
+             "|---|---:|---:|---|---:|---:|---:|---|---:|---:|---:|"]
     cells = {c: throughput_cells(load(results, "throughput", c)) for c in configs}
     base = cells.get("single")
     for c in configs:
         x = cells[c]
         if x is None:
-            lines.append(f"| {CONFIG_NAMES.get(c, c)} | not run (see {c}.log) | | | | | | | | |")
+            lines.append(f"| {CONFIG_NAMES.get(c, c)} | not run (see {c}.log) | | | | | | | | | |")
             continue
         lo, hi = x["spread"]
         vs_rate = ratio(x["rate"], base["rate"]) if base and c != "single" else ""
         vs_cpu = ratio(x["cpu_us"], base["cpu_us"]) if base and c != "single" else ""
         lines.append(f"| {CONFIG_NAMES.get(c, c)} | {num(x['rate'])} | {num(x['deliveries'])} | {num(lo)}..{num(hi)} | "
-                     f"{x['lost']} | {num(x['cpu_pct'])} | {num(x['cpu_us'], 3)} | {x['limit']} | {vs_rate} | {vs_cpu} |")
+                     f"{x['lost']} | {num(x['cpu_pct'])} | {num(x['cpu_us'], 3)} | {x['limit']} | {vs_rate} | {vs_cpu} | "
+                     f"{num(x['steal'], 1)} |")
     return lines
 
 
