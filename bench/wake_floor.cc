@@ -33,13 +33,15 @@
 #include <string>
 #include <vector>
 
+#include "base/clock.h"
+#include "perf/pacer.h"
+#include "perf/producer.h"
 #include "perf/run/proc_stats.h"
 
 namespace {
 
 constexpr size_t kRecord = 100;         // fixed-size records: no framing needed
 constexpr size_t kBuffer = 64 * 1024;
-constexpr uint64_t kSpinNs = 50'000;    // as perf pub: spin the last 50 µs before a probe
 constexpr uint64_t kWarmupNs = 200'000'000;
 constexpr uint8_t kLoad = 0, kProbe = 1;  // record byte 8; bytes 0-7 are send_ns
 
@@ -50,11 +52,7 @@ struct Options {
   uint64_t batch_ns = 200'000;
 };
 
-uint64_t now_ns() {
-  timespec ts;
-  clock_gettime(CLOCK_MONOTONIC, &ts);
-  return static_cast<uint64_t>(ts.tv_sec) * 1'000'000'000ull + static_cast<uint64_t>(ts.tv_nsec);
-}
+uint64_t now_ns() { return tw::monotonic_ns(); }
 
 [[noreturn]] void die(const char* what) {
   std::perror(what);
@@ -135,52 +133,38 @@ void run_relay(int sub_listener, int pub_listener, int subscribers) {
   }
 }
 
-struct Schedule {
-  uint64_t start;
-  double interval_ns;
-  uint64_t due(uint64_t i) const { return start + static_cast<uint64_t>(static_cast<double>(i) * interval_ns); }
-};
-
-// Sleeps to `spin_ns` before target, then spins. Returns whether it waited at all.
-bool wait_until(uint64_t target, uint64_t spin_ns) {
-  bool waited = false;
-  for (uint64_t now = now_ns(); now < target; now = now_ns(), waited = true) {
-    uint64_t left = target - now;
-    if (left <= spin_ns) continue;
-    timespec ts{static_cast<time_t>((left - spin_ns) / 1'000'000'000), static_cast<long>((left - spin_ns) % 1'000'000'000)};
-    nanosleep(&ts, nullptr);
-  }
-  return waited;
-}
-
 void put_record(char* at, uint64_t send_ns, uint8_t kind) {
   std::memcpy(at, &send_ns, sizeof send_ns);
   at[sizeof send_ns] = static_cast<char>(kind);
 }
 
-// Returns the number of measured probes sent.
+// Returns the number of measured probes sent. Paced by perf's own Pacer,
+// wait_until and probe_stamp, so the floor is scheduled exactly like perf pub.
 uint64_t run_publisher(int fd, const Options& o) {
+  using tw::perf::ClockKind;
   prctl(PR_SET_TIMERSLACK, 1UL);
   char go;
   if (read(fd, &go, 1) != 1) die("publisher: relay never said go");
   static char buffer[kBuffer];
   const uint64_t start = now_ns(), measure_from = start + kWarmupNs;
   const uint64_t end = measure_from + static_cast<uint64_t>(o.seconds * 1e9);
-  const Schedule load{start, 1e9 / o.rate}, probes{start, 1e9 / o.probe_rate};
-  uint64_t load_i = 0, probe_i = 0, measured = 0, woke = start;
+  const tw::perf::Pacer load(o.rate, start), probes(o.probe_rate, start);
+  tw::perf::ProducerResult stamps;  // probe_stamp's record of late wakes
+  uint64_t load_i = 0, probe_i = 0, measured = 0, woke = 0;
   for (uint64_t now = now_ns(); now < end; now = now_ns()) {
     size_t n = 0;
-    for (; probes.due(probe_i) <= now && n + kRecord <= kBuffer; ++probe_i, n += kRecord) {
-      uint64_t due = probes.due(probe_i);  // timer lateness is not counted, time spent writing is
+    for (; probes.due_ns(probe_i) <= now && n + kRecord <= kBuffer; ++probe_i, n += kRecord) {
+      uint64_t due = probes.due_ns(probe_i);
       measured += due >= measure_from;
-      put_record(buffer + n, std::max(due, woke), due >= measure_from ? kProbe : kLoad);
+      put_record(buffer + n, tw::perf::probe_stamp(due, woke, stamps), due >= measure_from ? kProbe : kLoad);
     }
-    for (; load.due(load_i) <= now && n + kRecord <= kBuffer; ++load_i, n += kRecord)
-      put_record(buffer + n, load.due(load_i), kLoad);
+    for (; load.due_ns(load_i) <= now && n + kRecord <= kBuffer; ++load_i, n += kRecord)
+      put_record(buffer + n, load.due_ns(load_i), kLoad);
     write_all(fd, buffer, n);
-    uint64_t next = std::min(load.due(load_i) + o.batch_ns, end), spin = 0;
-    if (probes.due(probe_i) <= next) next = probes.due(probe_i), spin = kSpinNs;
-    if (wait_until(next, spin)) woke = now_ns();
+    uint64_t next = std::min(load.due_ns(load_i) + o.batch_ns, end), spin = 0;
+    if (probes.due_ns(probe_i) <= next) next = probes.due_ns(probe_i), spin = tw::perf::kSpinNs;
+    tw::perf::wait_until(next, ClockKind::Monotonic, spin, [](int timeout_ms) { poll(nullptr, 0, timeout_ms); });
+    woke = now_ns();
   }
   return measured;
 }

@@ -3,6 +3,7 @@
 #pragma once
 #include <gtest/gtest.h>
 
+#include <span>
 #include <string>
 #include <vector>
 
@@ -23,6 +24,27 @@ struct Event {
   uint32_t conflate_ms = 0;                 // deliveries: the conflation interval they carried
 };
 
+// A delivery's stream frame, decoded as the subscriber would read it.
+struct DecodedDelivery {
+  cache::ChannelId channel_id = 0;
+  uint64_t seq = 0;
+  std::span<const uint8_t> payload;
+};
+inline bool decode_delivery(const Delivery& d, DecodedDelivery& out) {
+  wire::Frame frame;
+  if (wire::split_frame(d.native_frame, 1u << 20, frame) != wire::SplitResult::Frame) return false;
+  if (d.image) {
+    wire::Image m;
+    if (!wire::decode(frame, m)) return false;
+    out = {m.channel_id, m.seq, m.payload};
+  } else {
+    wire::Update m;
+    if (!wire::decode(frame, m)) return false;
+    out = {m.channel_id, m.seq, m.payload};
+  }
+  return true;
+}
+
 class RecordingOutlet final : public Outlet {
  public:
   explicit RecordingOutlet(Fanout& f, std::string name = "outlet") : fanout_(f), name_(std::move(name)) {}
@@ -34,18 +56,12 @@ class RecordingOutlet final : public Outlet {
     events.push_back({"image", ch.topic, ch.seq, {}, {}, 0, policy});
   }
   void send_delivery(const Delivery& d) override {
-    wire::Frame frame;
-    ASSERT_EQ(wire::split_frame(d.native_frame, 1u << 20, frame), wire::SplitResult::Frame);
-    if (d.image) {
-      wire::Image m;
-      ASSERT_TRUE(wire::decode(frame, m));
-      events.push_back({"image", d.channel.topic, m.seq, {}, {}, 0, d.policy});
-    } else {
-      wire::Update m;
-      ASSERT_TRUE(wire::decode(frame, m));
+    DecodedDelivery m;
+    ASSERT_TRUE(decode_delivery(d, m));
+    if (!d.image) {
       ASSERT_EQ(m.channel_id, d.channel.id);
-      events.push_back({"update", d.channel.topic, m.seq, {}, {}, 0, d.policy});
     }
+    events.push_back({d.image ? "image" : "update", d.channel.topic, m.seq, {}, {}, 0, d.policy});
     events.back().conflate_ms = d.conflate_ms;
     fanout_.mark_dirty(this);
   }

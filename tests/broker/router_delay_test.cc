@@ -11,6 +11,7 @@
 
 #include "broker/fanout.h"
 #include "broker/payloads.h"
+#include "broker/recording_outlet.h"
 #include "broker/router.h"
 #include "fields/field_list.h"
 #include "wire/codec.h"
@@ -36,21 +37,11 @@ class StateOutlet final : public Outlet {
   void send_image(const cache::Channel& ch, uint32_t) override { take_image(ch); }
   void send_stream_image(const cache::Channel& ch, SlowPolicy) override { take_image(ch); }
   void send_delivery(const Delivery& d) override {
-    wire::Frame frame;
-    ASSERT_EQ(wire::split_frame(d.native_frame, 1u << 20, frame), wire::SplitResult::Frame);
-    if (d.image) {
-      wire::Image m;
-      ASSERT_TRUE(wire::decode(frame, m));
-      ASSERT_EQ(m.channel_id, d.channel.id);
-      ASSERT_TRUE(state[m.channel_id].replace(m.payload));
-      arrive(m.channel_id, true, m.seq, m.payload);
-    } else {
-      wire::Update m;
-      ASSERT_TRUE(wire::decode(frame, m));
-      ASSERT_EQ(m.channel_id, d.channel.id);
-      ASSERT_TRUE(state[m.channel_id].merge(m.payload));
-      arrive(m.channel_id, false, m.seq, m.payload);
-    }
+    DecodedDelivery m;
+    ASSERT_TRUE(decode_delivery(d, m));
+    ASSERT_EQ(m.channel_id, d.channel.id);
+    ASSERT_TRUE(d.image ? state[m.channel_id].replace(m.payload) : state[m.channel_id].merge(m.payload));
+    arrive(m.channel_id, d.image, m.seq, m.payload);
     conflate_ms = d.conflate_ms;
     fanout_.mark_dirty(this);
   }
