@@ -54,3 +54,14 @@ def read_text(path, default):
             return f.read()
     except OSError:
         return default
+
+
+def idle_poll_line(results):
+    """How idle CPUs waited during the run (bench/idle_poll.sh), for the header."""
+    state = load_json(os.path.join(results, "idle_poll.json"))
+    if state is None:
+        return "not recorded (before bench/idle_poll.sh)"
+    if state.get("held"):
+        return ("polled: the run held a PM QoS request of 0 µs on /dev/cpu_dma_latency "
+                "(bench/idle_poll.sh), so an idle vCPU polls instead of halting")
+    return f"halted: no PM QoS request ({state.get('why', 'unknown')})"
