@@ -36,9 +36,10 @@ struct Flags {
        "subscriber past --max-output-buffer: conflate (default), drop or disconnect"},
       {"--cpus", "cpus", "pin loop threads, gateways first, to this cpu list (2-7, 0,2,4-6)"},
   }};
-  std::array<IntegerFlag, 19> integers{{
+  std::array<IntegerFlag, 20> integers{{
       {"--gateways", "gateways", "gateway loop threads (0 with --access-points 0: single-threaded)"},
       {"--access-points", "access_points", "access-point loop threads (0 with --gateways 0)"},
+      {"--loop-slice-us", "loop_slice_us", "scheduler slice of each loop thread, µs (100-100000; 0: the kernel's)"},
       {"--delay-max-bytes", "delay_max_bytes", "memory bound of the delayed-subscription lines"},
       {"--delay-bucket-ms", "delay_bucket_ms", "delayed streams: one merged update per bucket"},
       {"--request-timeout-ms", "request_timeout_ms", "a provider must answer a request within this"},

@@ -2,6 +2,10 @@
 
 #include <pthread.h>
 #include <sched.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+#include <cerrno>
 
 #include <algorithm>
 #include <cstring>
@@ -133,6 +137,55 @@ std::string describe_placement(const std::vector<int>& cpus) {
   if (nodes.empty()) return text + " (NUMA node unknown)";
   if (nodes.size() == 1) return text + " on NUMA node " + std::to_string(nodes.front());
   return text + " across NUMA nodes " + join(nodes) + " (cross-node traffic)";
+}
+
+namespace {
+
+// The kernel's struct sched_attr, first version (SCHED_ATTR_SIZE_VER0, 48
+// bytes): glibc 2.36 has no wrapper, and <linux/sched/types.h> clashes with
+// <sched.h> over struct sched_param.
+struct SchedAttr {
+  uint32_t size;
+  uint32_t sched_policy;
+  uint64_t sched_flags;
+  int32_t sched_nice;
+  uint32_t sched_priority;
+  uint64_t sched_runtime;  // for the fair policies: the custom slice, ns
+  uint64_t sched_deadline;
+  uint64_t sched_period;
+};
+static_assert(sizeof(SchedAttr) == 48);
+
+Error sched_error(const char* call) {
+  int saved = errno;
+  return Error{std::string(call) + ": " + std::strerror(saved) + " (errno " + std::to_string(saved) + ")"};
+}
+
+Status read_sched_attr(SchedAttr& attr) {
+  attr = {};
+  if (::syscall(SYS_sched_getattr, 0, &attr, sizeof attr, 0) != 0) return sched_error("sched_getattr");
+  return Ok{};
+}
+
+}  // namespace
+
+Result<uint32_t> set_current_thread_slice(uint32_t slice_us) {
+  if (slice_us < kMinSliceUs || slice_us > kMaxSliceUs) {
+    return Error{"slice " + std::to_string(slice_us) + " µs is outside " + std::to_string(kMinSliceUs) + ".." +
+                 std::to_string(kMaxSliceUs) + " µs"};
+  }
+  SchedAttr attr;
+  if (auto read = read_sched_attr(attr); !read) return read.error();
+  if (attr.sched_policy != SCHED_OTHER && attr.sched_policy != SCHED_BATCH) {
+    return Error{"the thread runs under scheduling policy " + std::to_string(attr.sched_policy) +
+                 ", which has no slices"};
+  }
+  attr.size = sizeof attr;
+  attr.sched_flags = 0;
+  attr.sched_runtime = uint64_t{slice_us} * 1000;  // policy and nice as read
+  if (::syscall(SYS_sched_setattr, 0, &attr, 0) != 0) return sched_error("sched_setattr");
+  if (auto read = read_sched_attr(attr); !read) return read.error();
+  return static_cast<uint32_t>(attr.sched_runtime / 1000);
 }
 
 void name_current_thread(std::string_view name) {

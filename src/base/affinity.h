@@ -7,6 +7,7 @@
 // kernel without NUMA, every cpu's node is unknown (-1) and placement is
 // described without nodes.
 #pragma once
+#include <cstdint>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -42,6 +43,21 @@ std::vector<int> numa_nodes_of(const std::vector<int>& cpus);
 // NUMA nodes 0,1 (cross-node traffic)", "cpu 2 (NUMA node unknown)", or
 // "no cpu pinning" for an empty list.
 std::string describe_placement(const std::vector<int>& cpus);
+
+// The shortest and longest slice the kernel accepts for a custom slice.
+inline constexpr uint32_t kMinSliceUs = 100;
+inline constexpr uint32_t kMaxSliceUs = 100'000;
+
+// Asks the scheduler to run the calling thread in slices of `slice_us`
+// (kMinSliceUs..kMaxSliceUs; an EEVDF custom slice, Linux 6.12 and later),
+// keeping its policy and nice value. A thread with a short slice has an early
+// deadline, so when input wakes it on a cpu where another task is running, it
+// runs at once instead of after the other task's slice (0.7 ms or more). It
+// changes nothing while the thread has its cpu to itself. Returns the slice
+// the kernel reports afterwards, in µs: 0 on a kernel without custom slices,
+// which accepts the request and ignores it. Fails, naming the reason, for a
+// thread under a real-time policy or when the kernel refuses.
+Result<uint32_t> set_current_thread_slice(uint32_t slice_us);
 
 // Names the calling thread for top/ps/gdb; Linux keeps 15 bytes, so the
 // name is truncated to that. Failure is harmless and ignored.

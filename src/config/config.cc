@@ -23,17 +23,22 @@ struct IntegerKey {
   std::string_view name;
   int64_t min;
   int64_t max;
+  bool zero_is_off;  // 0 is also allowed, below min: the feature is off
   void (*set)(BrokerConfig&, int64_t);
   int64_t (*get)(const BrokerConfig&);
+
+  bool allows(int64_t value) const { return (value >= min && value <= max) || (zero_is_off && value == 0); }
 };
 
 // The key name is the member path itself, which is also its TOML name.
-#define TW_INTEGER_KEY(member, min, max)                                                    \
+#define TW_KEY_WITH_ZERO(member, min, max, zero_is_off)                                    \
   IntegerKey {                                                                              \
-    #member, min, max,                                                                      \
+    #member, min, max, zero_is_off,                                                         \
         [](BrokerConfig& c, int64_t v) { c.member = static_cast<decltype(c.member)>(v); }, \
         [](const BrokerConfig& c) { return static_cast<int64_t>(c.member); }                \
   }
+#define TW_INTEGER_KEY(member, min, max) TW_KEY_WITH_ZERO(member, min, max, false)
+#define TW_INTEGER_KEY_OR_OFF(member, min, max) TW_KEY_WITH_ZERO(member, min, max, true)
 
 // Minimums: a timer under 10 ms would spin the loop; a frame under 64 bytes
 // cannot hold a WELCOME; zero of any count would refuse every client.
@@ -49,6 +54,7 @@ const std::array kIntegerKeys = {
     TW_INTEGER_KEY(access_points, 0, kMaxLoopThreads),
     TW_INTEGER_KEY(delay_max_bytes, int64_t{1} << 20, int64_t{1} << 40),
     TW_INTEGER_KEY(delay_bucket_ms, 10, 60'000),
+    TW_INTEGER_KEY_OR_OFF(loop_slice_us, kMinSliceUs, kMaxSliceUs),
     TW_INTEGER_KEY(limits.max_frame, 64, int64_t{1} << 30),
     TW_INTEGER_KEY(limits.max_subscriptions, 1, kU32Max),
     TW_INTEGER_KEY(limits.max_registrations, 1, 0x7FFF'FFFF),  // ids with the top bit are stream ids
@@ -58,7 +64,9 @@ const std::array kIntegerKeys = {
     TW_INTEGER_KEY(limits.max_topic_length, 1, 65'535),
     TW_INTEGER_KEY(limits.max_topic_depth, 1, 1024),
 };
+#undef TW_INTEGER_KEY_OR_OFF
 #undef TW_INTEGER_KEY
+#undef TW_KEY_WITH_ZERO
 
 constexpr std::array<std::string_view, 6> kStringKeys = {
     "listen", "server_name", "log_level", "provider_balance", "slow_consumer_policy", "cpus"};
@@ -75,7 +83,7 @@ const IntegerKey* find_integer_key(std::string_view name) {
 }
 
 Error out_of_range(const IntegerKey& key, int64_t value) {
-  return Error{"must be between " + std::to_string(key.min) + " and " + std::to_string(key.max) +
+  return Error{std::string(key.zero_is_off ? "must be 0 (off) or " : "must be ") + "between " + std::to_string(key.min) + " and " + std::to_string(key.max) +
                ", got " + std::to_string(value)};
 }
 
@@ -193,7 +201,7 @@ bool split_host_port(std::string_view text, std::string& host, uint16_t& port) {
 Status set_integer(BrokerConfig& config, std::string_view key, int64_t value) {
   const IntegerKey* spec = find_integer_key(key);
   if (spec == nullptr) return Error{"not an integer key"};
-  if (value < spec->min || value > spec->max) return out_of_range(*spec, value);
+  if (!spec->allows(value)) return out_of_range(*spec, value);
   spec->set(config, value);
   return Ok{};
 }
@@ -235,7 +243,7 @@ Status validate(const BrokerConfig& config) {
   };
   for (const IntegerKey& key : kIntegerKeys) {
     int64_t value = key.get(config);
-    if (value < key.min || value > key.max) return named(key.name, out_of_range(key, value));
+    if (!key.allows(value)) return named(key.name, out_of_range(key, value));
   }
   if (auto status = check_listen(config.listen); !status) return named("listen", status.error());
   if (auto status = check_server_name(config.server_name); !status) {

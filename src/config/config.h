@@ -45,6 +45,10 @@ struct BrokerConfig {
   // Linux cpu list ("2-7", "0,2,4-6") the loop threads are pinned to in order,
   // gateways first, then access points; "" = no pinning.
   std::string cpus;
+  // The scheduler slice each loop thread asks for, µs (set_current_thread_slice
+  // in base/affinity.h): short, so input that wakes a loop runs it at once; 0
+  // leaves the kernel's default.
+  uint32_t loop_slice_us = 100;
   // Delayed subscriptions: memory bound of the delay lines, and the bucket
   // within which a delayed stream is conflated to one update per channel.
   uint64_t delay_max_bytes = 256ull << 20;

@@ -73,12 +73,28 @@ struct Broker::Impl {
     for (size_t a = 0; a < A; ++a) access_points[a]->attach_gateways(*directory, by_access_point[a], gateway_wakers);
   }
 
-  // Names the calling thread and pins it to the n-th cpu of `cpus`, if any.
+  // Names the calling thread, asks for its scheduler slice, and pins it to
+  // the n-th cpu of `cpus`, if any.
   void place(size_t n, const std::string& name) {
     name_current_thread(name);
+    ask_for_slice(name, /*report=*/n == 0);
     if (n >= cpus.size()) return;
     if (auto pinned = pin_current_thread(cpus[n]); !pinned) {
       TW_WARN("%s: %s (running unpinned)", name.c_str(), pinned.error().message.c_str());
+    }
+  }
+
+  // Failures are reported per thread; what the kernel granted, once.
+  void ask_for_slice(const std::string& name, bool report) {
+    if (config.loop_slice_us == 0) return;
+    auto slice = set_current_thread_slice(config.loop_slice_us);
+    if (!slice) {
+      TW_WARN("%s: cannot set a %u µs scheduler slice: %s", name.c_str(), config.loop_slice_us,
+              slice.error().message.c_str());
+    } else if (report && *slice == 0) {
+      TW_INFO("this kernel has no custom scheduler slices (Linux 6.12+): loop threads keep the default");
+    } else if (report) {
+      TW_INFO("loop threads run in %u µs scheduler slices", *slice);
     }
   }
 

@@ -1,10 +1,17 @@
-// Thread placement: cpu list parsing, pinning a real thread, NUMA nodes.
+// Thread placement: cpu list parsing, pinning a real thread, NUMA nodes,
+// scheduler slices.
 #include "base/affinity.h"
 
 #include <gtest/gtest.h>
 #include <pthread.h>
 #include <sched.h>
+#include <sys/resource.h>
 #include <sys/stat.h>
+#include <sys/syscall.h>
+#include <sys/utsname.h>
+#include <unistd.h>
+
+#include <cstdio>
 
 #include <thread>
 
@@ -156,6 +163,47 @@ TEST(NameCurrentThread, TruncatesToFifteenBytes) {
     name_current_thread("tw-access-point-12");
     ASSERT_EQ(pthread_getname_np(pthread_self(), name, sizeof(name)), 0);
     EXPECT_STREQ(name, "tw-access-point");
+  }).join();
+}
+
+// Custom slices for the fair policies came with Linux 6.12.
+bool kernel_has_custom_slices() {
+  utsname u{};
+  int major = 0, minor = 0;
+  if (uname(&u) != 0 || std::sscanf(u.release, "%d.%d", &major, &minor) != 2) return false;
+  return major > 6 || (major == 6 && minor >= 12);
+}
+
+// The calling thread's slice as sched_getattr reports it, in ns.
+uint64_t slice_ns_of_this_thread() {
+  uint64_t attr[6] = {};  // struct sched_attr, first version: 48 bytes; runtime at byte 24
+  EXPECT_EQ(syscall(SYS_sched_getattr, 0, attr, sizeof attr, 0), 0);
+  return attr[3];
+}
+
+TEST(SetCurrentThreadSlice, TheKernelReportsTheSliceAndTheNiceValueIsKept) {
+  std::thread([] {
+    const pid_t tid = static_cast<pid_t>(syscall(SYS_gettid));
+    ASSERT_EQ(setpriority(PRIO_PROCESS, static_cast<id_t>(tid), 3), 0);
+    auto slice = set_current_thread_slice(250);
+    ASSERT_TRUE(slice.ok()) << slice.error().message;
+    EXPECT_EQ(uint64_t{*slice} * 1000, slice_ns_of_this_thread());
+    EXPECT_EQ(*slice, kernel_has_custom_slices() ? 250u : 0u);
+    errno = 0;
+    EXPECT_EQ(getpriority(PRIO_PROCESS, static_cast<id_t>(tid)), 3);
+    EXPECT_EQ(sched_getscheduler(0), SCHED_OTHER);
+  }).join();
+}
+
+TEST(SetCurrentThreadSlice, RefusesSlicesOutsideTheKernelsRangeAndNonFairPolicies) {
+  EXPECT_EQ(set_current_thread_slice(99).error().message, "slice 99 µs is outside 100..100000 µs");
+  EXPECT_EQ(set_current_thread_slice(100'001).error().message, "slice 100001 µs is outside 100..100000 µs");
+  std::thread([] {
+    sched_param none{};
+    ASSERT_EQ(sched_setscheduler(0, SCHED_IDLE, &none), 0);
+    auto slice = set_current_thread_slice(500);
+    ASSERT_FALSE(slice.ok());
+    EXPECT_EQ(slice.error().message, "the thread runs under scheduling policy 5, which has no slices");
   }).join();
 }
 

@@ -245,9 +245,17 @@ TEST(CommandLine, DelayFlagsSetTheirKeys) {
             "tickwired: --delay-max-bytes: must be between 1048576 and 1099511627776, got 1024\n");
 }
 
+TEST(CommandLine, LoopSliceFlagSetsItsKey) {
+  Outcome r = run_tickwired({"--loop-slice-us", "0"});
+  ASSERT_TRUE(r.parsed.invocation.has_value()) << r.err;
+  EXPECT_EQ(r.parsed.invocation->config.loop_slice_us, 0u);
+  r = run_tickwired({"--loop-slice-us", "50"});
+  EXPECT_EQ(r.err, "tickwired: --loop-slice-us: must be 0 (off) or between 100 and 100000, got 50\n");
+}
+
 TEST(CommandLine, HelpListsTheThreadAndDelayFlags) {
   Outcome help = run_tickwired({"--help"});
-  for (const char* flag : {"--gateways", "--access-points", "--threads", "--cpus",
+  for (const char* flag : {"--gateways", "--access-points", "--threads", "--cpus", "--loop-slice-us",
                            "--delay-max-bytes", "--delay-bucket-ms"}) {
     EXPECT_NE(help.out.find(flag), std::string::npos) << flag;
   }

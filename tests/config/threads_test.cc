@@ -1,5 +1,5 @@
 // The thread-tier and delay keys: gateways, access_points, cpus,
-// delay_max_bytes, delay_bucket_ms. Their ranges, the checks between them,
+// loop_slice_us, delay_max_bytes, delay_bucket_ms. Their ranges, the checks between them,
 // and how the TOML file reports them.
 #include <gtest/gtest.h>
 
@@ -29,6 +29,7 @@ TEST(ThreadKeys, DefaultIsSingleThreadedUnpinned) {
   EXPECT_EQ(loop_thread_count(config), 1u);
   EXPECT_EQ(config.delay_max_bytes, 256ull << 20);
   EXPECT_EQ(config.delay_bucket_ms, 1000u);
+  EXPECT_EQ(config.loop_slice_us, 100u);
 }
 
 TEST(ThreadKeys, ReadFromToml) {
@@ -44,6 +45,25 @@ TEST(ThreadKeys, ReadFromToml) {
   EXPECT_EQ(loop_thread_count(*result), 5u);
   EXPECT_EQ(result->delay_max_bytes, 1048576u);
   EXPECT_EQ(result->delay_bucket_ms, 250u);
+}
+
+TEST(ThreadKeys, LoopSliceIsZeroForOffOrWithinTheKernelsRange) {
+  BrokerConfig config;
+  EXPECT_TRUE(set_integer(config, "loop_slice_us", 0).ok());
+  EXPECT_EQ(config.loop_slice_us, 0u);
+  EXPECT_TRUE(set_integer(config, "loop_slice_us", 100'000).ok());
+  EXPECT_EQ(set_integer(config, "loop_slice_us", 99).error().message,
+            "must be 0 (off) or between 100 and 100000, got 99");
+  EXPECT_EQ(set_integer(config, "loop_slice_us", 100'001).error().message,
+            "must be 0 (off) or between 100 and 100000, got 100001");
+  EXPECT_EQ(toml_error("loop_slice_us = 1\n"),
+            "broker.toml:1: key 'loop_slice_us': must be 0 (off) or between 100 and 100000, got 1");
+  auto result = parse_toml("loop_slice_us = 250\n", "broker.toml");
+  ASSERT_TRUE(result.ok()) << result.error().message;
+  EXPECT_EQ(result->loop_slice_us, 250u);
+  BrokerConfig patched;
+  patched.loop_slice_us = 7;
+  EXPECT_EQ(validate_error(patched), "key 'loop_slice_us': must be 0 (off) or between 100 and 100000, got 7");
 }
 
 TEST(ThreadKeys, RangesAreChecked) {

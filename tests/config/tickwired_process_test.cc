@@ -1,5 +1,6 @@
 // The tickwired executable as a process: the file/flag layering seen from
-// outside, the port file, the listen error, and a graceful exit on SIGTERM.
+// outside, the port file, the listen error, a graceful exit on SIGTERM, and
+// the loop threads' scheduler slice.
 #include <arpa/inet.h>
 #include <fcntl.h>
 #include <gtest/gtest.h>
@@ -7,11 +8,15 @@
 #include <signal.h>
 #include <spawn.h>
 #include <sys/socket.h>
+#include <sys/syscall.h>
+#include <sys/utsname.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
 #include <chrono>
+#include <cstdint>
 #include <cstdio>
+#include <filesystem>
 #include <fstream>
 #include <sstream>
 #include <string>
@@ -75,6 +80,7 @@ class Tickwired {
   }
 
   void signal(int number) { kill(pid_, number); }
+  pid_t pid() const { return pid_; }
   std::string stderr_text() const { return read_all(stderr_path_); }
 
  private:
@@ -140,6 +146,61 @@ TEST(TickwiredProcess, WritesThePortFileServesAndExitsZeroOnSigterm) {
             std::string::npos)
       << broker.stderr_text();
   std::remove(port_file.c_str());
+}
+
+// The thread of process `pid` named `name`, or 0 once the wait is over (a
+// guard against a hang, not a measurement).
+pid_t thread_named(pid_t pid, const std::string& name) {
+  const std::string tasks = "/proc/" + std::to_string(pid) + "/task";
+  for (int i = 0; i < 3000; ++i) {
+    std::error_code ignored;
+    for (const auto& task : std::filesystem::directory_iterator(tasks, ignored)) {
+      if (read_all(task.path().string() + "/comm") == name + "\n") return std::stoi(task.path().filename());
+    }
+    std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  }
+  return 0;
+}
+
+// A thread's scheduler slice as sched_getattr reports it, in µs.
+uint64_t slice_us_of(pid_t tid) {
+  uint64_t attr[6] = {};  // struct sched_attr, first version: 48 bytes; runtime at byte 24
+  EXPECT_EQ(syscall(SYS_sched_getattr, tid, attr, sizeof attr, 0), 0);
+  return attr[3] / 1000;
+}
+
+bool kernel_has_custom_slices() {  // Linux 6.12
+  utsname u{};
+  int major = 0, minor = 0;
+  if (uname(&u) != 0 || std::sscanf(u.release, "%d.%d", &major, &minor) != 2) return false;
+  return major > 6 || (major == 6 && minor >= 12);
+}
+
+TEST(TickwiredProcess, LoopThreadsRunInTheConfiguredSchedulerSlice) {
+  std::string port_file = temp_path("tw_port");
+  Tickwired broker({"--listen", "127.0.0.1:0", "--print-port-file", port_file, "--threads", "1+1",
+                    "--loop-slice-us", "300"});
+  ASSERT_NE(broker.wait_for_port(port_file), 0) << broker.stderr_text();
+  const pid_t gateway = thread_named(broker.pid(), "tw-gw-0");
+  const pid_t access_point = thread_named(broker.pid(), "tw-ap-0");
+  ASSERT_NE(gateway, 0);
+  ASSERT_NE(access_point, 0);
+  const bool custom = kernel_has_custom_slices();
+  if (custom) {
+    EXPECT_EQ(slice_us_of(gateway), 300u);
+    EXPECT_EQ(slice_us_of(access_point), 300u);
+    EXPECT_NE(slice_us_of(broker.pid()), 300u);  // the main thread is not a loop thread
+  }
+  broker.signal(SIGTERM);
+  EXPECT_EQ(broker.wait_exit(), 0);
+  std::remove(port_file.c_str());
+  if (!custom) {
+    EXPECT_NE(broker.stderr_text().find("this kernel has no custom scheduler slices"), std::string::npos)
+        << broker.stderr_text();
+    GTEST_SKIP() << "custom scheduler slices need Linux 6.12";
+  }
+  EXPECT_NE(broker.stderr_text().find("loop threads run in 300 µs scheduler slices"), std::string::npos)
+      << broker.stderr_text();
 }
 
 TEST(TickwiredProcess, ListenFlagOverridesTheFile) {
