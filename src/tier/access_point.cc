@@ -164,6 +164,14 @@ void AccessPoint::tick(uint64_t now_ns) {
   end_of_turn();
 }
 
+// Records from the gateways, or connections handed over by another access point.
+bool AccessPoint::has_cross_thread_input() {
+  for (Link* link : uplink_->links()) {
+    if (!link->to_access_point.ring().empty()) return true;
+  }
+  return has_handoffs_.load(std::memory_order_relaxed);
+}
+
 void AccessPoint::run(const std::atomic<bool>& stop) {
   if (listen_fd_ >= 0) {
     if (auto added = reactor_.add(listen_fd_, EPOLLIN, this); !added) {
@@ -177,13 +185,8 @@ void AccessPoint::run(const std::atomic<bool>& stop) {
     busy |= drain_gateways();
     int wait = busy ? 0 : -1;
     if (!busy && uplink_) {
-      waker_.about_to_sleep();
-      for (Link* link : uplink_->links()) {
-        if (!link->to_access_point.ring().empty()) wait = 0;
-      }
-      if (has_handoffs_.load(std::memory_order_relaxed)) wait = 0;
       if (uplink_->backlog() > 0) wait = 1;  // spilled records wait for ring space
-      if (wait >= 0) waker_.awake();
+      if (!waker_.may_sleep([this] { return has_cross_thread_input(); })) wait = 0;
     }
     reactor_.run_once(wait);
     waker_.awake();

@@ -60,6 +60,7 @@ class AccessPoint final : public reactor::IoHandler {
   void open_session(int fd, std::string peer);
   bool take_handoffs();
   bool drain_gateways();
+  bool has_cross_thread_input();
   void handle(const Record& r);
   void handle_stream(std::span<const uint8_t> bytes);
   void handle_stream_frame(const wire::Frame& frame, std::span<const uint8_t> bytes);

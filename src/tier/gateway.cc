@@ -264,6 +264,13 @@ bool Gateway::drain_inbound() {
   return any;
 }
 
+bool Gateway::has_ring_input() const {
+  for (const auto& port : ports_) {
+    if (port->has_input()) return true;
+  }
+  return false;
+}
+
 size_t Gateway::largest_backlog() const {
   size_t most = 0;
   for (const auto& port : ports_) most = std::max(most, port->backlog());
@@ -290,13 +297,7 @@ void Gateway::run(const std::atomic<bool>& stop) {
     // Spilled records wait for ring space, which the access point frees
     // without telling: look again soon rather than sleep.
     int wait = busy ? 0 : largest_backlog() > 0 ? 1 : -1;
-    if (wait < 0) {
-      waker_.about_to_sleep();
-      for (auto& port : ports_) {
-        if (port->has_input()) wait = 0;
-      }
-      if (wait == 0) waker_.awake();
-    }
+    if (wait != 0 && !waker_.may_sleep([this] { return has_ring_input(); })) wait = 0;
     reactor_.run_once(wait);
     waker_.awake();
   }

@@ -35,6 +35,7 @@ class Gateway {
   bool drain_inbound();
   // Bytes spilled towards the access point furthest behind.
   size_t largest_backlog() const;
+  bool has_ring_input() const;
   void end_of_turn();
 
   reactor::Reactor reactor_;

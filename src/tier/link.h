@@ -69,6 +69,18 @@ class Waker {
     std::atomic_thread_fence(std::memory_order_seq_cst);
   }
   void awake() { sleeping_.store(false, std::memory_order_relaxed); }
+  // Consumer: the sleep protocol in one call. Announces the sleep, then asks
+  // `has_input` once more (a record committed before the announcement was not
+  // woken for). True: sleep, the producers will wake this loop. False: input
+  // is waiting, the announcement is withdrawn. Either way call awake() after
+  // the wait.
+  template <typename HasInput>
+  bool may_sleep(HasInput has_input) {
+    about_to_sleep();
+    if (!has_input()) return true;
+    awake();
+    return false;
+  }
   // Wakes it whether it sleeps or not (stop requests; async-signal-safe).
   void notify_always() { reactor_.wake(); }
   // Producer: after committing records.
