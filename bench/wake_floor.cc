@@ -33,6 +33,7 @@
 #include <string>
 #include <vector>
 
+#include "base/affinity.h"
 #include "base/clock.h"
 #include "perf/pacer.h"
 #include "perf/producer.h"
@@ -50,6 +51,7 @@ struct Options {
   int sub_processes = 0;  // 0: one per subscriber
   double rate = 100000, probe_rate = 2000, seconds = 2;
   uint64_t batch_ns = 200'000;
+  uint32_t relay_slice_us = 100;  // as tickwired's loop_slice_us default; 0: the kernel's
 };
 
 uint64_t now_ns() { return tw::monotonic_ns(); }
@@ -109,7 +111,14 @@ int accept_one(int listener) {
 }
 
 // The null relay: all subscribers first, then the publisher, which is told to go.
-void run_relay(int sub_listener, int pub_listener, int subscribers) {
+// It asks for the scheduler slice a broker's loop thread asks for.
+void run_relay(int sub_listener, int pub_listener, int subscribers, uint32_t slice_us) {
+  if (slice_us != 0) {
+    if (auto slice = tw::set_current_thread_slice(slice_us); !slice) {
+      std::fprintf(stderr, "relay: scheduler slice: %s\n", slice.error().message.c_str());
+      _exit(2);
+    }
+  }
   std::vector<int> subs;
   for (int i = 0; i < subscribers; ++i) subs.push_back(accept_one(sub_listener));
   int pub = accept_one(pub_listener);
@@ -240,6 +249,7 @@ void usage() {
       "wake_floor: probe latency pub -> null relay -> S subs over TCP loopback (the floor any broker pays).\n"
       "  --subscribers S (5)  --sub-processes P, 1 or S (S)  --rate R load/s (100000)\n"
       "  --probe-rate R (2000)  --load-batch-us U (200)  --seconds T measured after 200 ms warm-up (2)\n"
+      "  --relay-slice-us U: the relay's scheduler slice, as tickwired's loop_slice_us (100; 0: the kernel's)\n"
       "Prints one JSON line; each percentile is the worst over the S connections.");
 }
 
@@ -256,6 +266,7 @@ Options parse(int argc, char** argv) {
     else if (a == "--probe-rate") o.probe_rate = v;
     else if (a == "--load-batch-us") o.batch_ns = static_cast<uint64_t>(v * 1000);
     else if (a == "--seconds") o.seconds = v;
+    else if (a == "--relay-slice-us") o.relay_slice_us = static_cast<uint32_t>(v);
     else usage(), std::exit(1);
   }
   if (o.sub_processes == 0) o.sub_processes = o.subscribers;
@@ -291,7 +302,7 @@ Merged read_reports(int fd) {
 std::vector<pid_t> start_children(const Options& o, const int report[2]) {
   uint16_t sub_port, pub_port;
   int sub_listener = listen_any_port(sub_port), pub_listener = listen_any_port(pub_port);
-  std::vector<pid_t> pids{spawn(report[0], o, [&] { run_relay(sub_listener, pub_listener, o.subscribers); })};
+  std::vector<pid_t> pids{spawn(report[0], o, [&] { run_relay(sub_listener, pub_listener, o.subscribers, o.relay_slice_us); })};
   for (int p = 0; p < o.sub_processes; ++p)
     pids.push_back(spawn(report[0], o, [&] { run_subscribers(sub_port, o.subscribers / o.sub_processes, report[1], o); }));
   pids.push_back(spawn(report[0], o, [&] {
@@ -329,9 +340,9 @@ int main(int argc, char** argv) {
   auto us = [](unsigned long long ns) { return static_cast<double>(ns) / 1000.0; };
   std::printf(
       "{\"tool\":\"wake_floor\",\"subscribers\":%d,\"sub_processes\":%d,\"rate\":%.0f,\"probe_rate\":%.0f,"
-      "\"load_batch_us\":%.0f,\"seconds\":%g,\"probes\":%llu,\"p50_us\":%.3f,\"p90_us\":%.3f,\"p99_us\":%.3f,"
+      "\"load_batch_us\":%.0f,\"relay_slice_us\":%u,\"seconds\":%g,\"probes\":%llu,\"p50_us\":%.3f,\"p90_us\":%.3f,\"p99_us\":%.3f,"
       "\"p999_us\":%.3f,\"max_us\":%.3f,\"min_us\":%.3f,\"lost\":%llu,\"failed_children\":%d,\"steal_pct\":%.2f}\n",
-      o.subscribers, o.sub_processes, o.rate, o.probe_rate, static_cast<double>(o.batch_ns) / 1000.0, o.seconds,
+      o.subscribers, o.sub_processes, o.rate, o.probe_rate, static_cast<double>(o.batch_ns) / 1000.0, o.relay_slice_us, o.seconds,
       m.probes, us(m.worst[0]), us(m.worst[1]), us(m.worst[2]), us(m.worst[3]), us(m.worst[4]),
       us(m.conns ? m.min : 0), lost, failed, steal);
   return failed == 0 && m.conns == o.subscribers && lost == 0 ? 0 : 1;

@@ -291,7 +291,7 @@ class Client {
   void end_streams_on_loss();
   void call_release(uint32_t stream_id, const OpenStream& stream);
   Subscription* route(ChannelRecord& channel);
-  void deliver(Subscription& sub, Message& msg);
+  void deliver(Subscription& sub, const ChannelRecord& ch, Message& msg);
   void sweep_subscriptions();  // also erases withdrawn provisions
 
   // Encoding into out_ (client.cc).

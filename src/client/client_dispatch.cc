@@ -143,7 +143,7 @@ int Client::handle_image(const wire::Image& image) {
   msg.channel_id = image.channel_id;
   msg.seq = image.seq;
   msg.payload = image.payload;
-  deliver(*sub, msg);
+  deliver(*sub, ch, msg);
   return 1;
 }
 
@@ -167,7 +167,7 @@ int Client::handle_update(const wire::Update& update) {
   msg.expected_seq = check.expected;
   msg.gap_announced = known_gap;
   msg.announced_dropped = known_gap ? announced : 0;
-  deliver(*sub, msg);
+  deliver(*sub, ch, msg);
   return 1;
 }
 
@@ -191,7 +191,7 @@ int Client::handle_status(const wire::StatusMsg& status) {
   int delivered = 0;
   if (sub != nullptr) {
     delivered_to = sub->id;
-    deliver(*sub, msg);
+    deliver(*sub, ch, msg);
     delivered = 1;
   }
   if (status.state != wire::ChannelState::Closed || epoch != epoch_) return delivered;
@@ -251,10 +251,9 @@ Client::Subscription* Client::route(ChannelRecord& ch) {
   return nullptr;
 }
 
-void Client::deliver(Subscription& sub, Message& msg) {
-  ChannelRecord* ch = channels_.find(msg.channel_id);
-  msg.topic = ch->topic;
-  msg.payload_kind = ch->kind;
+void Client::deliver(Subscription& sub, const ChannelRecord& ch, Message& msg) {
+  msg.topic = ch.topic;
+  msg.payload_kind = ch.kind;
   msg.subscription_id = sub.id;
   ++counters_.messages;
   ++dispatch_depth_;

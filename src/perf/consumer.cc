@@ -107,12 +107,17 @@ void Consumer::on_message(std::span<const uint8_t> payload, bool is_initial_imag
   check_sequence(*s, header->seq);
 
   uint64_t latency = now_ns > header->send_ns ? now_ns - header->send_ns : 0;
-  latency_.record(latency);
-  interval_latency_.record(latency);
+  interval_latency_.record(latency);  // folded into latency_ per interval: one record per message
   if (header->is_probe()) {
     ++totals_.probes;
     probe_latency_.record(latency);
   }
+}
+
+Histogram Consumer::latency() const {
+  Histogram all = latency_;
+  all.merge(interval_latency_);
+  return all;
 }
 
 IntervalStats Consumer::take_interval(uint64_t now_ns) {
@@ -130,6 +135,7 @@ IntervalStats Consumer::take_interval(uint64_t now_ns) {
   s.p999_us = l.p999_us;
   s.gaps = interval_gaps_;
   s.missing = interval_missing_;
+  latency_.merge(interval_latency_);
   interval_latency_.reset();
   interval_gaps_ = 0;
   interval_missing_ = 0;

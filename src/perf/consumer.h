@@ -76,7 +76,7 @@ class Consumer {
   IntervalStats take_interval(uint64_t now_ns);
 
   const ConsumerTotals& totals() const { return totals_; }
-  const Histogram& latency() const { return latency_; }        // all messages
+  Histogram latency() const;  // all messages: the closed intervals and the open one
   const Histogram& probe_latency() const { return probe_latency_; }
 
  private:

@@ -137,6 +137,12 @@ TEST_F(ConsumerTest, IntervalsResetAndCountTheirOwnGaps) {
   EXPECT_EQ(second.gaps, 0u);
   EXPECT_NEAR(second.high_us, 5.0, 0.01);
   EXPECT_EQ(consumer.totals().gaps, 1u);
+  // The whole run's latency spans the closed intervals and the open one.
+  feed(0, 0, 5, false, false, 3 * s, 3 * s + 50'000);
+  Histogram all = consumer.latency();
+  EXPECT_EQ(all.count(), 4u);
+  EXPECT_EQ(all.min(), 5'000u);
+  EXPECT_EQ(all.max(), 50'000u);
 }
 
 TEST_F(ConsumerTest, JsonLinesFollowTheContract) {
