@@ -302,7 +302,8 @@ Merged read_reports(int fd) {
 std::vector<pid_t> start_children(const Options& o, const int report[2]) {
   uint16_t sub_port, pub_port;
   int sub_listener = listen_any_port(sub_port), pub_listener = listen_any_port(pub_port);
-  std::vector<pid_t> pids{spawn(report[0], o, [&] { run_relay(sub_listener, pub_listener, o.subscribers, o.relay_slice_us); })};
+  std::vector<pid_t> pids{
+      spawn(report[0], o, [&] { run_relay(sub_listener, pub_listener, o.subscribers, o.relay_slice_us); })};
   for (int p = 0; p < o.sub_processes; ++p)
     pids.push_back(spawn(report[0], o, [&] { run_subscribers(sub_port, o.subscribers / o.sub_processes, report[1], o); }));
   pids.push_back(spawn(report[0], o, [&] {
@@ -340,10 +341,10 @@ int main(int argc, char** argv) {
   auto us = [](unsigned long long ns) { return static_cast<double>(ns) / 1000.0; };
   std::printf(
       "{\"tool\":\"wake_floor\",\"subscribers\":%d,\"sub_processes\":%d,\"rate\":%.0f,\"probe_rate\":%.0f,"
-      "\"load_batch_us\":%.0f,\"relay_slice_us\":%u,\"seconds\":%g,\"probes\":%llu,\"p50_us\":%.3f,\"p90_us\":%.3f,\"p99_us\":%.3f,"
-      "\"p999_us\":%.3f,\"max_us\":%.3f,\"min_us\":%.3f,\"lost\":%llu,\"failed_children\":%d,\"steal_pct\":%.2f}\n",
-      o.subscribers, o.sub_processes, o.rate, o.probe_rate, static_cast<double>(o.batch_ns) / 1000.0, o.relay_slice_us, o.seconds,
-      m.probes, us(m.worst[0]), us(m.worst[1]), us(m.worst[2]), us(m.worst[3]), us(m.worst[4]),
+      "\"load_batch_us\":%.0f,\"relay_slice_us\":%u,\"seconds\":%g,\"probes\":%llu,\"p50_us\":%.3f,"
+      "\"p90_us\":%.3f,\"p99_us\":%.3f,\"p999_us\":%.3f,\"max_us\":%.3f,\"min_us\":%.3f,\"lost\":%llu,\"failed_children\":%d,\"steal_pct\":%.2f}\n",
+      o.subscribers, o.sub_processes, o.rate, o.probe_rate, static_cast<double>(o.batch_ns) / 1000.0,
+      o.relay_slice_us, o.seconds, m.probes, us(m.worst[0]), us(m.worst[1]), us(m.worst[2]), us(m.worst[3]), us(m.worst[4]),
       us(m.conns ? m.min : 0), lost, failed, steal);
   return failed == 0 && m.conns == o.subscribers && lost == 0 ? 0 : 1;
 }

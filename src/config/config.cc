@@ -83,8 +83,8 @@ const IntegerKey* find_integer_key(std::string_view name) {
 }
 
 Error out_of_range(const IntegerKey& key, int64_t value) {
-  return Error{std::string(key.zero_is_off ? "must be 0 (off) or " : "must be ") + "between " + std::to_string(key.min) + " and " + std::to_string(key.max) +
-               ", got " + std::to_string(value)};
+  const std::string range = "between " + std::to_string(key.min) + " and " + std::to_string(key.max);
+  return Error{(key.zero_is_off ? "must be 0 (off) or " : "must be ") + range + ", got " + std::to_string(value)};
 }
 
 Status check_listen(std::string_view value) {
