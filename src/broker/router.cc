@@ -176,6 +176,15 @@ void Router::add_ref(cache::Channel& ch, const PatternRef& ref) {
   if (attach(r.subscribers, ch, ref) && upstream_) count_subscribers(ch);
 }
 
+uint32_t Router::subscriber_count(const Route& r) const {
+  uint32_t count = 0;
+  for (const Entry& e : r.subscribers) count += e.weight;
+  for (const DelayedStream* d : r.delayed) {
+    for (const Entry& e : d->subscribers) count += e.weight;
+  }
+  return count;
+}
+
 bool Router::attach(std::vector<Entry>& list, const cache::Channel& shown, const PatternRef& ref) {
   auto count = [&](Entry& e) {
     ++e.policy_refs[policy_slot(ref.policy)];
@@ -352,8 +361,7 @@ Outcome Router::list_channels(Outlet* outlet, std::string_view service, uint32_t
     info.request_id = request_id;
     info.channel_id = ch.id;
     info.state = ch.state;
-    info.subscribers = 0;
-    for (const Entry& e : r.subscribers) info.subscribers += e.weight;
+    info.subscribers = subscriber_count(r);
     info.seq = ch.seq;
     info.rate = r.rate;
     info.topic = ch.topic;

@@ -185,6 +185,9 @@ class Router {
   };
 
   Route& route(const cache::Channel& ch) { return routes_[ch.id - 1]; }
+  // Who watches the channel, live and delayed (an access point's entry
+  // stands for its own count): LIST_CHANNELS shows it, a mirror reports it.
+  uint32_t subscriber_count(const Route& r) const;
   struct PatternRef;
   void add_ref(cache::Channel& ch, const PatternRef& ref);
   void drop_ref(cache::Channel& ch, const PatternRef& ref);

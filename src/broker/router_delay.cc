@@ -74,7 +74,7 @@ std::vector<Router::Entry>& Router::delayed_subscribers(cache::Channel& ch, uint
 void Router::add_delayed_ref(cache::Channel& ch, const PatternRef& ref) {
   DelayedStream& d = delayed_stream(ch, ref.delay_ms);
   // The delayed state, not the live one; none until the first entry is due.
-  attach(d.subscribers, d.copy, ref);
+  if (attach(d.subscribers, d.copy, ref) && upstream_) count_subscribers(ch);
 }
 
 void Router::drop_delayed_if_unwatched(cache::Channel& ch, uint32_t delay_ms) {

@@ -34,7 +34,7 @@ void Router::count_subscribers(const cache::Channel& ch) {
     copy.clear_image();
     copy.state = wire::ChannelState::Ok;
   }
-  upstream_->subscribers_changed(ch.id, static_cast<uint32_t>(r.subscribers.size()));
+  upstream_->subscribers_changed(ch.id, subscriber_count(r));
 }
 
 void Router::mirror_channel(cache::ChannelId id, std::string_view topic, wire::PayloadKind kind) {

@@ -5,7 +5,8 @@
 // generous 10 s upper bound), under a delayed channel id, and ends with exactly
 // the publisher's final state. A second subscriber with the same delay that
 // arrives when publishing ends gets an image of the delayed state: values
-// published at least a second before it arrived, not the live state.
+// published at least a second before it arrived, not the live state. Both
+// count among the channel's subscribers in LIST_CHANNELS.
 #include <gtest/gtest.h>
 
 #include <chrono>
@@ -148,6 +149,13 @@ TEST(DelayTest, NothingArrivesEarlierThanTheDelayAndTheFinalStateIsThePublishers
   }
   EXPECT_EQ(view.bids.back().first, kUpdates - 1);
   EXPECT_LT(view.bids.back().second - last_publish, std::chrono::seconds(10));
+
+  // Delayed subscribers are subscribers: the channel lists both.
+  auto listed = pub.list_channels(10, "DELAY");
+  ASSERT_TRUE(listed.ack && listed.ack->code == wire::Code::Ok);
+  ASSERT_EQ(listed.rows.size(), 1u);
+  EXPECT_EQ(listed.rows[0].topic, "DELAY/IBM");
+  EXPECT_EQ(listed.rows[0].subscribers, 2u);
 }
 
 }  // namespace
