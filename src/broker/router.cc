@@ -274,11 +274,11 @@ Outcome Router::advertise(std::string_view topic, wire::PayloadKind kind, cache:
   return {};
 }
 
-Outcome Router::publish(cache::ChannelId id, std::span<const uint8_t> payload, bool image) {
+Outcome Router::publish(cache::ChannelId id, std::span<const uint8_t> payload, bool image, fields::Checked checked) {
   if (upstream_) return upstream_->publish(id, payload, image);
   cache::Channel* ch = channels_.get(id);
   if (!ch) return {wire::Code::UnknownPublishId, "no such channel"};
-  if (!ch->apply(payload, image)) {
+  if (!ch->apply(payload, image, checked)) {
     ++stats_.bad_payloads;
     return {wire::Code::BadPayload, "malformed field list"};
   }

@@ -108,14 +108,17 @@ class Router {
   // Finds or creates the channel a publisher will publish to.
   Outcome advertise(std::string_view topic, wire::PayloadKind kind, cache::ChannelId& out);
   // Applies a message to the channel's cache and fans it out. The hot path.
-  Outcome publish(cache::ChannelId id, std::span<const uint8_t> payload, bool image);
+  // A gateway passes Checked::Already for what its access point validated.
+  Outcome publish(cache::ChannelId id, std::span<const uint8_t> payload, bool image,
+                  fields::Checked checked = fields::Checked::No);
 
   // --- interactive providers
   Outcome provide(Outlet* outlet, std::string_view service, std::string_view pattern);
   Outcome withdraw(Outlet* outlet, std::string_view service);
   // A provider's message on a stream it was given. Messages for channels it
   // was not asked for are ignored and counted (stray), never applied.
-  Outcome provider_publish(Outlet* outlet, cache::ChannelId id, std::span<const uint8_t> payload, bool image);
+  Outcome provider_publish(Outlet* outlet, cache::ChannelId id, std::span<const uint8_t> payload, bool image,
+                           fields::Checked checked = fields::Checked::No);
   Outcome provider_status(Outlet* outlet, cache::ChannelId id, wire::ChannelState state, wire::Code code,
                           std::string_view text);
 

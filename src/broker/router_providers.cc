@@ -178,7 +178,8 @@ void Router::lose_provider(Provider* provider) {
   }
 }
 
-Outcome Router::provider_publish(Outlet* outlet, cache::ChannelId id, std::span<const uint8_t> payload, bool image) {
+Outcome Router::provider_publish(Outlet* outlet, cache::ChannelId id, std::span<const uint8_t> payload, bool image,
+                                 fields::Checked checked) {
   if (upstream_) {
     // Interactive channels carry field lists: a malformed one fails its sender here, at once.
     if (!fields::validate(payload)) return {wire::Code::BadPayload, "malformed field list"};
@@ -196,7 +197,7 @@ Outcome Router::provider_publish(Outlet* outlet, cache::ChannelId id, std::span<
     return {wire::Code::NotFound, "UPDATE before the IMAGE of a requested channel"};
   }
   const bool recovering = ch->state != wire::ChannelState::Ok;
-  if (!ch->apply(payload, image)) {
+  if (!ch->apply(payload, image, checked)) {
     ++stats_.bad_payloads;
     return {wire::Code::BadPayload, "malformed field list"};
   }

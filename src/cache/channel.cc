@@ -4,11 +4,11 @@
 
 namespace tw::cache {
 
-bool Channel::apply(std::span<const uint8_t> payload, bool replace) {
+bool Channel::apply(std::span<const uint8_t> payload, bool replace, fields::Checked checked) {
   if (kind == wire::PayloadKind::Opaque) {
     // assign() reuses capacity: no allocation once the largest message was seen.
     opaque.assign(payload.begin(), payload.end());
-  } else if (!(replace ? image.replace(payload) : image.merge(payload))) {
+  } else if (!(replace ? image.replace(payload, checked) : image.merge(payload, checked))) {
     return false;
   }
   ++seq;

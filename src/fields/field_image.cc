@@ -31,14 +31,14 @@ void assign(FieldImage::Field& f, const FieldValue& v) {
 
 }  // namespace
 
-bool FieldImage::merge(std::span<const uint8_t> payload) {
-  if (!validate(payload)) return false;
+bool FieldImage::merge(std::span<const uint8_t> payload, Checked checked) {
+  if (checked == Checked::No && !validate(payload)) return false;
   for_each(payload, [this](uint16_t id, const FieldValue& v) { apply(id, v); });
   return true;
 }
 
-bool FieldImage::replace(std::span<const uint8_t> payload) {
-  if (!validate(payload)) return false;
+bool FieldImage::replace(std::span<const uint8_t> payload, Checked checked) {
+  if (checked == Checked::No && !validate(payload)) return false;
   fields_.clear();
   for_each(payload, [this](uint16_t id, const FieldValue& v) {
     Field f;

@@ -90,6 +90,9 @@ bool for_each(std::span<const uint8_t> payload, Fn&& fn) {
   return r.at_end();
 }
 
+// Whether a payload still needs validate().
+enum class Checked { No, Already };
+
 // The merged current state of a field-list channel: the last-value cache entry.
 // Merging in steady state (same fields, strings no longer than before) does
 // not allocate: values are overwritten in place.
@@ -105,9 +108,12 @@ class FieldImage {
   };
 
   // Validates, then merges field by field. On a malformed payload the image is unchanged.
-  bool merge(std::span<const uint8_t> payload);
+  // Checked::Already skips the validation for a payload this process has
+  // validated before (a gateway's stream to its access points); never for
+  // bytes from a socket.
+  bool merge(std::span<const uint8_t> payload, Checked checked = Checked::No);
   // Validates, then replaces the whole image.
-  bool replace(std::span<const uint8_t> payload);
+  bool replace(std::span<const uint8_t> payload, Checked checked = Checked::No);
   void clear() { fields_.clear(); }
 
   const Field* find(uint16_t id) const;

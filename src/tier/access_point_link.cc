@@ -92,7 +92,7 @@ void AccessPoint::answer_snapshot(broker::NativeSession& session, const Record& 
   copy.id = image.channel_id;
   copy.topic = std::string(r.a);
   copy.kind = static_cast<wire::PayloadKind>(r.flags);
-  if (!copy.apply(image.payload, true)) return;
+  if (!copy.apply(image.payload, true, fields::Checked::Already)) return;  // the gateway's own encoding
   copy.seq = image.seq;
   session.send_image(copy, r.arg);
 }

@@ -200,7 +200,8 @@ class Gateway::Port {
 };
 
 void Gateway::Port::handle(const Record& r) {
-  const bool image = r.flags != 0;
+  const bool image = (r.flags & kFlagImage) != 0;
+  const auto checked = (r.flags & kFlagValidated) != 0 ? fields::Checked::Already : fields::Checked::No;
   switch (r.op) {
     case Op::Interest: router_.subscribe(&stream_, r.a, broker::SlowPolicy::Conflate, 0); return;
     case Op::Uninterest: router_.unsubscribe(&stream_, r.a); return;
@@ -209,14 +210,14 @@ void Gateway::Port::handle(const Record& r) {
       router_.advertise(r.a, static_cast<wire::PayloadKind>(r.flags), id);
       return;
     }
-    case Op::Publish: router_.publish(r.id, r.bytes, image); return;
+    case Op::Publish: router_.publish(r.id, r.bytes, image, checked); return;
     case Op::Provide: {
       std::string_view name{reinterpret_cast<const char*>(r.bytes.data()), r.bytes.size()};
       router_.provide(&remote(r.token, name), r.a, r.b);
       return;
     }
     case Op::Withdraw: router_.withdraw(&remote(r.token), r.a); return;
-    case Op::ProviderPublish: router_.provider_publish(&remote(r.token), r.id, r.bytes, image); return;
+    case Op::ProviderPublish: router_.provider_publish(&remote(r.token), r.id, r.bytes, image, checked); return;
     case Op::ProviderStatus: router_.provider_status(&remote(r.token), r.id, r.state, r.code, r.a); return;
     case Op::Snapshot: {
       RemoteOutlet& requester = remote(r.token);

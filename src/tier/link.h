@@ -49,6 +49,10 @@ struct Record {
   std::span<const uint8_t> bytes;
 };
 
+// Record::flags of Publish and ProviderPublish records.
+inline constexpr uint8_t kFlagImage = 1;      // the payload replaces the image
+inline constexpr uint8_t kFlagValidated = 2;  // the access point validated its field list
+
 inline constexpr size_t kRecordHeader = 24;
 size_t record_size(const Record& r);
 void write_record(std::span<uint8_t> out, const Record& r);

@@ -52,13 +52,13 @@ broker::Outcome Uplink::advertise(std::string_view topic, wire::PayloadKind kind
 }
 
 broker::Outcome Uplink::publish(cache::ChannelId id, std::span<const uint8_t> payload, bool image) {
-  if (id < kinds_.size() && kinds_[id] == static_cast<uint8_t>(wire::PayloadKind::FieldList) + 1 &&
-      !fields::validate(payload)) {
-    return {wire::Code::BadPayload, "malformed field list"};
-  }
+  // A malformed field list fails its sender here, at once; the gateway is
+  // told it was checked, so it does not check again.
+  const bool field_list = id < kinds_.size() && kinds_[id] == static_cast<uint8_t>(wire::PayloadKind::FieldList) + 1;
+  if (field_list && !fields::validate(payload)) return {wire::Code::BadPayload, "malformed field list"};
   Record r{Op::Publish};
   r.id = id;
-  r.flags = image;
+  r.flags = (image ? kFlagImage : 0) | (field_list ? kFlagValidated : 0);
   r.bytes = payload;
   send(directory_.shard_of(id), r);
   return {};
@@ -97,7 +97,7 @@ void Uplink::provider_publish(broker::Outlet* outlet, cache::ChannelId id, std::
   Record r{Op::ProviderPublish};
   r.token = outlet->token;
   r.id = id;
-  r.flags = image;
+  r.flags = (image ? kFlagImage : 0) | kFlagValidated;  // Router::provider_publish validated it
   r.bytes = payload;
   send(directory_.shard_of(id), r);
 }

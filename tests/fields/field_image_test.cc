@@ -63,6 +63,20 @@ TEST(FieldImage, MergeOverwritesFieldByField) {
   EXPECT_EQ(image.find(30)->i, 500);
 }
 
+TEST(FieldImage, AlreadyCheckedPayloadsGiveTheSameImage) {
+  auto update = build([](FieldListWriter& w) {
+    w.add_decimal(22, {10105, -2});
+    w.add_int(40, 7);
+  });
+  FieldImage checked = image_of(quote()), trusted;
+  ASSERT_TRUE(trusted.replace(quote(), Checked::Already));
+  EXPECT_EQ(encode(trusted), encode(checked));
+  ASSERT_TRUE(checked.merge(update));
+  ASSERT_TRUE(trusted.merge(update, Checked::Already));
+  EXPECT_EQ(ids(trusted), (std::vector<uint16_t>{3, 22, 25, 30, 40}));
+  EXPECT_EQ(encode(trusted), encode(checked));
+}
+
 TEST(FieldImage, MergeInsertsNewFieldsInOrder) {
   auto image = image_of(quote());
   ASSERT_TRUE(image.merge(build([](FieldListWriter& w) {

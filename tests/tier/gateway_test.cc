@@ -3,9 +3,11 @@
 // the gateway sends back.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <atomic>
 #include <chrono>
 #include <thread>
+#include <vector>
 
 #include "testlib/fields.h"
 #include "tier/gateway.h"
@@ -106,6 +108,44 @@ TEST_F(GatewayLink, CongestedGatewayDrainsItsSpillAndLosesNothing) {
   }
   EXPECT_EQ(last_seq, kMessages);
   EXPECT_EQ(out_of_order, 0u);
+}
+
+// The gateway trusts a field list its access point marked as validated, and
+// validates one that is not marked (its access point did not know the kind).
+TEST_F(GatewayLink, AnUnmarkedPublishIsStillValidated) {
+  const auto id = directory_.intern("V/1", wire::PayloadKind::FieldList).id;
+  Record interest{Op::Interest};
+  interest.a = "V/>";
+  send(interest);
+  Record advertise{Op::Advertise};
+  advertise.id = id;
+  advertise.a = "V/1";
+  send(advertise);
+  const auto good = testing::field_list({{22, int64_t{1}}});
+  const std::vector<uint8_t> malformed{0x00, 0x05};  // five fields announced, none there
+  for (const auto* payload : {&good, &malformed, &good}) {
+    Record publish{Op::Publish};
+    publish.id = id;
+    publish.flags = payload == &good ? kFlagValidated : 0;
+    publish.bytes = *payload;
+    send(publish);
+  }
+  std::vector<uint64_t> seqs;
+  size_t not_good = 0;
+  for (auto until = Clock::now() + std::chrono::seconds(20); seqs.size() < 2 && Clock::now() < until;) {
+    hand_over();
+    read_frames([&](const wire::Frame& f) {
+      if (wire::Image i; f.type == wire::MsgType::Image && wire::decode(f, i)) seqs.push_back(i.seq);
+      if (wire::Update u; f.type == wire::MsgType::Update && wire::decode(f, u)) {
+        seqs.push_back(u.seq);
+        not_good += !std::equal(u.payload.begin(), u.payload.end(), good.begin(), good.end());
+      }
+    });
+    std::this_thread::sleep_for(std::chrono::milliseconds(1));
+  }
+  // The malformed one was refused: not numbered, not passed on.
+  EXPECT_EQ(seqs, (std::vector<uint64_t>{1, 2}));
+  EXPECT_EQ(not_good, 0u);
 }
 
 }  // namespace
