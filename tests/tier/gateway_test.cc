@@ -6,6 +6,8 @@
 #include <algorithm>
 #include <atomic>
 #include <chrono>
+#include <string>
+#include <string_view>
 #include <thread>
 #include <vector>
 
@@ -35,6 +37,20 @@ class GatewayLink : public ::testing::Test {
     thread_.join();
   }
   void send(const Record& r) { link_.to_gateway.push(r); }
+  // A field-list channel the access point watches (the pattern "topic's
+  // parent/>") and publishes to; returns its id.
+  cache::ChannelId watched_field_list_channel(std::string_view topic) {
+    const auto id = directory_.intern(topic, wire::PayloadKind::FieldList).id;
+    const std::string pattern = std::string(topic.substr(0, topic.rfind('/'))) + "/>";
+    Record interest{Op::Interest};
+    interest.a = pattern;
+    send(interest);
+    Record advertise{Op::Advertise};
+    advertise.id = id;
+    advertise.a = topic;
+    send(advertise);
+    return id;
+  }
   void hand_over() {
     link_.to_gateway.drain_spill();
     gateway_.waker().notify();
@@ -73,14 +89,7 @@ class GatewayLink : public ::testing::Test {
 // new output, and every message must arrive once, in order.
 TEST_F(GatewayLink, CongestedGatewayDrainsItsSpillAndLosesNothing) {
   constexpr uint64_t kMessages = 20'000;
-  const auto id = directory_.intern("T/1", wire::PayloadKind::FieldList).id;
-  Record interest{Op::Interest};
-  interest.a = "T/>";
-  send(interest);
-  Record advertise{Op::Advertise};
-  advertise.id = id;
-  advertise.a = "T/1";
-  send(advertise);
+  const auto id = watched_field_list_channel("T/1");
   for (uint64_t k = 1; k <= kMessages; ++k) {
     const auto payload = testing::field_list({{22, static_cast<int64_t>(k)}});
     Record publish{Op::Publish};
@@ -113,14 +122,7 @@ TEST_F(GatewayLink, CongestedGatewayDrainsItsSpillAndLosesNothing) {
 // The gateway trusts a field list its access point marked as validated, and
 // validates one that is not marked (its access point did not know the kind).
 TEST_F(GatewayLink, AnUnmarkedPublishIsStillValidated) {
-  const auto id = directory_.intern("V/1", wire::PayloadKind::FieldList).id;
-  Record interest{Op::Interest};
-  interest.a = "V/>";
-  send(interest);
-  Record advertise{Op::Advertise};
-  advertise.id = id;
-  advertise.a = "V/1";
-  send(advertise);
+  const auto id = watched_field_list_channel("V/1");
   const auto good = testing::field_list({{22, int64_t{1}}});
   const std::vector<uint8_t> malformed{0x00, 0x05};  // five fields announced, none there
   for (const auto* payload : {&good, &malformed, &good}) {
