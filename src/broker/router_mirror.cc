@@ -51,8 +51,9 @@ void Router::mirror_message(cache::ChannelId id, uint64_t seq, std::span<const u
   // Nobody here receives it (the gateway has not seen the unsubscribe yet),
   // or an UPDATE before the IMAGE that restarts a forgotten copy: not ours.
   if (!ch || (route(*ch).subscribers.empty() && route(*ch).delayed.empty()) || (!image && !ch->has_data())) return;
-  // The gateway validated the payload when it was published, or encoded it
-  // from its own cache: validating it again here would only cost time.
+  // Validated once already, by the access point that read it from its
+  // publisher, or encoded by the gateway from its cache: checking it again
+  // here would only cost time.
   if (!ch->apply(payload, image, fields::Checked::Already)) {
     ++stats_.bad_payloads;
     return;

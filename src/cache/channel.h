@@ -30,7 +30,8 @@ struct Channel {
   // Forgets the cached state (an interactive channel that was released or closed).
   void clear_image();
   // Applies one published payload; false (and no change) if it is malformed.
-  // An access point passes Checked::Already for what its gateway validated.
+  // Checked::Already: another thread of this broker validated it (docs/ARCHITECTURE.md,
+  // "One message across the tiers").
   bool apply(std::span<const uint8_t> payload, bool replace, fields::Checked checked = fields::Checked::No);
   size_t image_size() const;
   // Encodes the current image payload; returns its size, 0 if it does not fit.

@@ -109,8 +109,8 @@ class FieldImage {
 
   // Validates, then merges field by field. On a malformed payload the image is unchanged.
   // Checked::Already skips the validation for a payload this process has
-  // validated before (a gateway's stream to its access points); never for
-  // bytes from a socket.
+  // validated before (a record between the broker's own threads); never for
+  // bytes straight from a socket.
   bool merge(std::span<const uint8_t> payload, Checked checked = Checked::No);
   // Validates, then replaces the whole image.
   bool replace(std::span<const uint8_t> payload, Checked checked = Checked::No);
