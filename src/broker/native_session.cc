@@ -392,7 +392,7 @@ void NativeSession::update_interest() {
 void NativeSession::pause_input(bool paused) {
   // While the broker does not read, the peer's heartbeats wait unread in the
   // socket: that silence is ours, so the idle clock restarts on resume.
-  if (!paused && !reading_) last_rx_ns_ = monotonic_ns();
+  if (!paused && !reading_) last_rx_ns_ = env_.reactor.now_ns();
   reading_ = !paused;
   update_interest();
 }

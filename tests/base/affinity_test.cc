@@ -8,12 +8,12 @@
 #include <sys/resource.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
-#include <sys/utsname.h>
 #include <unistd.h>
 
-#include <cstdio>
 
 #include <thread>
+
+#include "testlib/sched.h"
 
 namespace tw {
 namespace {
@@ -166,19 +166,13 @@ TEST(NameCurrentThread, TruncatesToFifteenBytes) {
   }).join();
 }
 
-// Custom slices for the fair policies came with Linux 6.12.
-bool kernel_has_custom_slices() {
-  utsname u{};
-  int major = 0, minor = 0;
-  if (uname(&u) != 0 || std::sscanf(u.release, "%d.%d", &major, &minor) != 2) return false;
-  return major > 6 || (major == 6 && minor >= 12);
-}
+using testing::kernel_has_custom_slices;
 
 // The calling thread's slice as sched_getattr reports it, in ns.
 uint64_t slice_ns_of_this_thread() {
-  uint64_t attr[6] = {};  // struct sched_attr, first version: 48 bytes; runtime at byte 24
-  EXPECT_EQ(syscall(SYS_sched_getattr, 0, attr, sizeof attr, 0), 0);
-  return attr[3];
+  auto slice = testing::slice_ns_of(0);
+  EXPECT_TRUE(slice.has_value());
+  return slice.value_or(0);
 }
 
 TEST(SetCurrentThreadSlice, TheKernelReportsTheSliceAndTheNiceValueIsKept) {

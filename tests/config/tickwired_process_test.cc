@@ -8,8 +8,6 @@
 #include <signal.h>
 #include <spawn.h>
 #include <sys/socket.h>
-#include <sys/syscall.h>
-#include <sys/utsname.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -22,6 +20,8 @@
 #include <string>
 #include <thread>
 #include <vector>
+
+#include "testlib/sched.h"
 
 namespace {
 
@@ -162,18 +162,13 @@ pid_t thread_named(pid_t pid, const std::string& name) {
   return 0;
 }
 
+using tw::testing::kernel_has_custom_slices;
+
 // A thread's scheduler slice as sched_getattr reports it, in µs.
 uint64_t slice_us_of(pid_t tid) {
-  uint64_t attr[6] = {};  // struct sched_attr, first version: 48 bytes; runtime at byte 24
-  EXPECT_EQ(syscall(SYS_sched_getattr, tid, attr, sizeof attr, 0), 0);
-  return attr[3] / 1000;
-}
-
-bool kernel_has_custom_slices() {  // Linux 6.12
-  utsname u{};
-  int major = 0, minor = 0;
-  if (uname(&u) != 0 || std::sscanf(u.release, "%d.%d", &major, &minor) != 2) return false;
-  return major > 6 || (major == 6 && minor >= 12);
+  auto slice = tw::testing::slice_ns_of(tid);
+  EXPECT_TRUE(slice.has_value());
+  return slice.value_or(0) / 1000;
 }
 
 TEST(TickwiredProcess, LoopThreadsRunInTheConfiguredSchedulerSlice) {
