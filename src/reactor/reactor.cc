@@ -74,8 +74,10 @@ int Reactor::run_once(int max_wait_ms) {
   uint64_t now = monotonic_ns();
   int wait_ms = max_wait_ms;
   if (tick_) {
-    int64_t until_tick = static_cast<int64_t>(next_tick_ns_ - now) / 1'000'000;
-    if (until_tick < 0) until_tick = 0;
+    // Rounded up: rounding down would make the last millisecond before each
+    // tick a busy loop of zero-timeout waits.
+    int64_t until_tick_ns = static_cast<int64_t>(next_tick_ns_ - now);
+    int64_t until_tick = until_tick_ns <= 0 ? 0 : (until_tick_ns + 999'999) / 1'000'000;
     if (wait_ms < 0 || until_tick < wait_ms) wait_ms = static_cast<int>(until_tick);
   }
   epoll_event events[kMaxEvents];

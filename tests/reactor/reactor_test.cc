@@ -68,5 +68,16 @@ TEST(Reactor, OutsideATurnNowIsTheClock) {
   reactor.remove(a.fd());
 }
 
+// An idle loop sleeps until its tick: a turn that waits for nothing but the
+// tick ends in the tick, never in a zero-timeout wait just before it (the
+// last partial millisecond used to be spun through, up to 1 ms per tick).
+TEST(Reactor, AnIdleLoopSleepsUntilTheTickInsteadOfSpinningToIt) {
+  Reactor reactor;
+  int ticks = 0;
+  reactor.set_tick(5, [&](uint64_t) { ++ticks; });
+  while (ticks < 10) reactor.run_once(-1);
+  EXPECT_LE(reactor.stats().turns, 2u * 10 + 1) << "turns that woke before the tick was due";
+}
+
 }  // namespace
 }  // namespace tw::reactor
