@@ -26,7 +26,8 @@ uint64_t Histogram::value_at_percentile(double p) const {
   auto rank = static_cast<uint64_t>(std::ceil(p / 100.0 * static_cast<double>(count_)));
   rank = std::clamp<uint64_t>(rank, 1, count_);
   uint64_t seen = 0;
-  for (size_t b = 0; b < counts_.size(); ++b) {
+  const size_t last = bucket_of(max_);
+  for (size_t b = bucket_of(min_); b <= last; ++b) {
     seen += counts_[b];
     if (seen >= rank) {
       uint64_t mid = bucket_low(b) + bucket_width(b) / 2;
@@ -38,7 +39,8 @@ uint64_t Histogram::value_at_percentile(double p) const {
 
 void Histogram::merge(const Histogram& other) {
   if (other.count_ == 0) return;
-  for (size_t b = 0; b < counts_.size(); ++b) counts_[b] += other.counts_[b];
+  const size_t last = bucket_of(other.max_);
+  for (size_t b = bucket_of(other.min_); b <= last; ++b) counts_[b] += other.counts_[b];
   count_ += other.count_;
   clamped_ += other.clamped_;
   sum_ += other.sum_;
@@ -47,7 +49,10 @@ void Histogram::merge(const Histogram& other) {
 }
 
 void Histogram::reset() {
-  if (count_ != 0) std::fill(counts_.begin(), counts_.end(), 0);
+  if (count_ != 0) {
+    std::fill(counts_.begin() + static_cast<ptrdiff_t>(bucket_of(min_)),
+              counts_.begin() + static_cast<ptrdiff_t>(bucket_of(max_)) + 1, 0);
+  }
   count_ = 0;
   clamped_ = 0;
   sum_ = 0;

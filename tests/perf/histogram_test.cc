@@ -132,5 +132,25 @@ TEST(Histogram, ZeroAndHugeValues) {
   EXPECT_EQ(h.value_at_percentile(10), 0u);
 }
 
+// reset() clears only the buckets between min and max: nothing recorded
+// before a reset may show in the percentiles after it.
+TEST(Histogram, ResetLeavesNoCountBehind) {
+  Histogram h;
+  for (int i = 0; i < 100; ++i) {
+    h.record(500);
+    h.record(3'000'000);
+  }
+  h.reset();
+  h.record(100);
+  h.record(900);
+  h.record(9'000'000);
+  EXPECT_EQ(h.value_at_percentile(34), 900u);
+  EXPECT_NEAR(static_cast<double>(h.value_at_percentile(67)), 9e6, 9e6 / 1000);
+  Histogram sum;
+  sum.merge(h);
+  EXPECT_EQ(sum.count(), 3u);
+  EXPECT_EQ(sum.value_at_percentile(34), 900u);
+}
+
 }  // namespace
 }  // namespace tw::perf
