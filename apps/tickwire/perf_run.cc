@@ -37,6 +37,7 @@ struct PerfRunOptions {
   double probe_rate = 2000;
   double load_batch_us = 0;
   int connections_per_sub = 1;
+  bool probe_log = false;
   std::string rates = "10000,50000,100000";
   int runs = 3;
   int bisect_steps = 4;
@@ -89,6 +90,7 @@ Result<run::RunOptions> build_options(const PerfRunOptions& o) {
   t.load_batch_us = o.load_batch_us;
   t.connections_per_sub = o.connections_per_sub;
   t.log_dir = o.out + "/logs";
+  t.probe_log = o.probe_log;
   return options;
 }
 
@@ -179,6 +181,8 @@ void add_perf_run_command(CLI::App& perf, const CommonOptions& common, int& exit
   cmd->add_option("--load-batch-us", o->load_batch_us,
                   "publishers let the background load wait up to this long and send it in bursts; probes stay on time")
       ->check(CLI::NonNegativeNumber);
+  cmd->add_flag("--probe-log", o->probe_log,
+               "each perf sub appends every probe's send and arrival time to OUT/logs/probes-sub<k>.tsv");
   cmd->add_option("--rates", o->rates, "background rates for sweep, comma separated");
   cmd->add_option("--runs", o->runs, "repetitions (latency, sweep) or confirmation runs (throughput)")
       ->check(CLI::PositiveNumber);

@@ -1,12 +1,13 @@
 // tickwire perf sub: the measuring consumer of `tickwire perf` (docs/perf.md).
 //   tickwire perf sub PATTERN | --prefix P --topics T [--groups G --group g]   [--seconds D] [--transport native|mqtt|nats] [--server HOST:PORT]
 //       [--json] [--expect-publishers N] [--idle-exit-ms M] [--wait-ms W] [--clock monotonic|realtime]
-//       [--connections K]
+//       [--connections K] [--probe-log FILE]
 #include <poll.h>
 
 #include <algorithm>
 #include <cerrno>
 #include <cstdio>
+#include <cstring>
 #include <memory>
 #include <vector>
 
@@ -24,6 +25,7 @@ namespace {
 constexpr uint64_t kSecondNs = 1'000'000'000;
 constexpr int kSyncTimeoutMs = 5000;
 constexpr int kMaxPollMs = 100;
+constexpr size_t kProbeLogCapacity = size_t{1} << 18;  // per connection: 2 min of perf run's 2,000 probes/s
 
 struct PerfSubOptions {
   std::string pattern;
@@ -39,6 +41,7 @@ struct PerfSubOptions {
   uint64_t idle_exit_ms = 2000;
   uint64_t wait_ms = 0;
   uint32_t connections = 1;  // subscribers hosted by this process, same topics each
+  std::string probe_log;     // append every probe's send and arrival time here at the end
 };
 
 int fail(const std::string& message) {
@@ -150,6 +153,7 @@ class SubRun {
 
   int finish(int exit_code) {
     double cpu_s = perf::process_cpu_seconds();
+    if (!opts_.probe_log.empty() && !write_probe_log()) exit_code = kExitError;
     for (size_t i = 0; i < connections_.size(); ++i) {
       perf::SubSummary summary = perf::make_summary(connections_[i]->consumer, cpu_s);
       if (opts_.json) print_line(perf::summary_json(summary));
@@ -158,6 +162,27 @@ class SubRun {
     }
     std::fflush(stdout);
     return exit_code;
+  }
+
+  // Appends, so that the trials of one `perf run` share a file: a comment
+  // line, then "connection send_ns receive_ns" per probe.
+  bool write_probe_log() const {
+    FILE* out = std::fopen(opts_.probe_log.c_str(), "a");
+    if (!out) {
+      std::fprintf(stderr, "tickwire perf sub: cannot write %s: %s\n", opts_.probe_log.c_str(), std::strerror(errno));
+      return false;
+    }
+    uint64_t not_logged = 0;
+    for (const auto& c : connections_) not_logged += c->consumer.probes_not_logged();
+    std::fprintf(out, "# connection send_ns receive_ns (clock %s; %llu later probes not logged)\n", opts_.clock.c_str(),
+                 static_cast<unsigned long long>(not_logged));
+    for (size_t i = 0; i < connections_.size(); ++i) {
+      for (const perf::ProbeArrival& p : connections_[i]->consumer.probe_arrivals()) {
+        std::fprintf(out, "%zu %llu %llu\n", i, static_cast<unsigned long long>(p.send_ns),
+                     static_cast<unsigned long long>(p.receive_ns));
+      }
+    }
+    return std::fclose(out) == 0;
   }
 
   // A JSON line gets "conn":i; a text line a "[i] " prefix.
@@ -203,6 +228,7 @@ int run_perf_sub(const PerfSubOptions& opts, const CommonOptions& common) {
     auto c = std::make_unique<Connection>();
     c->transport = perf::make_transport(*kind, "tickwire-perf-sub");
     perf::Consumer& consumer = c->consumer;
+    if (!opts.probe_log.empty()) consumer.keep_probe_arrivals(kProbeLogCapacity);
     perf::ClockKind clock_kind = *clock;
     c->transport->set_handler([&consumer, clock_kind](const perf::Received& msg) {
       consumer.on_message(msg.payload, msg.is_initial_image, perf::clock_now_ns(clock_kind));
@@ -248,6 +274,8 @@ void add_perf_sub_command(CLI::App& perf, const CommonOptions& common, int& exit
   cmd->add_option("--connections", opts->connections,
                   "subscriber connections in this process, each with the same subscriptions and its own report")
       ->check(CLI::Range(1, 1000));
+  cmd->add_option("--probe-log", opts->probe_log,
+                  "at the end, append each probe's connection, send_ns and arrival time to this file");
   cmd->add_option("--wait-ms", opts->wait_ms, "give up (exit 1) if no message came within this long, 0 = wait forever");
   cmd->callback([opts, &common, &exit_code]() { exit_code = run_perf_sub(*opts, common); });
 }

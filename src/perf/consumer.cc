@@ -111,7 +111,14 @@ void Consumer::on_message(std::span<const uint8_t> payload, bool is_initial_imag
   if (header->is_probe()) {
     ++totals_.probes;
     probe_latency_.record(latency);
+    if (probe_arrivals_.size() < probe_arrival_capacity_) probe_arrivals_.push_back({header->send_ns, now_ns});
+    else if (probe_arrival_capacity_ != 0) ++probes_not_logged_;
   }
+}
+
+void Consumer::keep_probe_arrivals(size_t capacity) {
+  probe_arrival_capacity_ = capacity;
+  probe_arrivals_.reserve(capacity);
 }
 
 Histogram Consumer::latency() const {

@@ -56,6 +56,13 @@ struct IntervalStats {
   uint64_t gaps = 0, missing = 0;
 };
 
+// One probe as received: when it was sent (its header's send_ns) and when it
+// arrived, on the publishers' clock.
+struct ProbeArrival {
+  uint64_t send_ns = 0;
+  uint64_t receive_ns = 0;
+};
+
 struct LatencySummary {
   double min_us = 0, mean_us = 0, p50_us = 0, p90_us = 0, p99_us = 0, p999_us = 0, max_us = 0;
   uint64_t count = 0;
@@ -79,6 +86,14 @@ class Consumer {
   Histogram latency() const;  // all messages: the closed intervals and the open one
   const Histogram& probe_latency() const { return probe_latency_; }
 
+  // Keeps the send and arrival time of the first `capacity` probes (room is
+  // reserved here, so recording them never allocates), for lining up slow
+  // probes with a scheduler trace (bench/tail_trace). Probes past the
+  // capacity are counted in probes_not_logged().
+  void keep_probe_arrivals(size_t capacity);
+  const std::vector<ProbeArrival>& probe_arrivals() const { return probe_arrivals_; }
+  uint64_t probes_not_logged() const { return probes_not_logged_; }
+
  private:
   struct Stream {
     uint64_t last_seq = 0;
@@ -93,6 +108,9 @@ class Consumer {
   Histogram latency_;
   Histogram probe_latency_;
   Histogram interval_latency_;
+  std::vector<ProbeArrival> probe_arrivals_;
+  size_t probe_arrival_capacity_ = 0;
+  uint64_t probes_not_logged_ = 0;
   uint64_t interval_gaps_ = 0;
   uint64_t interval_missing_ = 0;
   uint64_t interval_start_ns_ = 0;

@@ -103,6 +103,24 @@ TEST_F(ConsumerTest, ProbesHaveTheirOwnHistogram) {
   EXPECT_EQ(consumer.latency().count(), 2u);
 }
 
+TEST_F(ConsumerTest, ProbeArrivalsAreKeptUpToTheirCapacityAndTheRestCounted) {
+  feed(0, 0, 1, false, true, 1000, 2000);
+  EXPECT_TRUE(consumer.probe_arrivals().empty()) << "kept only when asked";
+  EXPECT_EQ(consumer.probes_not_logged(), 0u);
+  consumer.keep_probe_arrivals(2);
+  feed(0, 0, 2, false, false, 1500, 2500);  // load: not a probe
+  feed(0, 0, 3, false, true, 4000, 4700);
+  feed(0, 0, 4, false, true, 5000, 5900);
+  feed(0, 0, 5, false, true, 6000, 6100);
+  ASSERT_EQ(consumer.probe_arrivals().size(), 2u);
+  EXPECT_EQ(consumer.probe_arrivals()[0].send_ns, 4000u);
+  EXPECT_EQ(consumer.probe_arrivals()[0].receive_ns, 4700u);
+  EXPECT_EQ(consumer.probe_arrivals()[1].send_ns, 5000u);
+  EXPECT_EQ(consumer.probe_arrivals()[1].receive_ns, 5900u);
+  EXPECT_EQ(consumer.probes_not_logged(), 1u);
+  EXPECT_EQ(consumer.totals().probes, 4u);
+}
+
 TEST_F(ConsumerTest, MalformedPayloadsAreCountedNotTrusted) {
   std::vector<uint8_t> short_payload(10);
   consumer.on_message(short_payload, false, 1);

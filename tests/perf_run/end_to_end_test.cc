@@ -126,6 +126,33 @@ TEST_F(PerfRunEndToEnd, SubscribersSharingProcessesEachReceiveTheirShare) {
   EXPECT_NE(read_file(out_ / "table.txt").find("subscribers 4 (2 per process)"), std::string::npos);
 }
 
+TEST_F(PerfRunEndToEnd, ProbeLogHasEveryProbeEachSubscriberReceived) {
+  ASSERT_EQ(run({"--mode", "latency", "--rate", "1000", "--probe-rate", "200", "--runs", "1", "--subscribers", "2",
+                 "--fanout", "2", "--topics", "10", "--connections-per-sub", "2", "--probe-log"}),
+            0)
+      << output_;
+  nlohmann::json result = check_outputs();
+  ASSERT_FALSE(result.is_discarded());
+  const auto& trial = result["trials"][0];
+  std::istringstream log(read_file(out_ / "logs" / "probes-sub0.tsv"));
+  std::string header;
+  std::getline(log, header);
+  EXPECT_EQ(header.rfind("# connection send_ns receive_ns (clock monotonic; 0 later probes", 0), 0u) << header;
+  unsigned long long lines = 0, per_connection[2] = {0, 0};
+  size_t connection;
+  unsigned long long send_ns, receive_ns;
+  while (log >> connection >> send_ns >> receive_ns) {
+    ASSERT_LT(connection, 2u);
+    ++per_connection[connection];
+    EXPECT_GE(receive_ns, send_ns);
+    ++lines;
+  }
+  EXPECT_TRUE(log.eof()) << "every line is three numbers";
+  EXPECT_EQ(lines, trial["probes_received"].get<unsigned long long>());
+  EXPECT_EQ(per_connection[0], trial["probes_sent"].get<unsigned long long>());
+  EXPECT_EQ(per_connection[1], trial["probes_sent"].get<unsigned long long>());
+}
+
 TEST_F(PerfRunEndToEnd, RejectsConnectionsPerSubThatDoNotDivideTheFanout) {
   EXPECT_NE(run({"--mode", "latency", "--subscribers", "4", "--fanout", "2", "--connections-per-sub", "4",
                  "--runs", "1"}),

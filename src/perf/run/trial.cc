@@ -43,6 +43,10 @@ ChildSpec subscriber_spec(const TrialSpec& spec, const FanoutPlan& plan, int ind
     child.argv.push_back("--connections");
     child.argv.push_back(std::to_string(spec.connections_per_sub));
   }
+  if (spec.probe_log && !spec.log_dir.empty()) {
+    child.argv.push_back("--probe-log");
+    child.argv.push_back(spec.log_dir + "/probes-sub" + std::to_string(index) + ".tsv");
+  }
   for (const std::string& arg : {std::string("--seconds"), number(spec.seconds + kSubExtraSeconds),
                                  std::string("--idle-exit-ms"), std::to_string(kSubIdleExitMs)})
     child.argv.push_back(arg);

@@ -31,6 +31,7 @@ struct TrialSpec {
   double load_batch_us = 0;     // perf pub --load-batch-us; 0 = every load message on time
   int connections_per_sub = 1;  // subscribers per perf sub process (perf sub --connections)
   std::string log_dir;          // children's stderr go to LOG_DIR/<role><k>.log; empty = inherited
+  bool probe_log = false;       // perf sub k appends its probes' times to LOG_DIR/probes-sub<k>.tsv
 };
 
 struct LatencySummary {
