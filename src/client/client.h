@@ -292,7 +292,17 @@ class Client {
   void call_release(uint32_t stream_id, const OpenStream& stream);
   Subscription* route(ChannelRecord& channel);
   void deliver(Subscription& sub, const ChannelRecord& ch, Message& msg);
-  void sweep_subscriptions();  // also erases withdrawn provisions
+  // Marks one ended: it stays in its vector, since its handler may be
+  // running, until sweep_subscriptions() erases it.
+  void retire(Subscription& s) {
+    s.live = false;
+    retired_ = true;
+  }
+  void retire(Provision& p) {
+    p.live = false;
+    retired_ = true;
+  }
+  void sweep_subscriptions();  // erases retired subscriptions and provisions, if any
 
   // Encoding into out_ (client.cc).
   template <typename Encode>
@@ -325,6 +335,7 @@ class Client {
 
   std::vector<std::unique_ptr<Subscription>> subscriptions_;  // oldest first
   uint64_t subscription_generation_ = 1;
+  bool retired_ = false;  // a subscription or provision awaits sweep_subscriptions()
   uint32_t next_subscription_id_ = 1;
   uint32_t next_request_id_ = 1;
   std::unordered_map<uint32_t, PendingRequest> pending_;

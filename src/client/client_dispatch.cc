@@ -208,7 +208,7 @@ int Client::end_exact_subscriptions(const std::string& topic, uint32_t delivered
   for (auto& s : subscriptions_)
     if (s->live && s->pattern == pattern) ended.push_back(s.get());
   if (ended.empty()) return 0;
-  for (Subscription* s : ended) s->live = false;
+  for (Subscription* s : ended) retire(*s);
   ++subscription_generation_;
   int delivered = 0;
   uint64_t epoch = epoch_;
@@ -278,7 +278,7 @@ void Client::handle_ack(const wire::Ack& ack) {
   if (ack.code == wire::Code::Ok) return;
   if (request.type == RequestType::Subscribe) {
     for (auto& s : subscriptions_)
-      if (s->live && s->pattern == request.subject) s->live = false;
+      if (s->live && s->pattern == request.subject) retire(*s);
     ++subscription_generation_;
   }
   if (on_error_) on_error_(ErrorInfo{ack.code, ack.text, ack.request_id, request.subject});

@@ -69,7 +69,7 @@ Result<uint32_t> Client::provide(std::string_view service, std::string_view patt
 Status Client::withdraw(std::string_view service) {
   Provision* p = live_provision(service);
   if (p == nullptr) return Error{"not providing '" + std::string(service) + "'"};
-  p->live = false;  // erased by sweep_subscriptions(): its handler may be running now
+  retire(*p);
   std::erase_if(streams_, [id = p->id](const auto& entry) { return entry.second.provision_id == id; });
   if (state_ == State::Connected) {
     uint32_t request_id = next_request_id_++;
@@ -181,7 +181,7 @@ bool Client::handle_provider_ack(const PendingRequest& request, const wire::Ack&
     case RequestType::Provide:
       if (ack.code != wire::Code::Ok) {
         if (Provision* p = live_provision(request.subject)) {
-          p->live = false;
+          retire(*p);
           std::erase_if(streams_, [id = p->id](const auto& entry) { return entry.second.provision_id == id; });
         }
       }
