@@ -12,7 +12,10 @@ void Fanout::forget(Outlet* outlet) {
 
 void Fanout::flush_all() {
   // An outlet's flush never marks another dirty, so one pass empties the list.
-  for (Outlet* outlet : dirty_) {
+  const size_t count = dirty_.size();
+  const size_t first = count == 0 ? 0 : flushes_++ % count;
+  for (size_t i = 0; i < count; ++i) {
+    Outlet* outlet = dirty_[first + i < count ? first + i : first + i - count];
     outlet->dirty = false;
     outlet->flush_output();
   }

@@ -1,7 +1,10 @@
 // Fanout: one reactor's outgoing path. Frames are encoded once into the
 // turn's arena and referenced by every outlet that sends them; outlets with
 // queued output are listed as dirty and flushed once at the end of the turn
-// (one writev each), then the arena is reset.
+// (one writev each), then the arena is reset. Each flush starts one further
+// along the dirty list than the last: outlets are listed in the order of a
+// channel's subscribers, so without the rotation the same subscriber would
+// always get its writev last, a few microseconds per connection after the first.
 #pragma once
 #include <span>
 #include <vector>
@@ -43,6 +46,7 @@ class Fanout {
  private:
   io::FrameArena arena_;
   std::vector<Outlet*> dirty_;
+  size_t flushes_ = 0;  // picks the outlet flushed first
 };
 
 }  // namespace tw::broker
