@@ -128,6 +128,7 @@ void run_relay(int sub_listener, int pub_listener, int subscribers, uint32_t sli
   interest.events = EPOLLIN;
   if (ep < 0 || epoll_ctl(ep, EPOLL_CTL_ADD, pub, &interest) != 0) die("epoll");
   static char buffer[kBuffer];
+  size_t first = 0;
   for (;;) {
     epoll_event ready;
     if (epoll_wait(ep, &ready, 1, -1) < 0) {
@@ -138,7 +139,10 @@ void run_relay(int sub_listener, int pub_listener, int subscribers, uint32_t sli
     if (got < 0 && errno == EINTR) continue;
     if (got < 0) die("relay read");
     if (got == 0) break;  // publisher done: closing the subscribers ends them
-    for (int fd : subs) write_all(fd, buffer, static_cast<size_t>(got));
+    // Starting one subscriber further along each turn, as tickwired's flush does.
+    first = (first + 1) % subs.size();
+    for (size_t k = 0; k < subs.size(); ++k)
+      write_all(subs[(first + k) % subs.size()], buffer, static_cast<size_t>(got));
   }
 }
 
@@ -218,10 +222,15 @@ void run_subscribers(uint16_t port, int count, int report_fd, const Options& o) 
     c.latencies.reserve(static_cast<size_t>(o.probe_rate * (o.seconds + 1)) + 1024);
     fds.push_back({c.fd, POLLIN, 0});
   }
+  // Ready connections are read starting one further along each time, as perf sub does.
+  size_t first = 0;
   for (int open = count; open > 0;) {
     if (poll(fds.data(), fds.size(), -1) < 0 && errno != EINTR) die("poll");
-    for (size_t i = 0; i < fds.size(); ++i)
+    first = (first + 1) % fds.size();
+    for (size_t k = 0; k < fds.size(); ++k) {
+      size_t i = (first + k) % fds.size();
       if (fds[i].revents != 0 && !receive(conns[i])) fds[i].fd = -1, --open;
+    }
   }
   for (Connection& c : conns) {
     std::vector<uint64_t>& v = c.latencies;
