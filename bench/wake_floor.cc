@@ -35,6 +35,7 @@
 
 #include "base/affinity.h"
 #include "base/clock.h"
+#include "base/rotation.h"
 #include "perf/pacer.h"
 #include "perf/producer.h"
 #include "perf/run/proc_stats.h"
@@ -128,7 +129,7 @@ void run_relay(int sub_listener, int pub_listener, int subscribers, uint32_t sli
   interest.events = EPOLLIN;
   if (ep < 0 || epoll_ctl(ep, EPOLL_CTL_ADD, pub, &interest) != 0) die("epoll");
   static char buffer[kBuffer];
-  size_t first = 0;
+  tw::Rotation rotation;
   for (;;) {
     epoll_event ready;
     if (epoll_wait(ep, &ready, 1, -1) < 0) {
@@ -140,9 +141,9 @@ void run_relay(int sub_listener, int pub_listener, int subscribers, uint32_t sli
     if (got < 0) die("relay read");
     if (got == 0) break;  // publisher done: closing the subscribers ends them
     // Starting one subscriber further along each turn, as tickwired's flush does.
-    first = (first + 1) % subs.size();
+    const size_t first = rotation.start(subs.size());
     for (size_t k = 0; k < subs.size(); ++k)
-      write_all(subs[(first + k) % subs.size()], buffer, static_cast<size_t>(got));
+      write_all(subs[tw::Rotation::at(first, k, subs.size())], buffer, static_cast<size_t>(got));
   }
 }
 
@@ -223,12 +224,12 @@ void run_subscribers(uint16_t port, int count, int report_fd, const Options& o) 
     fds.push_back({c.fd, POLLIN, 0});
   }
   // Ready connections are read starting one further along each time, as perf sub does.
-  size_t first = 0;
+  tw::Rotation rotation;
   for (int open = count; open > 0;) {
     if (poll(fds.data(), fds.size(), -1) < 0 && errno != EINTR) die("poll");
-    first = (first + 1) % fds.size();
+    const size_t first = rotation.start(fds.size());
     for (size_t k = 0; k < fds.size(); ++k) {
-      size_t i = (first + k) % fds.size();
+      const size_t i = tw::Rotation::at(first, k, fds.size());
       if (fds[i].revents != 0 && !receive(conns[i])) fds[i].fd = -1, --open;
     }
   }

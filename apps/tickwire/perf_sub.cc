@@ -11,6 +11,7 @@
 #include <memory>
 #include <vector>
 
+#include "base/rotation.h"
 #include "perf/consumer.h"
 #include "perf/pacer.h"
 #include "perf/cpu_time.h"
@@ -69,7 +70,7 @@ struct Connection {
 // wait for the others' decoding every time, and the worst connection's
 // percentile, which perf run reports, would measure this loop, not the broker.
 int poll_connections(std::vector<std::unique_ptr<Connection>>& connections, std::vector<pollfd>& fds,
-                     int timeout_ms, size_t& rotation) {
+                     int timeout_ms, Rotation& rotation) {
   if (connections.size() == 1) return connections[0]->transport->poll(timeout_ms);
   fds.clear();
   for (const auto& c : connections) fds.push_back({c->transport->wait_fd(), POLLIN, 0});
@@ -77,9 +78,9 @@ int poll_connections(std::vector<std::unique_ptr<Connection>>& connections, std:
   if (ready < 0 && errno != EINTR) return -1;
   int handled = 0;
   const size_t count = connections.size();
-  const size_t first = rotation++ % count;
+  const size_t first = rotation.start(count);
   for (size_t k = 0; k < count; ++k) {
-    const size_t i = first + k < count ? first + k : first + k - count;
+    const size_t i = Rotation::at(first, k, count);
     if (ready > 0 && fds[i].revents == 0) continue;
     int n = connections[i]->transport->poll(0);
     if (n < 0) return -1;
@@ -201,7 +202,7 @@ class SubRun {
   perf::ClockKind clock_;
   std::vector<std::unique_ptr<Connection>>& connections_;
   std::vector<pollfd> fds_;
-  size_t rotation_ = 0;  // poll_connections' first connection
+  Rotation rotation_;  // poll_connections' first connection
 };
 
 // PATTERN, or one literal topic per member of the group (how `perf run` builds fan-out).

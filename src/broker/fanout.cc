@@ -13,9 +13,9 @@ void Fanout::forget(Outlet* outlet) {
 void Fanout::flush_all() {
   // An outlet's flush never marks another dirty, so one pass empties the list.
   const size_t count = dirty_.size();
-  const size_t first = count == 0 ? 0 : flushes_++ % count;
-  for (size_t i = 0; i < count; ++i) {
-    Outlet* outlet = dirty_[first + i < count ? first + i : first + i - count];
+  const size_t first = rotation_.start(count);
+  for (size_t k = 0; k < count; ++k) {
+    Outlet* outlet = dirty_[Rotation::at(first, k, count)];
     outlet->dirty = false;
     outlet->flush_output();
   }

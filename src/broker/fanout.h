@@ -9,6 +9,7 @@
 #include <span>
 #include <vector>
 
+#include "base/rotation.h"
 #include "broker/outlet.h"
 #include "io/arena.h"
 
@@ -46,7 +47,7 @@ class Fanout {
  private:
   io::FrameArena arena_;
   std::vector<Outlet*> dirty_;
-  size_t flushes_ = 0;  // picks the outlet flushed first
+  Rotation rotation_;  // picks the outlet flushed first
 };
 
 }  // namespace tw::broker
