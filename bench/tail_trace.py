@@ -34,15 +34,13 @@ SWITCH = re.compile(r"\[(\d+)\]\s+([\d.]+):\s+sched:sched_switch:.*?next_comm=(.
 def read_probes(path):
     """One {send_ns: [latency_ns per arrival]} per trial: perf sub appends a
     comment line and then its probes at the end of every trial."""
-    trials = []
+    trials = [defaultdict(list)]
     with open(path) as f:
         for line in f:
             if line.startswith("#"):
                 trials.append(defaultdict(list))
             elif line.strip():
                 _, send, receive = line.split()
-                if not trials:
-                    trials.append(defaultdict(list))
                 trials[-1][int(send)].append(int(receive) - int(send))
     return [t for t in trials if t]
 
@@ -140,7 +138,7 @@ def percentile(sorted_values, p):
     return sorted_values[min(len(sorted_values) - 1, int(len(sorted_values) * p / 100))]
 
 
-def describe(busy, window):
+def describe(busy):
     parts = sorted(busy.items(), key=lambda kv: -kv[1])
     return " ".join(f"{k} {v * 1e6:.0f}" for k, v in parts if v * 1e6 >= 1) or "(no switch)"
 
@@ -179,13 +177,13 @@ def report_trial(arrivals, timelines, threshold_us, show):
         busy = [occupancy(timelines[c], start, end) for c in cpus]
         why = cause(busy, end - start)
         causes[why] += 1
-        rows.append((s, busy, end - start))
+        rows.append((s, busy))
     print(f"causes (from the switches of {len(cpus)} CPUs):")
     for why, n in causes.most_common():
         print(f"  {n:5d}  {why}")
     print(f"slowest {min(show, len(rows))} (us of the flight window per CPU):")
-    for s, busy, window in rows[:show]:
-        per_cpu = " | ".join(f"cpu{c}: {describe(b, window)}" for c, b in zip(cpus, busy))
+    for s, busy in rows[:show]:
+        per_cpu = " | ".join(f"cpu{c}: {describe(b)}" for c, b in zip(cpus, busy))
         print(f"  +{(s - first) / 1e6:9.3f} ms  {max(steady[s]) / 1e3:7.1f} us  {per_cpu}")
 
 

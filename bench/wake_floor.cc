@@ -352,9 +352,10 @@ int main(int argc, char** argv) {
   std::printf(
       "{\"tool\":\"wake_floor\",\"subscribers\":%d,\"sub_processes\":%d,\"rate\":%.0f,\"probe_rate\":%.0f,"
       "\"load_batch_us\":%.0f,\"relay_slice_us\":%u,\"seconds\":%g,\"probes\":%llu,\"p50_us\":%.3f,"
-      "\"p90_us\":%.3f,\"p99_us\":%.3f,\"p999_us\":%.3f,\"max_us\":%.3f,\"min_us\":%.3f,\"lost\":%llu,\"failed_children\":%d,\"steal_pct\":%.2f}\n",
+      "\"p90_us\":%.3f,\"p99_us\":%.3f,\"p999_us\":%.3f,\"max_us\":%.3f,\"min_us\":%.3f,\"lost\":%llu,"
+      "\"failed_children\":%d,\"steal_pct\":%.2f}\n",
       o.subscribers, o.sub_processes, o.rate, o.probe_rate, static_cast<double>(o.batch_ns) / 1000.0,
-      o.relay_slice_us, o.seconds, m.probes, us(m.worst[0]), us(m.worst[1]), us(m.worst[2]), us(m.worst[3]), us(m.worst[4]),
-      us(m.conns ? m.min : 0), lost, failed, steal);
+      o.relay_slice_us, o.seconds, m.probes, us(m.worst[0]), us(m.worst[1]), us(m.worst[2]), us(m.worst[3]),
+      us(m.worst[4]), us(m.conns ? m.min : 0), lost, failed, steal);
   return failed == 0 && m.conns == o.subscribers && lost == 0 ? 0 : 1;
 }
