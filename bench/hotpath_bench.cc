@@ -40,7 +40,7 @@ using namespace tw;
 // A subscriber connection without a peer: the real OutQueue, writing to /dev/null.
 class NullOutlet final : public broker::Outlet {
  public:
-  explicit NullOutlet(broker::Fanout& fanout, int fd) : fanout_(fanout), fd_(fd) {}
+  explicit NullOutlet(broker::Fanout& fanout, int fd) : fanout_(fanout), writer_(fd) {}
   void send_image(const cache::Channel&, uint32_t) override {}
   void send_delivery(const broker::Delivery& d) override {
     out_.append_ref(d.native_frame);
@@ -51,13 +51,13 @@ class NullOutlet final : public broker::Outlet {
   void send_release(uint32_t) override {}
   void send_channel_info(const wire::ChannelInfo&) override {}
   void complete_request(uint32_t, const broker::Outcome&) override {}
-  void flush_output() override { (void)out_.flush(fd_); }
+  void flush_output() override { (void)out_.flush(writer_); }
   std::string_view name() const override { return "bench"; }
   uint64_t write_calls() const { return out_.write_calls(); }
 
  private:
   broker::Fanout& fanout_;
-  int fd_;
+  io::FdWriter writer_;
   io::OutQueue out_;
 };
 

@@ -22,43 +22,67 @@ constexpr uint32_t kMaxHeartbeatMs = 600'000;
 uint64_t ms_to_ns(uint64_t ms) { return ms * 1'000'000ull; }
 }  // namespace
 
-NativeSession::NativeSession(Env env, int fd, std::string peer, uint64_t now_ns)
+NativeSession::NativeSession(Env env, std::unique_ptr<session::Transport> transport, std::string peer,
+                             uint64_t now_ns)
     : env_(env),
-      fd_(fd),
+      transport_(std::move(transport)),
       peer_(std::move(peer)),
       name_("?@" + peer_),
       opened_ns_(now_ns),
       last_rx_ns_(now_ns),
       last_tx_ns_(now_ns) {
   in_.resize(std::min<size_t>(kInitialInput, env_.config.limits.max_frame));
+  // Plain TCP is ready at once; a TLS handshake starts by waiting for the
+  // client's hello (the broker registers the fd for EPOLLIN).
+  handshaken_ = transport_->handshake() == session::Handshake::Done;
+  if (!handshaken_) handshake_events_ = EPOLLIN;
 }
 
-NativeSession::~NativeSession() { io::close_fd(fd_); }
+NativeSession::~NativeSession() = default;
 
 void NativeSession::on_io(uint32_t events) {
+  if (!handshaken_) return advance_handshake();
   if (events & EPOLLOUT) flush_output();
   if (events & (EPOLLIN | EPOLLHUP | EPOLLERR)) read_input();
 }
 
+void NativeSession::advance_handshake() {
+  if (closing()) return;
+  switch (transport_->handshake()) {
+    case session::Handshake::Done:
+      handshaken_ = true;
+      handshake_events_ = 0;
+      update_interest();
+      if (!out_.empty()) flush_output();
+      return read_input();  // the handshake may have read application bytes already
+    case session::Handshake::WantRead: handshake_events_ = EPOLLIN; break;
+    case session::Handshake::WantWrite: handshake_events_ = EPOLLOUT; break;
+    case session::Handshake::Failed:
+      return fail(wire::Code::Ok, std::string(transport_->kind()) + " handshake failed: " + transport_->error_text(),
+                  true);
+  }
+  update_interest();
+}
+
 void NativeSession::read_input() {
-  if (!reading_ || closing()) return;
+  do {
+    if (!reading_ || closing()) return;
+    read_once();
+  } while (transport_->pending_input() > 0);
+}
+
+void NativeSession::read_once() {
   if (in_len_ == in_.size()) {
     // A frame larger than the buffer but within max_frame: grow to fit it.
     uint32_t need = wire::peek_length({in_.data(), in_len_});
     in_.resize(std::max<size_t>(need, in_.size() * 2));
   }
-  ssize_t n = ::read(fd_, in_.data() + in_len_, in_.size() - in_len_);
-  if (n == 0) {
-    fail(wire::Code::Ok, "peer closed the connection");
-    return;
-  }
-  if (n < 0) {
-    if (errno == EAGAIN || errno == EWOULDBLOCK || errno == EINTR) return;
-    fail(wire::Code::Ok, "read error");
-    return;
-  }
-  in_len_ += static_cast<size_t>(n);
-  env_.counters.bytes_in += static_cast<uint64_t>(n);
+  session::ReadResult got = transport_->read({in_.data() + in_len_, in_.size() - in_len_});
+  if (got.status == session::ReadStatus::Again) return;
+  if (got.status == session::ReadStatus::Closed) return fail(wire::Code::Ok, "peer closed the connection");
+  if (got.status == session::ReadStatus::Error) return fail(wire::Code::Ok, "read error");
+  in_len_ += got.bytes;
+  env_.counters.bytes_in += got.bytes;
   last_rx_ns_ = env_.reactor.now_ns();
   parse_input();
 }
@@ -351,8 +375,8 @@ void NativeSession::queue_image(const cache::Channel& channel, uint32_t request_
 }
 
 void NativeSession::flush_output() {
-  if (fd_ < 0) return;
-  auto result = out_.flush(fd_);
+  if (!transport_) return;
+  auto result = out_.flush(*transport_);
   account_written();
   // A slow consumer that drained to the low-water mark resumes its held-back
   // channels; loop, because the socket may take everything resumed at once.
@@ -361,7 +385,7 @@ void NativeSession::flush_output() {
     congested_ = false;
     if (lag_.empty()) break;
     resume_lagging();  // sends at least one held-back channel: the loop ends
-    result = out_.flush(fd_);
+    result = out_.flush(*transport_);
     account_written();
   }
   if (result == io::FlushResult::Error) {
@@ -383,10 +407,12 @@ void NativeSession::account_written() {
 
 void NativeSession::update_interest() {
   if (closing()) return;
-  uint32_t events = (reading_ ? uint32_t{EPOLLIN} : 0u) | (want_write_ ? uint32_t{EPOLLOUT} : 0u);
+  const bool write = want_write_ || transport_->pending_output() > 0;
+  uint32_t events = handshaken_ ? (reading_ ? uint32_t{EPOLLIN} : 0u) | (write ? uint32_t{EPOLLOUT} : 0u)
+                                : handshake_events_;
   if (events == interest_) return;  // epoll_ctl only on a change, never per flush
   interest_ = events;
-  (void)env_.reactor.modify(fd_, events, this);
+  (void)env_.reactor.modify(transport_->fd(), events, this);
 }
 
 void NativeSession::pause_input(bool paused) {
@@ -397,12 +423,14 @@ void NativeSession::pause_input(bool paused) {
   update_interest();
 }
 
-void NativeSession::fail(wire::Code code, std::string_view text) {
+void NativeSession::fail(wire::Code code, std::string_view text, bool warn) {
   if (closing()) return;
   phase_ = Phase::Closing;
   close_code_ = code;
   close_text_ = std::string(text);
-  if (code == wire::Code::Ok) {
+  if (warn && code == wire::Code::Ok) {
+    TW_WARN("session %s closed: %s", peer_.c_str(), close_text_.c_str());
+  } else if (code == wire::Code::Ok) {
     TW_DEBUG("session %s ('%s') closed: %s", peer_.c_str(), client_name_.c_str(), close_text_.c_str());
   } else {
     TW_WARN("session %s ('%s') disconnected: %s: %s", peer_.c_str(), client_name_.c_str(), wire::code_name(code),
@@ -411,30 +439,33 @@ void NativeSession::fail(wire::Code code, std::string_view text) {
 }
 
 void NativeSession::finish() {
-  if (fd_ < 0) return;
+  if (!transport_) return;
   if (slow_.conflated_channels != 0 || slow_.dropped_messages != 0) {
     TW_INFO("session %s ('%s') was a slow consumer: %lu channels conflated, %lu refresh images, %lu messages dropped",
             peer_.c_str(), client_name_.c_str(), static_cast<unsigned long>(slow_.conflated_channels),
             static_cast<unsigned long>(slow_.refresh_images), static_cast<unsigned long>(slow_.dropped_messages));
   }
-  env_.reactor.remove(fd_);
+  env_.reactor.remove(transport_->fd());
   // One last non-blocking write. The ERROR frame can only follow a frame
   // boundary, so a connection whose queue did not drain (a slow consumer)
   // is closed without it.
-  (void)out_.flush(fd_);
+  (void)out_.flush(*transport_);
   if (close_code_ != wire::Code::Ok && out_.empty()) {
     uint8_t buf[kControlFrameMax];
     size_t n = wire::encode({buf, sizeof buf}, wire::ErrorMsg{close_code_, close_text_});
-    ssize_t rc = ::send(fd_, buf, n, MSG_NOSIGNAL | MSG_DONTWAIT);
-    (void)rc;  // best effort: the peer may already be gone
+    iovec iov{buf, n};
+    (void)transport_->writev(&iov, 1);  // best effort: the peer may already be gone
   }
-  ::shutdown(fd_, SHUT_RDWR);
-  io::close_fd(fd_);
-  fd_ = -1;
+  transport_->shutdown();
+  transport_.reset();
 }
 
 void NativeSession::on_tick(uint64_t now_ns) {
   if (closing()) return;
+  if (!handshaken_ && now_ns - opened_ns_ > ms_to_ns(env_.config.handshake_timeout_ms)) {
+    ++env_.counters.idle_timeouts;
+    return fail(wire::Code::Ok, std::string(transport_->kind()) + " handshake not completed in time", true);
+  }
   if (phase_ == Phase::AwaitHello) {
     if (now_ns - opened_ns_ > ms_to_ns(env_.config.hello_timeout_ms)) {
       ++env_.counters.idle_timeouts;

@@ -9,6 +9,7 @@
 // destroyed session. Owned by the broker's loop thread.
 #pragma once
 #include <cstdint>
+#include <memory>
 #include <string>
 #include <unordered_map>
 #include <vector>
@@ -19,6 +20,7 @@
 #include "config/config.h"
 #include "io/out_queue.h"
 #include "reactor/reactor.h"
+#include "session/transport.h"
 #include "wire/codec.h"
 
 namespace tw::broker {
@@ -32,7 +34,7 @@ class NativeSession final : public Outlet, public reactor::IoHandler {
     Fanout& fanout;
     Counters& counters;
   };
-  NativeSession(Env env, int fd, std::string peer, uint64_t now_ns);
+  NativeSession(Env env, std::unique_ptr<session::Transport> transport, std::string peer, uint64_t now_ns);
   ~NativeSession() override;
 
   void on_io(uint32_t events) override;
@@ -53,8 +55,9 @@ class NativeSession final : public Outlet, public reactor::IoHandler {
   // Queues a frame encoded by another thread (a gateway's REQUEST, RELEASE or
   // CHANNEL_INFO), by reference: it must stay valid until the turn's flush.
   void forward_frame(std::span<const uint8_t> frame);
-  // Marks the session for closing with an ERROR frame (code Ok: no frame).
-  void fail(wire::Code code, std::string_view text);
+  // Marks the session for closing with an ERROR frame (code Ok: no frame;
+  // logged at debug level unless `warn`).
+  void fail(wire::Code code, std::string_view text, bool warn = false);
   bool closing() const { return phase_ == Phase::Closing; }
   // Stops reading; used while the broker drains output at shutdown.
   void stop_reading() { pause_input(true); }
@@ -64,7 +67,7 @@ class NativeSession final : public Outlet, public reactor::IoHandler {
   bool has_output() const { return !out_.empty(); }
   // Best-effort final write of the pending output and the ERROR frame; closes the fd.
   void finish();
-  int fd() const { return fd_; }
+  int fd() const { return transport_ ? transport_->fd() : -1; }
 
   // This connection's slow-consumer history (docs/ARCHITECTURE.md, "Slow consumers").
   struct SlowStats {
@@ -100,7 +103,10 @@ class NativeSession final : public Outlet, public reactor::IoHandler {
 
   enum class Phase { AwaitHello, Open, Closing };
 
+  // TLS: drives the handshake until application bytes can flow.
+  void advance_handshake();
   void read_input();
+  void read_once();
   void parse_input();
   void handle(const wire::Frame& frame);
   void handle_hello(const wire::Frame& frame);
@@ -141,7 +147,7 @@ class NativeSession final : public Outlet, public reactor::IoHandler {
   void account_written();
 
   Env env_;
-  int fd_;
+  std::unique_ptr<session::Transport> transport_;  // null once finished
   std::string peer_;
   std::string client_name_;
   std::string name_;          // "client@peer", for logs and the admin view
@@ -149,6 +155,8 @@ class NativeSession final : public Outlet, public reactor::IoHandler {
   Phase phase_ = Phase::AwaitHello;
   bool reading_ = true;
   bool want_write_ = false;
+  bool handshaken_ = false;         // the transport carries application bytes
+  uint32_t handshake_events_ = 0;   // what the unfinished handshake waits for
   uint32_t interest_ = 0x001;  // EPOLLIN, as registered by the broker
   std::vector<uint8_t> in_;
   size_t in_len_ = 0;

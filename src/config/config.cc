@@ -46,6 +46,7 @@ const std::array kIntegerKeys = {
     TW_INTEGER_KEY(heartbeat_ms, 10, kHourMs),
     TW_INTEGER_KEY(idle_timeout_ms, 10, kDayMs),
     TW_INTEGER_KEY(hello_timeout_ms, 10, kHourMs),
+    TW_INTEGER_KEY(handshake_timeout_ms, 10, kHourMs),
     TW_INTEGER_KEY(shutdown_grace_ms, 0, 60'000),
     TW_INTEGER_KEY(request_timeout_ms, 10, kHourMs),
     TW_INTEGER_KEY(release_linger_ms, 0, kDayMs),

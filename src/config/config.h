@@ -28,6 +28,7 @@ struct BrokerConfig {
   uint32_t heartbeat_ms = 5'000;               // offered to clients; a client may ask for another
   uint32_t idle_timeout_ms = 15'000;           // close a connection silent this long
   uint32_t hello_timeout_ms = 5'000;           // close a connection that sends no HELLO
+  uint32_t handshake_timeout_ms = 2'000;       // close a TLS connection whose handshake has not completed
   uint32_t shutdown_grace_ms = 500;            // time to flush output on shutdown
   log::Level log_level = log::Level::Info;
   // Interactive providers (docs/ARCHITECTURE.md, "Interactive channels").

@@ -42,17 +42,22 @@ size_t OutQueue::build_iov(iovec* iov, size_t max) const {
   return n;
 }
 
-FlushResult OutQueue::flush(int fd) {
+ssize_t FdWriter::writev(const iovec* iov, int count) {
+  for (;;) {
+    ssize_t written = ::writev(fd_, iov, count);
+    if (written >= 0) return written;
+    if (errno == EINTR) continue;
+    return errno == EAGAIN || errno == EWOULDBLOCK ? 0 : -1;
+  }
+}
+
+FlushResult OutQueue::flush(Writer& out) {
   while (!empty()) {
     iovec iov[kMaxIov];
     size_t n = build_iov(iov, kMaxIov);
-    ssize_t written = ::writev(fd, iov, static_cast<int>(n));
+    ssize_t written = out.writev(iov, static_cast<int>(n));
     ++write_calls_;
-    if (written < 0) {
-      if (errno == EINTR) continue;
-      if (errno == EAGAIN || errno == EWOULDBLOCK) break;
-      return FlushResult::Error;
-    }
+    if (written < 0) return FlushResult::Error;
     bytes_written_ += static_cast<size_t>(written);
     consume(static_cast<size_t>(written));
     size_t offered = 0;

@@ -17,6 +17,24 @@ namespace tw::io {
 
 enum class FlushResult { Done, Pending, Error };
 
+// Where a queue's bytes go: a session's transport (plain socket, TLS).
+class Writer {
+ public:
+  virtual ~Writer() = default;
+  // Bytes taken (0 when nothing can be taken now), or -1 on a fatal error.
+  virtual ssize_t writev(const iovec* iov, int count) = 0;
+};
+
+// The plain socket as a Writer: one writev(2).
+class FdWriter final : public Writer {
+ public:
+  explicit FdWriter(int fd) : fd_(fd) {}
+  ssize_t writev(const iovec* iov, int count) override;
+
+ private:
+  int fd_;
+};
+
 class OutQueue {
  public:
   OutQueue();
@@ -25,7 +43,7 @@ class OutQueue {
   // Queues a copy, keeping order with the refs (for frames that fit no arena).
   void append_copy(std::span<const uint8_t> frame);
   // One writev (more only past IOV_MAX entries). Pending: bytes remain (wait for EPOLLOUT).
-  FlushResult flush(int fd);
+  FlushResult flush(Writer& out);
   size_t queued_bytes() const { return backlog_.size() - backlog_sent_ + ref_bytes_; }
   bool empty() const { return queued_bytes() == 0; }
   size_t backlog_bytes() const { return backlog_.size() - backlog_sent_; }

@@ -9,6 +9,7 @@
 #include "base/clock.h"
 #include "base/log.h"
 #include "io/socket.h"
+#include "session/tcp_transport.h"
 #include "wire/codec.h"
 
 namespace tw::tier {
@@ -75,7 +76,8 @@ void AccessPoint::accept_pending() {
 }
 
 void AccessPoint::open_session(int fd, std::string peer) {
-  auto session = std::make_unique<broker::NativeSession>(env(), fd, peer, monotonic_ns());
+  auto session = std::make_unique<broker::NativeSession>(env(), std::make_unique<session::TcpTransport>(fd), peer,
+                                                        monotonic_ns());
   if (!reactor_.add(fd, EPOLLIN, session.get())) {  // the session's destructor closes fd
     open_connections_.fetch_sub(1, std::memory_order_relaxed);
     return;

@@ -18,6 +18,7 @@
 #include "broker/router.h"
 #include "config/config.h"
 #include "reactor/reactor.h"
+#include "session/tcp_transport.h"
 
 namespace tw::broker::testing {
 
@@ -43,8 +44,8 @@ struct SessionHarness {
     ::fcntl(fds[1], F_SETFL, O_NONBLOCK);
     peer = fds[1];
     router = std::make_unique<Router>(limits, fanout);
-    session = std::make_unique<NativeSession>(NativeSession::Env{config, reactor, *router, fanout, counters}, fds[0],
-                                              "test", opened_ns);
+    session = std::make_unique<NativeSession>(NativeSession::Env{config, reactor, *router, fanout, counters},
+                                              std::make_unique<session::TcpTransport>(fds[0]), "test", opened_ns);
     ASSERT_TRUE(reactor.add(fds[0], EPOLLIN, session.get()));
   }
   ~SessionHarness() {

@@ -47,11 +47,12 @@ TEST(OutQueue, AdjacentRefsCoalesceIntoOneWrite) {
   SocketPair sp;
   FrameArena arena(1024);
   OutQueue q;
+  FdWriter writer(sp.fds[0]);
   q.append_ref(put(arena, 0, 10));
   q.append_ref(put(arena, 10, 10));
   q.append_ref(put(arena, 20, 10));
   EXPECT_EQ(q.queued_bytes(), 30u);
-  EXPECT_EQ(q.flush(sp.fds[0]), FlushResult::Done);
+  EXPECT_EQ(q.flush(writer), FlushResult::Done);
   EXPECT_EQ(q.write_calls(), 1u);
   auto got = sp.drain();
   std::vector<uint8_t> want(30);
@@ -63,6 +64,7 @@ TEST(OutQueue, UnsentBytesSurviveArenaResetInOrder) {
   SocketPair sp;
   FrameArena arena(1 << 20);
   OutQueue q;
+  FdWriter writer(sp.fds[0]);
   std::vector<uint8_t> expected;
   for (int i = 0; i < 200; ++i) {
     auto frame = put(arena, static_cast<uint8_t>(i), 1000);
@@ -75,7 +77,7 @@ TEST(OutQueue, UnsentBytesSurviveArenaResetInOrder) {
     }
   }
   // The socket takes only part; the rest must be copied out of the arena.
-  EXPECT_EQ(q.flush(sp.fds[0]), FlushResult::Pending);
+  EXPECT_EQ(q.flush(writer), FlushResult::Pending);
   std::memset(arena.reserve(arena.capacity() - arena.used()).data(), 0xEE, arena.capacity() - arena.used());
   arena.reset();
   std::memset(arena.reserve(arena.capacity()).data(), 0xEE, arena.capacity());
@@ -83,7 +85,7 @@ TEST(OutQueue, UnsentBytesSurviveArenaResetInOrder) {
   for (int spins = 0; spins < 10000 && !q.empty(); ++spins) {
     auto part = sp.drain();
     got.insert(got.end(), part.begin(), part.end());
-    (void)q.flush(sp.fds[0]);
+    (void)q.flush(writer);
   }
   auto rest = sp.drain();
   got.insert(got.end(), rest.begin(), rest.end());
@@ -99,10 +101,11 @@ TEST(OutQueue, ClosedPeerIsAnError) {
   ASSERT_EQ(::socketpair(AF_UNIX, SOCK_STREAM | SOCK_NONBLOCK, 0, fds), 0);
   ::close(fds[1]);
   OutQueue q;
+  FdWriter writer(fds[0]);
   uint8_t data[4] = {1, 2, 3, 4};
   q.append_copy(data);
   signal(SIGPIPE, SIG_IGN);
-  EXPECT_EQ(q.flush(fds[0]), FlushResult::Error);
+  EXPECT_EQ(q.flush(writer), FlushResult::Error);
   ::close(fds[0]);
 }
 
