@@ -17,6 +17,7 @@
 
 #include "broker/fanout.h"
 #include "broker/router.h"
+#include "native/encoder.h"
 #include "fields/field_list.h"
 #include "io/out_queue.h"
 #include "wire/codec.h"
@@ -43,7 +44,7 @@ class NullOutlet final : public broker::Outlet {
   explicit NullOutlet(broker::Fanout& fanout, int fd) : fanout_(fanout), writer_(fd) {}
   void send_image(const cache::Channel&, uint32_t) override {}
   void send_delivery(const broker::Delivery& d) override {
-    out_.append_ref(d.native_frame);
+    out_.append_ref(d.frames.get(native::NativeEncoder::instance()));
     fanout_.mark_dirty(this);
   }
   void send_status(const cache::Channel&, wire::ChannelState, wire::Code, std::string_view, bool) override {}

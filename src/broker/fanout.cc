@@ -21,6 +21,7 @@ void Fanout::flush_all() {
   }
   dirty_.clear();
   arena_.reset();
+  ++generation_;
 }
 
 }  // namespace tw::broker

@@ -43,11 +43,14 @@ class Fanout {
   void forget(Outlet* outlet);
   void flush_all();
   size_t arena_capacity() const { return arena_.capacity(); }
+  // Changes whenever the arena is reset: frames committed before are gone.
+  uint64_t generation() const { return generation_; }
 
  private:
   io::FrameArena arena_;
   std::vector<Outlet*> dirty_;
   Rotation rotation_;  // picks the outlet flushed first
+  uint64_t generation_ = 0;
 };
 
 }  // namespace tw::broker

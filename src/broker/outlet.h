@@ -1,6 +1,6 @@
-// Outlet: what the router delivers to. Each protocol adapter (native today;
-// MQTT and WebSocket later) implements it for its connections, so the router
-// knows channels and subscribers, never sockets or encodings.
+// Outlet: what the router delivers to. A session (src/session) implements it
+// for a connection of any protocol, a gateway for an access point; the
+// router knows channels and subscribers, never sockets or encodings.
 #pragma once
 #include <cstdint>
 #include <span>
@@ -25,12 +25,14 @@ struct Outcome {
   bool ok() const { return code == wire::Code::Ok; }
 };
 
+class StreamFrames;
+
 // One message of a channel's stream, as the router fans it out.
 struct Delivery {
   const cache::Channel& channel;
   bool image;                                 // a full refresh (publisher sent an image)
   std::span<const uint8_t> payload;           // the published payload
-  std::span<const uint8_t> native_frame;      // UPDATE/IMAGE frame, encoded once in the turn's arena
+  StreamFrames& frames;                       // the message encoded once per protocol, on demand
   // The receiving subscription's policy; the router sets it per subscriber
   // (the strictest of the outlet's patterns that cover the channel).
   SlowPolicy policy = SlowPolicy::Conflate;
@@ -50,9 +52,9 @@ class Outlet {
   // bound may hold it back and send the channel's then-current image later.
   // Like send_delivery, it must not call back into the router.
   virtual void send_stream_image(const cache::Channel& channel, SlowPolicy /*policy*/) { send_image(channel, 0); }
-  // Queues one stream message. Must not reserve arena space (the router
-  // holds a frame in the arena while it calls this) and must not call back
-  // into the router: a connection that has to close only marks itself.
+  // Queues one stream message: delivery.frames.get(encoder) gives its frame
+  // in the outlet's protocol (encoded at most once per protocol). Must not
+  // call back into the router: a connection that has to close only marks itself.
   virtual void send_delivery(const Delivery& delivery) = 0;
   // A channel state change (OK / STALE / CLOSED). `introduce`: the outlet has
   // not been sent this channel yet, so its topic must precede the status.

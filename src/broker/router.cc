@@ -288,18 +288,21 @@ Outcome Router::publish(cache::ChannelId id, std::span<const uint8_t> payload, b
 }
 
 void Router::fan_out(cache::Channel& ch, std::span<const uint8_t> payload, bool image) {
-  if (!route(ch).delayed.empty()) record_delayed(ch, payload, image);
-  if (route(ch).subscribers.empty()) return;
-  // Subscribers that have no image yet get one (it already holds this
-  // message); they may reset the arena, so they go before the shared frame.
-  send_pending_images(ch);
-  deliver(ch, payload, encode_stream_frame(ch, payload, image), image);
+  StreamFrames frames(fanout_, ch, payload, image);
+  fan_out(ch, frames, payload, image);
 }
 
-void Router::deliver(cache::Channel& ch, std::span<const uint8_t> payload, std::span<const uint8_t> frame,
-                     bool image) {
-  auto& list = route(ch).subscribers;
-  Delivery delivery{ch, image, payload, frame};
+void Router::fan_out(cache::Channel& ch, StreamFrames& frames, std::span<const uint8_t> payload, bool image) {
+  if (!route(ch).delayed.empty()) record_delayed(ch, payload, image);
+  if (route(ch).subscribers.empty()) return;
+  // Subscribers that have no image yet get one (it already holds this message).
+  send_pending_images(ch);
+  deliver(route(ch).subscribers, ch, frames, payload, image);
+}
+
+void Router::deliver(std::vector<Entry>& list, const cache::Channel& ch, StreamFrames& frames,
+                     std::span<const uint8_t> payload, bool image) {
+  Delivery delivery{ch, image, payload, frames};
   for (Entry& e : list) {
     if (e.image_seq == ch.seq) continue;
     delivery.policy = e.policy();
@@ -321,15 +324,6 @@ void Router::fan_out_status(cache::Channel& ch, wire::ChannelState state, wire::
   ch.state = state;
   for (Entry& e : route(ch).subscribers) e.outlet->send_status(ch, state, code, text, !e.has_image());
   if (!route(ch).delayed.empty()) fan_out_delayed_status(ch, state, code, text);
-}
-
-std::span<const uint8_t> Router::encode_stream_frame(const cache::Channel& ch, std::span<const uint8_t> payload,
-                                                     bool image) {
-  size_t size = (image ? wire::kImageFixedSize : wire::kUpdateFixedSize) + payload.size();
-  auto out = fanout_.reserve(size);
-  size_t n = image ? wire::encode(out, wire::Image{ch.id, ch.seq, 0, payload})
-                   : wire::encode(out, wire::Update{ch.id, ch.seq, payload});
-  return fanout_.commit(n);
 }
 
 Outcome Router::snapshot(Outlet* outlet, std::string_view topic, uint32_t request_id) {

@@ -29,6 +29,7 @@
 #include "broker/fanout.h"
 #include "broker/delay_line.h"
 #include "broker/outlet.h"
+#include "broker/stream_frames.h"
 #include "broker/upstream.h"
 #include "cache/directory.h"
 #include "cache/channel_table.h"
@@ -202,16 +203,17 @@ class Router {
   uint32_t min_conflate_ms(const Outlet* outlet, std::string_view topic, uint32_t delay_ms = 0) const;
   void send_pending_images(cache::Channel& ch);
   void fan_out(cache::Channel& ch, std::span<const uint8_t> payload, bool image);
-  // fan_out with the frame already encoded (a mirror reuses the gateway's).
-  void deliver(cache::Channel& ch, std::span<const uint8_t> payload, std::span<const uint8_t> frame, bool image);
+  // fan_out with frames that may hold an encoding already (a mirror pins the gateway's).
+  void fan_out(cache::Channel& ch, StreamFrames& frames, std::span<const uint8_t> payload, bool image);
+  // The stream message to every entry of `list` that has not got it in its image.
+  void deliver(std::vector<Entry>& list, const cache::Channel& ch, StreamFrames& frames,
+               std::span<const uint8_t> payload, bool image);
   // Mirror mode (router_mirror.cc).
   void hold_interest(std::string_view pattern);
   void drop_interest(std::string_view pattern);
   void count_subscribers(const cache::Channel& ch);
   void end_streams(cache::Channel& ch, wire::Code code, std::string_view text);
   void fan_out_status(cache::Channel& ch, wire::ChannelState state, wire::Code code, std::string_view text);
-  std::span<const uint8_t> encode_stream_frame(const cache::Channel& ch, std::span<const uint8_t> payload,
-                                               bool image);
   cache::Channel* create_channel(std::string_view topic, wire::PayloadKind kind);
 
   // interactive channels (router_providers.cc)

@@ -143,21 +143,14 @@ void Router::deliver_entry(DelayedStream& d, const DelayLine::Entry& entry) {
     if (d.copy.encode_image(delay_scratch_) != delay_scratch_.size()) return;
   }
   const std::span<const uint8_t> payload(delay_scratch_);
-  // Subscribers without an image get one first (it holds this entry); they may reset the arena.
+  // Subscribers without an image get one first (it holds this entry).
   for (Entry& e : d.subscribers) {
     if (e.has_image()) continue;
     e.outlet->send_stream_image(d.copy, e.policy());
     e.image_seq = d.copy.seq;
   }
-  auto frame = encode_stream_frame(d.copy, payload, image);
-  Delivery delivery{d.copy, image, payload, frame};
-  for (Entry& e : d.subscribers) {
-    if (e.image_seq == d.copy.seq) continue;
-    delivery.policy = e.policy();
-    delivery.conflate_ms = e.conflate_ms();
-    e.outlet->send_delivery(delivery);
-    ++stats_.deliveries;
-  }
+  StreamFrames frames(fanout_, d.copy, payload, image);
+  deliver(d.subscribers, d.copy, frames, payload, image);
 }
 
 void Router::account_copy(DelayedStream& d) {

@@ -60,10 +60,11 @@ void Router::mirror_message(cache::ChannelId id, uint64_t seq, std::span<const u
   }
   ch->seq = seq;  // the owner's numbering, the same on every access point
   ++stats_.publishes;
-  if (!route(*ch).delayed.empty()) record_delayed(*ch, payload, image);
-  if (route(*ch).subscribers.empty()) return;
-  send_pending_images(*ch);
-  deliver(*ch, payload, frame, image);
+  // The gateway's frame is in the tier link's format, the native protocol's:
+  // native sessions send it by reference into the ring; others encode their own.
+  StreamFrames frames(fanout_, *ch, payload, image);
+  frames.pin(StreamEncoder::kNativeSlot, frame);
+  fan_out(*ch, frames, payload, image);
 }
 
 void Router::mirror_status(cache::ChannelId id, wire::ChannelState state, wire::Code code, std::string_view text) {

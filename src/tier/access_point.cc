@@ -9,6 +9,7 @@
 #include "base/clock.h"
 #include "base/log.h"
 #include "io/socket.h"
+#include "native/native_session.h"
 #include "session/tcp_transport.h"
 #include "wire/codec.h"
 
@@ -76,7 +77,7 @@ void AccessPoint::accept_pending() {
 }
 
 void AccessPoint::open_session(int fd, std::string peer) {
-  auto session = std::make_unique<broker::NativeSession>(env(), std::make_unique<session::TcpTransport>(fd), peer,
+  auto session = std::make_unique<native::NativeSession>(env(), std::make_unique<session::TcpTransport>(fd), peer,
                                                         monotonic_ns());
   if (!reactor_.add(fd, EPOLLIN, session.get())) {  // the session's destructor closes fd
     open_connections_.fetch_sub(1, std::memory_order_relaxed);
@@ -133,7 +134,7 @@ void AccessPoint::end_of_turn() {
   }
   for (uint32_t token : closing_) {
     auto it = sessions_.find(token);
-    broker::NativeSession* s = it->second.get();
+    session::Session* s = it->second.get();
     router_.remove_outlet(s);
     fanout_.forget(s);
     s->finish();

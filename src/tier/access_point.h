@@ -16,7 +16,7 @@
 
 #include "broker/counters.h"
 #include "broker/fanout.h"
-#include "broker/native_session.h"
+#include "session/session.h"
 #include "broker/router.h"
 #include "config/config.h"
 #include "reactor/reactor.h"
@@ -64,13 +64,15 @@ class AccessPoint final : public reactor::IoHandler {
   void handle(const Record& r);
   void handle_stream(std::span<const uint8_t> bytes);
   void handle_stream_frame(const wire::Frame& frame, std::span<const uint8_t> bytes);
-  void answer_snapshot(broker::NativeSession& session, const Record& r);
-  broker::NativeSession* session_of(uint32_t token);
+  void answer_snapshot(session::Session& session, const Record& r);
+  // A REQUEST, RELEASE or CHANNEL_INFO a gateway encoded for one connection, decoded for its session.
+  void forward(session::Session& session, std::span<const uint8_t> frame);
+  session::Session* session_of(uint32_t token);
   void end_of_turn();
   void apply_input_pressure();
   void tick(uint64_t now_ns);
   void shutdown();
-  broker::NativeSession::Env env() { return {config_, reactor_, router_, fanout_, counters_}; }
+  session::Session::Env env() { return {config_, reactor_, router_, fanout_, counters_}; }
 
   const config::BrokerConfig& config_;
   reactor::Reactor reactor_;
@@ -88,7 +90,7 @@ class AccessPoint final : public reactor::IoHandler {
   std::vector<std::pair<int, std::string>> handoffs_;
   std::atomic<bool> has_handoffs_{false};
   uint32_t next_token_ = 1;
-  std::unordered_map<uint32_t, std::unique_ptr<broker::NativeSession>> sessions_;  // by token
+  std::unordered_map<uint32_t, std::unique_ptr<session::Session>> sessions_;  // by token
   std::vector<uint32_t> closing_;
   bool input_paused_ = false;  // the gateways are behind: connections are not read
 };

@@ -26,17 +26,17 @@ bool AccessPoint::drain_gateways() {
   return any;
 }
 
-broker::NativeSession* AccessPoint::session_of(uint32_t token) {
+session::Session* AccessPoint::session_of(uint32_t token) {
   auto it = sessions_.find(token);
   return it == sessions_.end() || it->second->closing() ? nullptr : it->second.get();
 }
 
 void AccessPoint::handle(const Record& r) {
   if (r.op == Op::Stream) return handle_stream(r.bytes);
-  broker::NativeSession* session = session_of(r.token);
+  session::Session* session = session_of(r.token);
   if (!session) return;  // it closed while the gateway answered
   switch (r.op) {
-    case Op::ToOutlet: return session->forward_frame(r.bytes);
+    case Op::ToOutlet: return forward(*session, r.bytes);
     case Op::SnapshotImage: return answer_snapshot(*session, r);
     case Op::Done:
       if (uplink_->request_done(r.token, r.arg)) session->complete_request(r.arg, {r.code, r.a.data()});
@@ -80,9 +80,34 @@ void AccessPoint::handle_stream_frame(const wire::Frame& frame, std::span<const 
   }
 }
 
+// Decoding costs nothing that matters here (requests, releases and listing
+// rows, never stream messages) and lets every protocol's session encode them.
+void AccessPoint::forward(session::Session& session, std::span<const uint8_t> bytes) {
+  wire::Frame frame;
+  if (wire::split_frame(bytes, ~uint32_t{0}, frame) != wire::SplitResult::Frame) return;
+  switch (frame.type) {
+    case wire::MsgType::Request: {
+      wire::Request m;
+      if (wire::decode(frame, m)) session.send_request(m.stream_id, m.topic);
+      return;
+    }
+    case wire::MsgType::Release: {
+      wire::ReleaseMsg m;
+      if (wire::decode(frame, m)) session.send_release(m.stream_id);
+      return;
+    }
+    case wire::MsgType::ChannelInfo: {
+      wire::ChannelInfo m;
+      if (wire::decode(frame, m)) session.send_channel_info(m);
+      return;
+    }
+    default: TW_WARN("access point: unexpected forwarded frame type %u", static_cast<unsigned>(frame.type)); return;
+  }
+}
+
 // A snapshot of a channel this access point does not mirror: the owner sent
 // its image; the session encodes it as its own (introducing the channel).
-void AccessPoint::answer_snapshot(broker::NativeSession& session, const Record& r) {
+void AccessPoint::answer_snapshot(session::Session& session, const Record& r) {
   wire::Frame frame;
   wire::Image image;
   if (wire::split_frame(r.bytes, ~uint32_t{0}, frame) != wire::SplitResult::Frame || !wire::decode(frame, image)) {

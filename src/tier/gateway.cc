@@ -6,6 +6,7 @@
 #include <unordered_map>
 
 #include "base/log.h"
+#include "native/encoder.h"
 #include "wire/codec.h"
 
 namespace tw::tier {
@@ -54,7 +55,7 @@ class RemoteOutlet final : public broker::Outlet {
     introduce(ch);
     stream(encode_image(ch, 0));
   }
-  void send_delivery(const broker::Delivery& d) override { stream(d.native_frame); }
+  void send_delivery(const broker::Delivery& d) override { stream(d.frames.get(native::NativeEncoder::instance())); }
   void send_status(const cache::Channel& ch, wire::ChannelState state, wire::Code code, std::string_view text,
                    bool) override {
     introduce(ch);

@@ -9,6 +9,7 @@
 
 #include "broker/fanout.h"
 #include "broker/outlet.h"
+#include "native/encoder.h"
 #include "wire/codec.h"
 
 namespace tw::broker {
@@ -32,7 +33,7 @@ struct DecodedDelivery {
 };
 inline bool decode_delivery(const Delivery& d, DecodedDelivery& out) {
   wire::Frame frame;
-  if (wire::split_frame(d.native_frame, 1u << 20, frame) != wire::SplitResult::Frame) return false;
+  if (wire::split_frame(d.frames.get(native::NativeEncoder::instance()), 1u << 20, frame) != wire::SplitResult::Frame) return false;
   if (d.image) {
     wire::Image m;
     if (!wire::decode(frame, m)) return false;

@@ -124,7 +124,8 @@ class FrameProbe final : public Outlet {
   };
   void send_image(const cache::Channel& ch, uint32_t) override { images.push_back(ch.seq); }
   void send_delivery(const Delivery& d) override {
-    seen.push_back({d.native_frame.data(), d.native_frame.size(), d.channel.seq, d.image});
+    auto frame = d.frames.get(native::NativeEncoder::instance());
+    seen.push_back({frame.data(), frame.size(), d.channel.seq, d.image});
   }
   void send_status(const cache::Channel&, wire::ChannelState, wire::Code, std::string_view, bool) override {}
   void send_request(uint32_t, std::string_view) override {}

@@ -14,7 +14,7 @@
 
 #include "broker/counters.h"
 #include "broker/fanout.h"
-#include "broker/native_session.h"
+#include "native/native_session.h"
 #include "broker/router.h"
 #include "config/config.h"
 #include "reactor/reactor.h"
@@ -28,7 +28,7 @@ struct SessionHarness {
   Fanout fanout{1 << 20};
   Counters counters;
   std::unique_ptr<Router> router;
-  std::unique_ptr<NativeSession> session;
+  std::unique_ptr<native::NativeSession> session;
   int peer = -1;
 
   // Opens the session (opened at `opened_ns`); `socket_buffer` > 0 shrinks
@@ -44,7 +44,7 @@ struct SessionHarness {
     ::fcntl(fds[1], F_SETFL, O_NONBLOCK);
     peer = fds[1];
     router = std::make_unique<Router>(limits, fanout);
-    session = std::make_unique<NativeSession>(NativeSession::Env{config, reactor, *router, fanout, counters},
+    session = std::make_unique<native::NativeSession>(native::NativeSession::Env{config, reactor, *router, fanout, counters},
                                               std::make_unique<session::TcpTransport>(fds[0]), "test", opened_ns);
     ASSERT_TRUE(reactor.add(fds[0], EPOLLIN, session.get()));
   }

@@ -6,7 +6,7 @@
 #include <vector>
 
 #include "base/clock.h"
-#include "broker/session_harness.h"
+#include "native/session_harness.h"
 #include "wire/codec.h"
 
 namespace tw::broker {

@@ -13,9 +13,9 @@
 
 #include "broker/counters.h"
 #include "broker/fanout.h"
-#include "broker/native_session.h"
+#include "native/native_session.h"
 #include "broker/router.h"
-#include "broker/session_harness.h"
+#include "native/session_harness.h"
 #include "fields/field_list.h"
 #include "reactor/reactor.h"
 #include "wire/codec.h"

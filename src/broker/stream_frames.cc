@@ -1,0 +1,16 @@
+#include "broker/stream_frames.h"
+
+namespace tw::broker {
+
+std::span<const uint8_t> StreamFrames::encode(const StreamEncoder& encoder) {
+  const uint8_t s = encoder.slot();
+  // reserve() may flush and reset the arena: read the generation after it.
+  auto out = fanout_.reserve(encoder.stream_frame_max(channel_, payload_.size()));
+  const size_t n = encoder.encode_stream(out, channel_, payload_, image_);
+  frames_[s] = fanout_.commit(n);
+  generation_[s] = fanout_.generation();
+  ++encodes_;
+  return frames_[s];
+}
+
+}  // namespace tw::broker

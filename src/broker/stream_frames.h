@@ -1,0 +1,81 @@
+// StreamFrames: one stream message's encoded frames, at most one per
+// protocol. The router knows no encodings: it hands each subscriber the
+// message with an empty StreamFrames, and the first subscriber of a protocol
+// that queues it asks its StreamEncoder to encode it into the turn's arena;
+// every later subscriber of that protocol references the same bytes. A
+// message is encoded at most once per protocol, never per subscriber, and
+// never for a protocol none of its subscribers speak (nor when every
+// subscriber holds it back: conflated, lagging).
+//
+// An encoded frame lives in the arena until the arena is reset (Fanout's
+// generation changes): a later subscriber then re-encodes. A frame that came
+// encoded from elsewhere (a gateway's ring record, in the tier link's format,
+// which is the native protocol's) is pinned: valid for the whole fan-out.
+#pragma once
+#include <array>
+#include <cstddef>
+#include <cstdint>
+#include <span>
+
+#include "broker/fanout.h"
+#include "cache/channel.h"
+
+namespace tw::broker {
+
+// Encodes stream messages (UPDATE, or a published full image) for one protocol.
+class StreamEncoder {
+ public:
+  // Protocols that share a broker: each encoder has its own slot.
+  static constexpr size_t kSlots = 4;
+  static constexpr uint8_t kNativeSlot = 0;  // also the tier link's format
+
+  explicit StreamEncoder(uint8_t slot) : slot_(slot) {}
+  virtual ~StreamEncoder() = default;
+  uint8_t slot() const { return slot_; }
+  // Largest frame encode_stream can produce for a payload of this size.
+  virtual size_t stream_frame_max(const cache::Channel& channel, size_t payload_size) const = 0;
+  // The channel's current seq is the message's. Returns the frame's size, 0 if out is too small.
+  virtual size_t encode_stream(std::span<uint8_t> out, const cache::Channel& channel,
+                               std::span<const uint8_t> payload, bool image) const = 0;
+
+ private:
+  uint8_t slot_;
+};
+
+class StreamFrames {
+ public:
+  StreamFrames(Fanout& fanout, const cache::Channel& channel, std::span<const uint8_t> payload, bool image)
+      : fanout_(fanout), channel_(channel), payload_(payload), image_(image) {}
+  StreamFrames(const StreamFrames&) = delete;
+  StreamFrames& operator=(const StreamFrames&) = delete;
+
+  // A frame already encoded for `slot` that outlives the fan-out.
+  void pin(uint8_t slot, std::span<const uint8_t> frame) {
+    frames_[slot] = frame;
+    generation_[slot] = kPinned;
+  }
+  // The message as `encoder`'s protocol sends it: encoded on first use.
+  std::span<const uint8_t> get(const StreamEncoder& encoder) {
+    const uint8_t s = encoder.slot();
+    if (generation_[s] == kPinned || generation_[s] == fanout_.generation()) return frames_[s];
+    return encode(encoder);
+  }
+  // Encodes done so far (for tests and the hot-path benchmark).
+  uint32_t encodes() const { return encodes_; }
+
+ private:
+  static constexpr uint64_t kPinned = ~uint64_t{0};
+  std::span<const uint8_t> encode(const StreamEncoder& encoder);
+
+  Fanout& fanout_;
+  const cache::Channel& channel_;
+  std::span<const uint8_t> payload_;
+  bool image_;
+  uint32_t encodes_ = 0;
+  std::array<std::span<const uint8_t>, StreamEncoder::kSlots> frames_{};
+  // The arena generation each frame was encoded in; kNever: not encoded.
+  static constexpr uint64_t kNever = ~uint64_t{0} - 1;
+  std::array<uint64_t, StreamEncoder::kSlots> generation_{kNever, kNever, kNever, kNever};
+};
+
+}  // namespace tw::broker

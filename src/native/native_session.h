@@ -1,0 +1,64 @@
+// NativeSession: a connection speaking the native protocol (docs/protocol.md)
+// over any transport. The session layer (src/session) does the transport,
+// the lifecycle and the delivery policy; this class is the protocol: it
+// splits and decodes frames, answers HELLO and heartbeats, turns requests
+// into Router calls, and encodes what only the native protocol sends
+// (ACK, REQUEST, RELEASE, CHANNEL_INFO, ERROR). One file per packet family:
+//   native_session.cc  framing, HELLO/WELCOME, HEARTBEAT, ACK, ERROR
+//   subscribe.cc       SUBSCRIBE, UNSUBSCRIBE, SNAPSHOT
+//   publish.cc         REGISTER, PUBLISH
+//   provider.cc        PROVIDE, WITHDRAW, STREAM_STATUS, REQUEST, RELEASE
+//   admin.cc           LIST_CHANNELS, CHANNEL_INFO
+#pragma once
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "session/session.h"
+#include "wire/codec.h"
+
+namespace tw::native {
+
+class NativeSession final : public session::Session {
+ public:
+  NativeSession(Env env, std::unique_ptr<session::Transport> transport, std::string peer, uint64_t now_ns);
+
+  void send_request(uint32_t stream_id, std::string_view topic) override;
+  void send_release(uint32_t stream_id) override;
+  void send_channel_info(const wire::ChannelInfo& info) override;
+  void complete_request(uint32_t request_id, const broker::Outcome& outcome) override;
+
+ protected:
+  size_t parse(std::span<const uint8_t> in) override;
+  size_t encode_goodbye(std::span<uint8_t> out, wire::Code code, std::string_view text) override;
+  void on_open_tick(uint64_t now_ns) override;
+
+ private:
+  void handle(const wire::Frame& frame);
+  void handle_hello(const wire::Frame& frame);
+  void handle_subscribe(const wire::Frame& frame, bool subscribe);
+  void handle_snapshot(const wire::Frame& frame);
+  void handle_register(const wire::Frame& frame);
+  void handle_publish(const wire::Frame& frame);
+  void handle_provide(const wire::Frame& frame, bool provide);
+  void handle_stream_status(const wire::Frame& frame);
+  void handle_list_channels(const wire::Frame& frame);
+  // Bad input: counted, and the connection closes with `code`.
+  void reject(wire::Code code, std::string_view text);
+  // A provider message the router ignored: counted, and logged once per connection.
+  void note_stray(const broker::Outcome& outcome);
+  void send_ack(uint32_t request_id, const broker::Outcome& outcome);
+  // Encodes a control frame (at most max_size bytes) into the arena and queues it.
+  template <typename Message>
+  void queue_control(const Message& message, size_t max_size = kControlFrameMax) {
+    output().queue(max_size, [&](std::span<uint8_t> out) { return wire::encode(out, message); });
+  }
+  static constexpr size_t kControlFrameMax = wire::kHeaderSize + 16 + 2 + 0xFFFF;  // largest str16 frame
+
+  uint32_t heartbeat_ms_ = 0;
+  bool stray_logged_ = false;
+  std::vector<cache::ChannelId> publish_ids_;  // publish_id -> channel
+};
+
+}  // namespace tw::native

@@ -1,0 +1,54 @@
+// Interactive providers: PROVIDE, WITHDRAW and STREAM_STATUS in; REQUEST and
+// RELEASE out (docs/protocol.md, "Providers").
+#include "base/log.h"
+#include "native/native_session.h"
+
+namespace tw::native {
+
+void NativeSession::handle_provide(const wire::Frame& frame, bool provide) {
+  wire::Provide msg;
+  bool ok = false;
+  if (provide) {
+    ok = wire::decode(frame, msg);
+  } else {
+    wire::Withdraw w;
+    ok = wire::decode(frame, w);
+    msg.request_id = w.request_id;
+    msg.service = w.service;
+  }
+  if (!ok) return reject(wire::Code::MalformedFrame, provide ? "malformed PROVIDE" : "malformed WITHDRAW");
+  broker::Outcome outcome = provide ? env().router.provide(this, msg.service, msg.pattern)
+                                    : env().router.withdraw(this, msg.service);
+  send_ack(msg.request_id, outcome);
+  if (outcome.ok()) {
+    TW_INFO("%.*s %s service %.*s", static_cast<int>(name().size()), name().data(),
+            provide ? "provides" : "withdrew", static_cast<int>(msg.service.size()), msg.service.data());
+  }
+}
+
+void NativeSession::handle_stream_status(const wire::Frame& frame) {
+  wire::StreamStatus msg;
+  if (!wire::decode(frame, msg) || !(msg.stream_id & wire::kStreamIdBit)) {
+    return reject(wire::Code::MalformedFrame, "malformed STREAM_STATUS");
+  }
+  note_stray(env().router.provider_status(this, msg.stream_id & ~wire::kStreamIdBit, msg.state, msg.code, msg.text));
+}
+
+void NativeSession::note_stray(const broker::Outcome& outcome) {
+  if (outcome.ok()) return;
+  ++env().counters.stray_provider_messages;
+  if (stray_logged_) return;
+  stray_logged_ = true;
+  TW_WARN("provider %.*s: %s (ignored; further ones are counted, not logged)", static_cast<int>(name().size()),
+          name().data(), outcome.detail);
+}
+
+void NativeSession::send_request(uint32_t stream_id, std::string_view topic) {
+  if (!closing()) queue_control(wire::Request{stream_id, topic});
+}
+
+void NativeSession::send_release(uint32_t stream_id) {
+  if (!closing()) queue_control(wire::ReleaseMsg{stream_id});
+}
+
+}  // namespace tw::native

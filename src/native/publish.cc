@@ -1,0 +1,41 @@
+// REGISTER and PUBLISH (docs/protocol.md, "Publishing").
+#include "native/native_session.h"
+
+namespace tw::native {
+
+void NativeSession::handle_register(const wire::Frame& frame) {
+  wire::Register msg;
+  if (!wire::decode(frame, msg) || msg.publish_id == 0) return reject(wire::Code::MalformedFrame, "malformed REGISTER");
+  if (msg.publish_id >= wire::kStreamIdBit) {
+    return reject(wire::Code::MalformedFrame, "REGISTER with a stream id (top bit set)");
+  }
+  if (msg.publish_id > env().config.limits.max_registrations) {
+    return reject(wire::Code::TooManyRegistrations, "publish id above max_registrations");
+  }
+  cache::ChannelId id = 0;
+  broker::Outcome outcome = env().router.advertise(msg.topic, msg.kind, id);
+  if (!outcome.ok()) return reject(outcome.code, outcome.detail);
+  if (publish_ids_.size() <= msg.publish_id) publish_ids_.resize(msg.publish_id + 1, 0);
+  publish_ids_[msg.publish_id] = id;
+}
+
+void NativeSession::handle_publish(const wire::Frame& frame) {
+  wire::Publish msg;
+  if (!wire::decode(frame, msg)) return reject(wire::Code::MalformedFrame, "malformed PUBLISH");
+  if (msg.publish_id & wire::kStreamIdBit) {
+    auto outcome = env().router.provider_publish(this, msg.publish_id & ~wire::kStreamIdBit, msg.payload, msg.image);
+    if (outcome.code == wire::Code::BadPayload) return reject(outcome.code, outcome.detail);
+    return note_stray(outcome);
+  }
+  if (msg.publish_id >= publish_ids_.size() || publish_ids_[msg.publish_id] == 0) {
+    return reject(wire::Code::UnknownPublishId, "PUBLISH with a publish id that was never registered");
+  }
+  // Delivered frames are up to 12 bytes longer than this PUBLISH; keep them within max_frame.
+  if (frame.size + (wire::kImageFixedSize - wire::kPublishFixedSize) > env().config.limits.max_frame) {
+    return reject(wire::Code::FrameTooLarge, "payload too large to deliver within max_frame");
+  }
+  broker::Outcome outcome = env().router.publish(publish_ids_[msg.publish_id], msg.payload, msg.image);
+  if (!outcome.ok()) reject(outcome.code, outcome.detail);
+}
+
+}  // namespace tw::native

@@ -1,0 +1,28 @@
+// SUBSCRIBE, UNSUBSCRIBE and SNAPSHOT (docs/protocol.md, "Subscriptions").
+#include "native/native_session.h"
+
+namespace tw::native {
+
+void NativeSession::handle_subscribe(const wire::Frame& frame, bool subscribe) {
+  wire::Subscribe msg;
+  if (!wire::decode(frame, msg)) {
+    return reject(wire::Code::MalformedFrame, subscribe ? "malformed SUBSCRIBE" : "malformed UNSUBSCRIBE");
+  }
+  if (!subscribe) return send_ack(msg.request_id, env().router.unsubscribe(this, msg.pattern));
+  // The ACK goes first: the images that follow belong to an accepted subscription.
+  broker::Outcome check = env().router.check_subscribe(this, msg.pattern, msg.delay_ms);
+  send_ack(msg.request_id, check);
+  if (check.code == wire::Code::TooManySubscriptions) {
+    ++env().counters.subscription_limit_hits;
+    return reject(check.code, check.detail);
+  }
+  if (check.ok()) env().router.subscribe(this, msg.pattern, msg.policy, msg.conflate_ms, msg.delay_ms);
+}
+
+void NativeSession::handle_snapshot(const wire::Frame& frame) {
+  wire::Snapshot msg;
+  if (!wire::decode(frame, msg)) return reject(wire::Code::MalformedFrame, "malformed SNAPSHOT");
+  send_ack(msg.request_id, env().router.snapshot(this, msg.topic, msg.request_id));
+}
+
+}  // namespace tw::native

@@ -1,0 +1,127 @@
+// DeliveryPolicy: what one connection is sent of its subscriptions' streams,
+// and when, whatever its protocol (docs/ARCHITECTURE.md, "Slow consumers"
+// and "Conflation"). It asks the connection's Encoder for the bytes.
+//
+// Slow consumers. A connection whose queue is over max_output_buffer is
+// "congested": deliveries under the conflate policy only record their
+// channel in the lag set, deliveries under the drop policy are counted per
+// channel, and a delivery under the disconnect policy that would still be
+// queued ends the connection (Verdict::SlowConsumer). When the queue drains
+// to half the bound, resume() sends each conflated channel's current image
+// (a refresh) and each dropping channel a gap notice (MESSAGES_DROPPED), and
+// normal delivery continues. Memory is bounded by the queue bound plus one
+// entry per channel, whatever the publish rate.
+//
+// Conflated subscriptions (conflate_ms > 0). A delivery is not queued: its
+// channel gets a due time (first held message + interval), and the first
+// tick at or after it sends the channel's current image as a refresh: every
+// field's latest value, all held updates merged. The cache already holds the
+// merged state, so the policy keeps one node per channel, nothing per message.
+//
+// Owned by the connection's loop thread.
+#pragma once
+#include <cstdint>
+#include <string_view>
+#include <unordered_map>
+
+#include "broker/counters.h"
+#include "broker/outlet.h"
+#include "broker/router.h"
+#include "reactor/reactor.h"
+#include "session/encoder.h"
+#include "session/output.h"
+
+namespace tw::session {
+
+using broker::SlowPolicy;
+
+class DeliveryPolicy {
+ public:
+  struct Env {
+    uint64_t max_output_buffer;
+    broker::Router& router;
+    broker::Counters& counters;
+    const reactor::Reactor& clock;  // the turn's time, for conflation due times
+  };
+  // What the connection must do after a call: keep going, or close as a slow consumer.
+  enum class Verdict { Keep, SlowConsumer };
+
+  DeliveryPolicy(Env env, Output& output, const Encoder& encoder, broker::Outlet& self)
+      : env_(env), output_(output), encoder_(encoder), self_(self) {}
+
+  // A snapshot reply (or an image outside any stream): one that leaves the
+  // queue over the bound ends the connection.
+  [[nodiscard]] Verdict send_image(const cache::Channel& channel, uint32_t request_id);
+  // The image that starts (or restarts) a stream, under its subscription's policy.
+  [[nodiscard]] Verdict send_stream_image(const cache::Channel& channel, SlowPolicy policy);
+  [[nodiscard]] Verdict send_delivery(const broker::Delivery& delivery);
+  void send_status(const cache::Channel& channel, wire::ChannelState state, wire::Code code, std::string_view text,
+                   bool introduce);
+  // Called after each write: when the queue has drained to the low-water
+  // mark, queues held-back refreshes and gap notices as copies (never in the
+  // arena: this runs inside the turn's flush). True when it queued some:
+  // write again.
+  bool resume();
+  // On the tick: conflated refreshes whose interval has passed.
+  [[nodiscard]] Verdict send_due_refreshes(uint64_t now_ns);
+
+  // This connection's slow-consumer history.
+  struct Stats {
+    uint64_t conflated_channels = 0;  // channels put in the lag set
+    uint64_t refresh_images = 0;      // images sent to resume them
+    uint64_t dropped_messages = 0;    // policy drop
+    uint64_t drop_notices = 0;        // STATUS MESSAGES_DROPPED sent
+    bool disconnected = false;        // ended as a slow consumer
+  };
+  const Stats& stats() const { return stats_; }
+  size_t lagging_channels() const { return lag_.size(); }
+  // Conflated channels with updates held for their next refresh.
+  size_t conflation_pending() const;
+  uint64_t conflation_refreshes() const { return conflation_refreshes_; }
+
+ private:
+  // A channel whose stream is held back while the connection is over its bound.
+  struct Lag {
+    bool refresh = false;    // conflate: send the current image on resume
+    bool introduce = false;  // the held image was the stream's first: the introduction precedes it
+    uint64_t dropped = 0;    // drop: messages discarded, announced on resume
+  };
+  // A channel of a conflated subscription. Kept after its refresh, so a busy
+  // channel costs one node for the connection's life, not one per interval.
+  struct Conflated {
+    uint64_t due_ns = 0;  // when the merged refresh goes out; 0 = nothing held
+    SlowPolicy policy = SlowPolicy::Conflate;
+  };
+
+  bool over_bound() const { return output_.queued_bytes() > env_.max_output_buffer; }
+  Verdict slow_consumer() {
+    stats_.disconnected = true;
+    return Verdict::SlowConsumer;
+  }
+  // After queuing under `policy`: over the bound, disconnect ends the
+  // connection, the others hold back what follows.
+  Verdict after_queued(SlowPolicy policy);
+  // True when the message must not be queued now (lagging channel or congested connection).
+  bool hold_back(const cache::Channel& channel, SlowPolicy policy);
+  void start_lag(cache::ChannelId id, Lag lag);
+  void queue_image(const cache::Channel& channel, uint32_t request_id, bool introduce);
+  void copy_image(const cache::Channel& channel, bool introduce);
+  void copy_drop_notice(const cache::Channel& channel, uint64_t dropped);
+  void hold_for_interval(const broker::Delivery& delivery);
+  // A real-time delivery of a channel with held updates (a real-time pattern
+  // was added): the refresh goes now, carrying this message too.
+  bool release_interval_hold(const broker::Delivery& delivery, Verdict& verdict);
+  Verdict send_interval_refresh(cache::ChannelId id, SlowPolicy policy);
+
+  Env env_;
+  Output& output_;
+  const Encoder& encoder_;
+  broker::Outlet& self_;
+  bool congested_ = false;  // over the bound: conflate/drop deliveries are held back until the low-water mark
+  std::unordered_map<cache::ChannelId, Lag> lag_;
+  std::unordered_map<cache::ChannelId, Conflated> conflated_;
+  uint64_t conflation_refreshes_ = 0;
+  Stats stats_;
+};
+
+}  // namespace tw::session

@@ -1,0 +1,229 @@
+#include "session/session.h"
+
+#include <sys/epoll.h>
+
+#include <algorithm>
+#include <cstring>
+
+#include "base/log.h"
+
+namespace tw::session {
+
+namespace {
+constexpr size_t kInitialInput = 64 * 1024;
+constexpr size_t kGoodbyeMax = 512;
+uint64_t ms_to_ns(uint64_t ms) { return ms * 1'000'000ull; }
+}  // namespace
+
+Session::Session(Env env, std::unique_ptr<Transport> transport, std::string peer, const Encoder& encoder,
+                 uint64_t now_ns)
+    : env_(env),
+      transport_(std::move(transport)),
+      peer_(std::move(peer)),
+      name_("?@" + peer_),
+      output_(env.fanout, *this),
+      policy_({env.config.limits.max_output_buffer, env.router, env.counters, env.reactor}, output_, encoder, *this),
+      opened_ns_(now_ns),
+      last_rx_ns_(now_ns),
+      last_tx_ns_(now_ns) {
+  in_.resize(std::min<size_t>(kInitialInput, env_.config.limits.max_frame));
+  // Plain TCP is ready at once; a TLS handshake starts by waiting for the
+  // client's hello (the owner registers the fd for EPOLLIN).
+  handshaken_ = transport_->handshake() == Handshake::Done;
+  if (!handshaken_) handshake_events_ = EPOLLIN;
+}
+
+Session::~Session() = default;
+
+void Session::on_io(uint32_t events) {
+  if (!handshaken_) return advance_handshake();
+  if (events & EPOLLOUT) flush_output();
+  if (events & (EPOLLIN | EPOLLHUP | EPOLLERR)) read_input();
+}
+
+void Session::advance_handshake() {
+  if (closing()) return;
+  switch (transport_->handshake()) {
+    case Handshake::Done:
+      handshaken_ = true;
+      handshake_events_ = 0;
+      update_interest();
+      if (!output_.empty()) flush_output();
+      return read_input();  // the handshake may have read application bytes already
+    case Handshake::WantRead: handshake_events_ = EPOLLIN; break;
+    case Handshake::WantWrite: handshake_events_ = EPOLLOUT; break;
+    case Handshake::Failed:
+      return fail(wire::Code::Ok, std::string(transport_->kind()) + " handshake failed: " + transport_->error_text(),
+                  true);
+  }
+  update_interest();
+}
+
+void Session::read_input() {
+  // A TLS transport may hold decrypted bytes that no readiness event announces.
+  do {
+    if (!reading_ || closing()) return;
+    read_once();
+  } while (transport_->pending_input() > 0);
+}
+
+void Session::read_once() {
+  if (in_len_ == in_.size()) {
+    // A message larger than the buffer: grow, up to max_frame (the protocol
+    // refuses a message above it before its bytes arrive).
+    const size_t limit = std::max<size_t>(env_.config.limits.max_frame, kInitialInput);
+    if (in_.size() >= limit) return fail(wire::Code::FrameTooLarge, "message larger than max_frame");
+    in_.resize(std::min(limit, in_.size() * 2));
+  }
+  ReadResult got = transport_->read({in_.data() + in_len_, in_.size() - in_len_});
+  if (got.status == ReadStatus::Again) return;
+  if (got.status == ReadStatus::Closed) return fail(wire::Code::Ok, "peer closed the connection");
+  if (got.status == ReadStatus::Error) return fail(wire::Code::Ok, "read error");
+  in_len_ += got.bytes;
+  env_.counters.bytes_in += got.bytes;
+  last_rx_ns_ = env_.reactor.now_ns();
+  parse_input();
+}
+
+void Session::parse_input() {
+  const size_t used = parse({in_.data(), in_len_});
+  if (used > 0) {
+    std::memmove(in_.data(), in_.data() + used, in_len_ - used);
+    in_len_ -= used;
+  }
+}
+
+void Session::open(std::string_view client_name, uint64_t idle_timeout_ns) {
+  client_name_ = std::string(client_name);
+  name_ = client_name_ + "@" + peer_;
+  idle_timeout_ns_ = idle_timeout_ns;
+  phase_ = Phase::Open;
+}
+
+void Session::send_image(const cache::Channel& channel, uint32_t request_id) {
+  if (!closing()) apply(policy_.send_image(channel, request_id));
+}
+
+void Session::send_stream_image(const cache::Channel& channel, broker::SlowPolicy policy) {
+  if (!closing()) apply(policy_.send_stream_image(channel, policy));
+}
+
+void Session::send_delivery(const broker::Delivery& delivery) {
+  if (!closing()) apply(policy_.send_delivery(delivery));
+}
+
+void Session::send_status(const cache::Channel& channel, wire::ChannelState state, wire::Code code,
+                          std::string_view text, bool introduce) {
+  if (!closing()) policy_.send_status(channel, state, code, text, introduce);
+}
+
+void Session::apply(DeliveryPolicy::Verdict verdict) {
+  if (verdict != DeliveryPolicy::Verdict::SlowConsumer) return;
+  ++env_.counters.slow_consumers;
+  fail(wire::Code::SlowConsumer, "output buffer limit exceeded");
+}
+
+void Session::flush_output() {
+  if (!transport_) return;
+  io::FlushResult result = output_.queue().flush(*transport_);
+  account_written();
+  // A slow consumer that drained to the low-water mark resumes its held-back
+  // channels; loop, because the socket may take everything resumed at once.
+  while (result != io::FlushResult::Error && policy_.resume()) {
+    result = output_.queue().flush(*transport_);
+    account_written();
+  }
+  if (result == io::FlushResult::Error) return fail(wire::Code::Ok, "write error");
+  want_write_ = result == io::FlushResult::Pending;
+  update_interest();
+}
+
+void Session::account_written() {
+  uint64_t written = output_.queue().bytes_written();
+  if (written != bytes_written_seen_) {
+    env_.counters.bytes_out += written - bytes_written_seen_;
+    bytes_written_seen_ = written;
+    last_tx_ns_ = env_.reactor.now_ns();
+  }
+}
+
+void Session::update_interest() {
+  if (closing()) return;
+  const bool write = want_write_ || transport_->pending_output() > 0;
+  uint32_t events = handshaken_ ? (reading_ ? uint32_t{EPOLLIN} : 0u) | (write ? uint32_t{EPOLLOUT} : 0u)
+                                : handshake_events_;
+  if (events == interest_) return;  // epoll_ctl only on a change, never per flush
+  interest_ = events;
+  (void)env_.reactor.modify(transport_->fd(), events, this);
+}
+
+void Session::pause_input(bool paused) {
+  // While the broker does not read, the peer's heartbeats wait unread in the
+  // socket: that silence is ours, so the idle clock restarts on resume.
+  if (!paused && !reading_) last_rx_ns_ = env_.reactor.now_ns();
+  reading_ = !paused;
+  update_interest();
+}
+
+void Session::fail(wire::Code code, std::string_view text, bool warn) {
+  if (closing()) return;
+  phase_ = Phase::Closing;
+  close_code_ = code;
+  close_text_ = std::string(text);
+  if (code != wire::Code::Ok) {
+    TW_WARN("session %s ('%s') disconnected: %s: %s", peer_.c_str(), client_name_.c_str(), wire::code_name(code),
+            close_text_.c_str());
+  } else if (warn) {
+    TW_WARN("session %s closed: %s", peer_.c_str(), close_text_.c_str());
+  } else {
+    TW_DEBUG("session %s ('%s') closed: %s", peer_.c_str(), client_name_.c_str(), close_text_.c_str());
+  }
+}
+
+void Session::finish() {
+  if (!transport_) return;
+  const auto& slow = policy_.stats();
+  if (slow.conflated_channels != 0 || slow.dropped_messages != 0) {
+    TW_INFO("session %s ('%s') was a slow consumer: %lu channels conflated, %lu refresh images, %lu messages dropped",
+            peer_.c_str(), client_name_.c_str(), static_cast<unsigned long>(slow.conflated_channels),
+            static_cast<unsigned long>(slow.refresh_images), static_cast<unsigned long>(slow.dropped_messages));
+  }
+  env_.reactor.remove(transport_->fd());
+  // One last non-blocking write. The goodbye can only follow a message
+  // boundary, so a connection whose queue did not drain (a slow consumer)
+  // is closed without it.
+  (void)output_.queue().flush(*transport_);
+  if (close_code_ != wire::Code::Ok && output_.empty()) {
+    uint8_t buf[kGoodbyeMax];
+    if (size_t n = encode_goodbye({buf, sizeof buf}, close_code_, close_text_); n > 0) {
+      iovec iov{buf, n};
+      (void)transport_->writev(&iov, 1);  // best effort: the peer may already be gone
+    }
+  }
+  transport_->shutdown();
+  transport_.reset();
+}
+
+void Session::on_tick(uint64_t now_ns) {
+  if (closing()) return;
+  if (!handshaken_) {
+    if (now_ns - opened_ns_ <= ms_to_ns(env_.config.handshake_timeout_ms)) return;
+    ++env_.counters.idle_timeouts;
+    return fail(wire::Code::Ok, std::string(transport_->kind()) + " handshake not completed in time", true);
+  }
+  if (phase_ == Phase::AwaitHello) {
+    if (now_ns - opened_ns_ > ms_to_ns(env_.config.hello_timeout_ms)) {
+      ++env_.counters.idle_timeouts;
+      fail(wire::Code::IdleTimeout, "no HELLO received in time");
+    }
+    return;
+  }
+  if (reading_ && now_ns - last_rx_ns_ > idle_timeout_ns_) {
+    ++env_.counters.idle_timeouts;
+    return fail(wire::Code::IdleTimeout, "nothing received within the idle timeout");
+  }
+  apply(policy_.send_due_refreshes(now_ns));
+  if (!closing()) on_open_tick(now_ns);
+}
+
+}  // namespace tw::session

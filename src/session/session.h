@@ -1,0 +1,141 @@
+// Session: one client connection, whatever its protocol or transport. It
+// owns the connection's three parts:
+//   - a Transport (plain TCP, TLS): bytes in, iovecs out;
+//   - the protocol, a subclass (src/native; MQTT and WebSocket next): it
+//     parses what arrives (parse) and provides the Encoder for what leaves;
+//   - the DeliveryPolicy, protocol-neutral: slow consumers, conflation, gap
+//     notices, asking the protocol's encoder for the bytes.
+// The session holds the lifecycle every protocol shares: handshake, the
+// protocol's hello, idle and hello timeouts, pausing input (backpressure),
+// the turn-end write, and closing.
+//
+// Lifecycle: Handshake (transport) -> AwaitHello -> Open -> Closing. A
+// session that must close (bad input, timeout, slow consumer, peer gone)
+// only marks itself Closing; its owner reaps it at the end of the loop turn
+// (finish, then destroy), so no callback ever sees a destroyed session.
+// Owned by its loop thread.
+#pragma once
+#include <cstdint>
+#include <memory>
+#include <span>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "broker/counters.h"
+#include "broker/fanout.h"
+#include "broker/outlet.h"
+#include "broker/router.h"
+#include "config/config.h"
+#include "reactor/reactor.h"
+#include "session/delivery_policy.h"
+#include "session/encoder.h"
+#include "session/output.h"
+#include "session/transport.h"
+
+namespace tw::session {
+
+class Session : public broker::Outlet, public reactor::IoHandler {
+ public:
+  struct Env {
+    const config::BrokerConfig& config;
+    reactor::Reactor& reactor;
+    broker::Router& router;
+    broker::Fanout& fanout;
+    broker::Counters& counters;
+  };
+  Session(Env env, std::unique_ptr<Transport> transport, std::string peer, const Encoder& encoder, uint64_t now_ns);
+  ~Session() override;
+
+  void on_io(uint32_t events) override;
+  void on_tick(uint64_t now_ns);
+
+  // Outlet: a subscription's stream goes through the delivery policy.
+  void send_image(const cache::Channel& channel, uint32_t request_id) override;
+  void send_stream_image(const cache::Channel& channel, broker::SlowPolicy policy) override;
+  void send_delivery(const broker::Delivery& delivery) override;
+  void send_status(const cache::Channel& channel, wire::ChannelState state, wire::Code code, std::string_view text,
+                   bool introduce) override;
+  void flush_output() override;
+  std::string_view name() const override { return name_; }
+
+  // Marks the session for closing; the protocol says goodbye with `code`
+  // (Ok: no goodbye). Logged at debug level when Ok unless `warn`.
+  void fail(wire::Code code, std::string_view text, bool warn = false);
+  bool closing() const { return phase_ == Phase::Closing; }
+  // Stops reading; used while the broker drains output at shutdown.
+  void stop_reading() { pause_input(true); }
+  // Stops or resumes reading the socket (backpressure: TCP holds the peer back).
+  // A paused connection is never closed as idle; its idle clock restarts on resume.
+  void pause_input(bool paused);
+  bool has_output() const { return !output_.empty(); }
+  // Best-effort final write of the pending output and the goodbye; closes the connection.
+  void finish();
+  int fd() const { return transport_ ? transport_->fd() : -1; }
+  std::string_view transport_kind() const { return transport_ ? transport_->kind() : std::string_view{}; }
+
+  const DeliveryPolicy::Stats& slow_stats() const { return policy_.stats(); }
+  size_t lagging_channels() const { return policy_.lagging_channels(); }
+  size_t queued_output() const { return output_.queued_bytes(); }
+  size_t conflation_pending() const { return policy_.conflation_pending(); }
+  uint64_t conflation_refreshes() const { return policy_.conflation_refreshes(); }
+
+ protected:
+  // The protocol's part. Handles the complete messages at the front of `in`
+  // and returns how many bytes it consumed; on bad input it calls fail().
+  virtual size_t parse(std::span<const uint8_t> in) = 0;
+  // Encodes the protocol's goodbye for a close with `code` (never Ok);
+  // returns its size, 0 for none.
+  virtual size_t encode_goodbye(std::span<uint8_t> out, wire::Code code, std::string_view text) = 0;
+  // The tick of an open session, after the idle check: heartbeats, keepalives.
+  virtual void on_open_tick(uint64_t now_ns) = 0;
+
+  // The protocol's hello was accepted: the session is open, named
+  // "client@peer", and closed after `idle_timeout_ns` without input.
+  void open(std::string_view client_name, uint64_t idle_timeout_ns);
+  bool is_open() const { return phase_ == Phase::Open; }
+  // A closing session that ended on its own slow-consumer verdict.
+  void apply(DeliveryPolicy::Verdict verdict);
+
+  const Env& env() const { return env_; }
+  Output& output() { return output_; }
+  const std::string& peer() const { return peer_; }
+  const std::string& client_name() const { return client_name_; }
+  uint64_t last_tx_ns() const { return last_tx_ns_; }
+  void set_last_tx_ns(uint64_t now_ns) { last_tx_ns_ = now_ns; }
+
+ private:
+  enum class Phase { AwaitHello, Open, Closing };
+
+  void advance_handshake();
+  void read_input();
+  void read_once();
+  void parse_input();
+  void update_interest();
+  void account_written();
+
+  Env env_;
+  std::unique_ptr<Transport> transport_;  // null once finished
+  std::string peer_;
+  std::string client_name_;
+  std::string name_;  // "client@peer", for logs and the admin view
+  Phase phase_ = Phase::AwaitHello;
+  bool handshaken_ = false;        // the transport carries application bytes
+  uint32_t handshake_events_ = 0;  // what the unfinished handshake waits for
+  bool reading_ = true;
+  bool want_write_ = false;
+  uint32_t interest_ = 0x001;  // EPOLLIN, as registered by the owner
+  std::vector<uint8_t> in_;
+  size_t in_len_ = 0;
+  Output output_;
+  DeliveryPolicy policy_;
+  uint64_t opened_ns_;
+  uint64_t last_rx_ns_;
+  uint64_t last_tx_ns_;
+  uint64_t bytes_written_seen_ = 0;
+  uint64_t idle_timeout_ns_ = 0;
+  wire::Code close_code_ = wire::Code::Ok;
+  std::string close_text_;
+};
+
+}  // namespace tw::session
