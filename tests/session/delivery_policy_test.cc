@@ -18,30 +18,22 @@
 #include "reactor/reactor.h"
 #include "session/delivery_policy.h"
 #include "session/test_encoder.h"
+#include "testlib/fields.h"
 
 namespace tw::session {
 namespace {
 
-using testing::Event;
+using session::testing::Event;
 
 constexpr size_t kBound = 16 * 1024;
 constexpr int kChannels = 20;
 
-std::vector<uint8_t> quote(int64_t value) {
-  std::vector<uint8_t> buf(64);
-  fields::FieldListWriter w(buf);
-  w.add_int(22, value);
-  buf.resize(w.finish());
-  return buf;
-}
+std::vector<uint8_t> quote(int64_t value) { return tw::testing::field_list({{22, value}}); }
 
 int64_t value_of(const std::vector<uint8_t>& payload) {
   fields::FieldImage image;
   EXPECT_TRUE(image.merge(payload));
-  for (const auto& field : image.fields()) {
-    if (field.id == 22) return field.i;
-  }
-  return -1;
+  return tw::testing::int_field(image, 22).value_or(-1);
 }
 
 // An outlet that is nothing but the policy over a socket: what a session is, without a protocol's requests.
