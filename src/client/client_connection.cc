@@ -55,7 +55,9 @@ Status Client::connect(const Options& options) {
   backoff_ms_ = options_.reconnect_min_ms;
   begin_attempt(monotonic_ns());
   in_poll_ = true;
-  while (state_ == State::Connecting || state_ == State::Handshake) run_once(attempt_deadline_ns_);
+  while (state_ == State::Connecting || state_ == State::Securing || state_ == State::Handshake) {
+    run_once(attempt_deadline_ns_);
+  }
   in_poll_ = false;
   if (state_ == State::Connected) return Ok{};
   state_ = State::Idle;
@@ -78,7 +80,7 @@ int Client::poll(int timeout_ms) {
 
 Status Client::flush() {
   if (out_.empty()) return Ok{};
-  if (fd_ < 0 || state_ == State::Connecting) return Error{"not connected"};
+  if (fd_ < 0 || state_ == State::Connecting || state_ == State::Securing) return Error{"not connected"};
   if (!write_some()) return Error{"connection lost: " + last_failure_};
   return Ok{};
 }

@@ -125,8 +125,9 @@ void TlsTransport::record_failure(int ssl_error) {
   const unsigned long first = ERR_peek_error();
   const int reason = ERR_GET_LIB(first) == ERR_LIB_SSL ? ERR_GET_REASON(first) : 0;
   if (first == 0 && (ssl_error == SSL_ERROR_SYSCALL || ssl_error == SSL_ERROR_ZERO_RETURN)) {
-    error_ = errno != 0 && ssl_error == SSL_ERROR_SYSCALL ? std::string(std::strerror(errno))
-                                                          : "the peer closed the connection";
+    // errno may be left over from an earlier EAGAIN: only a real socket error names it.
+    const bool socket_error = ssl_error == SSL_ERROR_SYSCALL && errno != 0 && errno != EAGAIN && errno != EWOULDBLOCK;
+    error_ = socket_error ? std::string(std::strerror(errno)) : "the peer closed the connection";
   } else if (reason == SSL_R_CERTIFICATE_VERIFY_FAILED) {
     error_ = std::string("certificate verify failed: ") + X509_verify_cert_error_string(SSL_get_verify_result(ssl_));
   } else if (reason == SSL_R_PEER_DID_NOT_RETURN_A_CERTIFICATE) {
