@@ -4,6 +4,7 @@
 #include <openssl/ssl.h>
 #include <openssl/x509.h>
 
+#include <cstring>
 #include <utility>
 
 namespace tw::session {
@@ -93,6 +94,8 @@ std::string take_openssl_error(const std::string& fallback) {
   unsigned long first = ERR_get_error();
   ERR_clear_error();
   if (first == 0) return fallback;
+  // A file that cannot be opened is a system error: its reason is the errno.
+  if (ERR_SYSTEM_ERROR(first)) return std::strerror(ERR_GET_REASON(first));
   const char* reason = ERR_reason_error_string(first);
   return reason ? reason : fallback;
 }

@@ -167,16 +167,15 @@ namespace {
 // files are wrong stops the broker at start, never at the first client.
 Status bind_listener(const config::Listener& listener, int& fd, uint16_t& port,
                      std::unique_ptr<session::TlsContext>& tls) {
-  const std::string name = listener.describe(0);
-  if (listener.tls()) {
-    auto context = session::TlsContext::server({listener.cert, listener.key, listener.client_ca});
-    if (!context) return Error{"listener " + name + ": " + context.error().message};
-    tls = std::move(*context);
-  }
   std::string host;
   uint16_t wanted = 0;
   if (!config::split_host_port(listener.address, host, wanted)) {
     return Error{"invalid listen address '" + listener.address + "' (expected HOST:PORT)"};
+  }
+  if (listener.tls()) {
+    auto context = session::TlsContext::server({listener.cert, listener.key, listener.client_ca});
+    if (!context) return Error{"listener " + listener.describe(wanted) + ": " + context.error().message};
+    tls = std::move(*context);
   }
   auto bound = io::listen_tcp(host, wanted);
   if (!bound) return Error{bound.error().message};

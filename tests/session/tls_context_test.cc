@@ -16,7 +16,7 @@ TEST(TlsContext, ServerNeedsCertAndKey) {
 TEST(TlsContext, MissingCertificateFileIsNamed) {
   tw::testing::TestPki pki;
   std::string error = error_of(TlsContext::server({pki.dir().file("absent.pem"), pki.server_key(), ""}));
-  EXPECT_EQ(error.rfind("cannot load certificate " + pki.dir().file("absent.pem") + ": ", 0), 0u) << error;
+  EXPECT_EQ(error, "cannot load certificate " + pki.dir().file("absent.pem") + ": No such file or directory");
 }
 
 TEST(TlsContext, KeyOfAnotherCertificateIsRefused) {
