@@ -132,7 +132,7 @@ struct TieredBroker {
     auto fd = io::listen_tcp("127.0.0.1", 0);
     if (!fd) die(fd.error().message.c_str());
     listen_fd = *fd;
-    access_point.accept_for(listen_fd, {&access_point});
+    access_point.accept_for({{listen_fd, nullptr, "native tcp"}}, {&access_point});
     return io::local_port(listen_fd);
   }
 

@@ -11,6 +11,8 @@ PACKAGES=(
   clang libclang-rt-14-dev
   # libraries
   libgtest-dev libgmock-dev libbenchmark-dev libtomlplusplus-dev libcli11-dev nlohmann-json3-dev
+  # TLS listeners and clients (OpenSSL 3), and the openssl tool the TLS tests drive as an external client
+  libssl-dev openssl
   # optional: NUMA node of each cpu, for thread placement (src/base/affinity.cc)
   libnuma-dev
   # peers for the perf comparison tooling, and python for its scripts

@@ -20,6 +20,10 @@ inline constexpr int kExitError = 2;
 struct CommonOptions {
   std::string server;           // --server HOST:PORT, else $TICKWIRE_SERVER, else 127.0.0.1:9400
   std::string dictionary_file;  // --dictionary FILE, else the built-in dictionary
+  bool tls = false;             // --tls: connect with TLS (implied by --ca, --cert, --key)
+  std::string ca;               // --ca FILE: CA bundle the broker's certificate must chain to
+  std::string cert;             // --cert FILE, --key FILE: this client's certificate (mutual TLS)
+  std::string key;
 };
 
 // Each subcommand registers itself; its callback stores its exit code in `exit_code`.
@@ -31,7 +35,7 @@ void add_provider_command(CLI::App& app, const CommonOptions& common, int& exit_
 void add_channels_command(CLI::App& app, const CommonOptions& common, int& exit_code);   // channels.cc
 void add_perf_command(CLI::App& app, const CommonOptions& common, int& exit_code);  // perf.cc
 
-// Builds client Options from --server / $TICKWIRE_SERVER.
+// Builds client Options from --server / $TICKWIRE_SERVER and the TLS flags.
 Result<client::Options> client_options(const CommonOptions& common, const std::string& client_name);
 // Connects, printing the failure to stderr; false on failure.
 bool connect_or_report(client::Client& client, const client::Options& options);

@@ -14,6 +14,10 @@ int main(int argc, char** argv) {
   app.add_option("-s,--server", common.server,
                  "broker HOST:PORT (default: $TICKWIRE_SERVER, else 127.0.0.1:9400)");
   app.add_option("--dictionary", common.dictionary_file, "field dictionary file (default: built-in)");
+  app.add_flag("--tls", common.tls, "connect with TLS (docs/security.md)");
+  app.add_option("--ca", common.ca, "CA file the broker's certificate must chain to (default: system CAs); implies --tls");
+  app.add_option("--cert", common.cert, "client certificate file for mutual TLS (with --key); implies --tls");
+  app.add_option("--key", common.key, "client private key file (with --cert); implies --tls");
 
   int exit_code = tw::cli::kExitOk;
   tw::cli::add_pub_command(app, common, exit_code);

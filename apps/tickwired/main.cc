@@ -1,5 +1,6 @@
 // tickwired: reads its configuration, listens, and runs the broker on this
-// thread until SIGINT or SIGTERM asks for a graceful shutdown.
+// thread until SIGINT or SIGTERM asks for a graceful shutdown. SIGHUP reloads
+// the TLS listeners' certificates (docs/security.md).
 //
 // Exit codes: 0 after a graceful shutdown (and for --help, --version);
 // 1 when the broker cannot listen or the port file cannot be written;
@@ -26,6 +27,10 @@ void on_stop_signal(int) {
   if (g_broker != nullptr) g_broker->stop();
 }
 
+void on_reload_signal(int) {
+  if (g_broker != nullptr) g_broker->reload_tls();
+}
+
 // SA_RESETHAND: a second SIGINT/SIGTERM during a stuck shutdown kills the process.
 void install_signal_handlers(tw::tier::Broker& broker) {
   g_broker = &broker;
@@ -35,6 +40,11 @@ void install_signal_handlers(tw::tier::Broker& broker) {
   sigemptyset(&stop.sa_mask);
   sigaction(SIGINT, &stop, nullptr);
   sigaction(SIGTERM, &stop, nullptr);
+
+  struct sigaction reload {};
+  reload.sa_handler = on_reload_signal;
+  sigemptyset(&reload.sa_mask);
+  sigaction(SIGHUP, &reload, nullptr);
 
   struct sigaction ignore {};
   ignore.sa_handler = SIG_IGN;
@@ -55,13 +65,6 @@ tw::Status write_port_file(const std::string& path, uint16_t port) {
     return tw::Error{std::strerror(saved)};
   }
   return tw::Ok{};
-}
-
-std::string bracketed_host(const std::string& listen) {
-  std::string host;
-  uint16_t port = 0;
-  if (!tw::config::split_host_port(listen, host, port)) return listen;
-  return host.find(':') != std::string::npos ? "[" + host + "]" : host;
 }
 
 // Connections are file descriptors: allow as many as the hard limit does,
@@ -85,8 +88,7 @@ int serve(const tw::tickwired::Invocation& invocation) {
     std::cerr << "tickwired: " << status.error().message << "\n";
     return tw::tickwired::kExitRuntimeError;
   }
-  TW_INFO("listening on native tcp://%s:%u", bracketed_host(config.listen).c_str(),
-          static_cast<unsigned>(broker.port()));
+  for (const std::string& listener : broker.listening()) TW_INFO("listening on %s", listener.c_str());
   if (!invocation.port_file.empty()) {
     if (auto status = write_port_file(invocation.port_file, broker.port()); !status) {
       std::cerr << "tickwired: cannot write port file " << invocation.port_file << ": "

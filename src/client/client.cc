@@ -6,6 +6,8 @@
 #include <algorithm>
 
 #include "base/clock.h"
+#include "session/tls_context.h"  // complete types for ~Client
+#include "session/tls_transport.h"
 #include "topic/topic.h"
 
 namespace tw::client {

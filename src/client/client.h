@@ -75,6 +75,11 @@
 #include "client/options.h"
 #include "wire/codec.h"
 
+namespace tw::session {
+class TlsContext;
+class TlsTransport;
+}  // namespace tw::session
+
 namespace tw::client {
 
 // The publish id of an advertised topic: dense, starting at 1, stable across reconnects.
@@ -204,7 +209,8 @@ class Client {
   size_t subscription_count() const;
 
  private:
-  enum class State : uint8_t { Idle, Connecting, Handshake, Connected, Backoff, Closed };
+  // Securing: the TLS handshake, between the TCP connect and HELLO (options.tls only).
+  enum class State : uint8_t { Idle, Connecting, Securing, Handshake, Connected, Backoff, Closed };
   enum class RequestType : uint8_t { Subscribe, Unsubscribe, Snapshot, Provide, Withdraw, ListChannels };
   struct Subscription {
     uint32_t id = 0;
@@ -265,8 +271,13 @@ class Client {
   int run_once(uint64_t deadline_ns);
   uint64_t next_timer_ns(uint64_t now) const;
   void on_writable();
+  void send_hello();
+  void advance_tls();
   int on_readable();
+  ssize_t receive(std::span<uint8_t> room);
   bool write_some();
+  ssize_t send_bytes(std::span<const uint8_t> data);
+  std::string io_failure() const;
   void drain_output(uint32_t linger_ms);
 
   // Frame handling (client_dispatch.cc).
@@ -317,6 +328,9 @@ class Client {
   Options options_;
   State state_ = State::Idle;
   int fd_ = -1;
+  std::unique_ptr<session::TlsContext> tls_context_;  // loaded by connect() when options.tls
+  std::unique_ptr<session::TlsTransport> tls_;        // this connection's TLS; it owns fd_
+  short tls_wants_ = 0;                               // POLLIN or POLLOUT while Securing
   bool ever_connected_ = false;
   uint64_t epoch_ = 0;  // bumped at every teardown: frame loops stop when it changes
   uint64_t attempt_deadline_ns_ = 0;

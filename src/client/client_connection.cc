@@ -22,6 +22,8 @@
 #include "base/clock.h"
 #include "client/client.h"
 #include "client/tcp_socket.h"
+#include "session/tls_context.h"
+#include "session/tls_transport.h"
 
 namespace tw::client {
 
@@ -41,13 +43,21 @@ Status Client::connect(const Options& options) {
   if (options.reconnect_min_ms == 0 || options.reconnect_min_ms > options.reconnect_max_ms)
     return Error{"reconnect backoff needs 0 < min <= max"};
   options_ = options;
+  tls_context_.reset();
+  if (options_.tls) {
+    auto context = session::TlsContext::client({options_.ca, options_.cert, options_.key});
+    if (!context) return Error{"TLS: " + context.error().message};
+    tls_context_ = std::move(*context);
+  }
   in_ = ByteBuffer(options_.max_frame + kReadSlack);
   out_ = ByteBuffer(std::min(options_.output_buffer, options_.max_output_buffer));
   ever_connected_ = false;
   backoff_ms_ = options_.reconnect_min_ms;
   begin_attempt(monotonic_ns());
   in_poll_ = true;
-  while (state_ == State::Connecting || state_ == State::Handshake) run_once(attempt_deadline_ns_);
+  while (state_ == State::Connecting || state_ == State::Securing || state_ == State::Handshake) {
+    run_once(attempt_deadline_ns_);
+  }
   in_poll_ = false;
   if (state_ == State::Connected) return Ok{};
   state_ = State::Idle;
@@ -70,13 +80,14 @@ int Client::poll(int timeout_ms) {
 
 Status Client::flush() {
   if (out_.empty()) return Ok{};
-  if (fd_ < 0 || state_ == State::Connecting) return Error{"not connected"};
+  if (fd_ < 0 || state_ == State::Connecting || state_ == State::Securing) return Error{"not connected"};
   if (!write_some()) return Error{"connection lost: " + last_failure_};
   return Ok{};
 }
 
 void Client::close() {
   if (fd_ >= 0 && state_ == State::Connected) drain_output(options_.close_linger_ms);
+  if (tls_) tls_->shutdown();  // close_notify: an orderly end, not a truncation
   teardown_socket();
   channels_.clear();
   streams_.clear();  // close() calls no callbacks
@@ -123,7 +134,11 @@ void Client::connection_lost(std::string_view reason) {
 }
 
 void Client::teardown_socket() {
-  close_fd(fd_);
+  if (tls_) {
+    tls_.reset();  // closes fd_
+  } else {
+    close_fd(fd_);
+  }
   fd_ = -1;
   in_.clear();
   out_.clear();
@@ -159,6 +174,7 @@ void Client::resend_state() {
 void Client::service_timers(uint64_t now) {
   switch (state_) {
     case State::Connecting:
+    case State::Securing:
     case State::Handshake:
       if (now >= attempt_deadline_ns_) attempt_failed("timed out waiting for the broker", now);
       break;
@@ -184,6 +200,7 @@ void Client::service_timers(uint64_t now) {
 uint64_t Client::next_timer_ns(uint64_t) const {
   switch (state_) {
     case State::Connecting:
+    case State::Securing:
     case State::Handshake: return attempt_deadline_ns_;
     case State::Backoff: return next_attempt_ns_;
     case State::Connected: {
@@ -198,17 +215,21 @@ uint64_t Client::next_timer_ns(uint64_t) const {
 int Client::run_once(uint64_t deadline_ns) {
   uint64_t now = monotonic_ns();
   service_timers(now);
-  bool can_write = fd_ >= 0 && state_ != State::Connecting;
-  if (can_write && !out_.empty()) write_some();
+  const bool connecting = state_ == State::Connecting || state_ == State::Securing;
+  if (fd_ >= 0 && !connecting && !out_.empty()) write_some();
 
   uint64_t wake = std::min(deadline_ns, next_timer_ns(now));
   int timeout_ms = wake <= now ? 0 : static_cast<int>(std::min<uint64_t>((wake - now + kNsPerMs - 1) / kNsPerMs, INT_MAX));
   pollfd pfd{fd_, 0, 0};
   if (fd_ >= 0) {
-    pfd.events = state_ == State::Connecting ? POLLOUT : static_cast<short>(POLLIN | (out_.empty() ? 0 : POLLOUT));
+    pfd.events = state_ == State::Connecting ? POLLOUT
+                 : state_ == State::Securing  ? tls_wants_
+                                              : static_cast<short>(POLLIN | (out_.empty() ? 0 : POLLOUT));
   }
+  // Decrypted bytes already inside OpenSSL are invisible to poll(2).
+  if (tls_ && !connecting && tls_->pending_input() > 0) timeout_ms = 0;
   int rc;
-  if (timeout_ms == 0 && fd_ >= 0 && state_ != State::Connecting) {
+  if (timeout_ms == 0 && fd_ >= 0 && !connecting) {
     // Nothing to wait for: read at once. An empty socket answers EAGAIN for
     // the price of the poll(2) this skips, and a caller that polls many
     // clients itself (perf sub --connections) calls us only when readable.
@@ -222,6 +243,8 @@ int Client::run_once(uint64_t deadline_ns) {
   int delivered = 0;
   if (state_ == State::Connecting) {
     on_writable();
+  } else if (state_ == State::Securing) {
+    advance_tls();
   } else {
     if (pfd.revents & (POLLIN | POLLERR | POLLHUP)) delivered += on_readable();
     if (fd_ >= 0 && !out_.empty()) write_some();
@@ -235,6 +258,31 @@ void Client::on_writable() {
     attempt_failed(done.error().message, monotonic_ns());
     return;
   }
+  if (!tls_context_) return send_hello();
+  auto tls = session::TlsTransport::connect(*tls_context_, fd_, options_.host);
+  if (!tls) {
+    fd_ = -1;  // closed by the failed transport
+    attempt_failed(tls.error().message, monotonic_ns());
+    return;
+  }
+  tls_ = std::move(*tls);
+  state_ = State::Securing;
+  advance_tls();
+}
+
+// One handshake step per readiness event; HELLO follows once it is done.
+void Client::advance_tls() {
+  switch (tls_->handshake()) {
+    case session::Handshake::Done: return send_hello();
+    case session::Handshake::WantRead: tls_wants_ = POLLIN; return;
+    case session::Handshake::WantWrite: tls_wants_ = POLLOUT; return;
+    case session::Handshake::Failed:
+      attempt_failed("TLS handshake failed: " + tls_->error_text(), monotonic_ns());
+      return;
+  }
+}
+
+void Client::send_hello() {
   state_ = State::Handshake;
   last_recv_ns_ = last_send_ns_ = monotonic_ns();
   wire::Hello hello;
@@ -251,14 +299,14 @@ int Client::on_readable() {
   for (int i = 0; i < kMaxReadsPerTurn && epoch == epoch_; ++i) {
     std::span<uint8_t> room = in_.writable();
     if (room.empty()) break;  // cannot happen: process_input leaves room for a max frame
-    ssize_t n = ::recv(fd_, room.data(), room.size(), MSG_DONTWAIT);
+    ssize_t n = receive(room);
     if (n == 0) {
       connection_lost("broker closed the connection");
       break;
     }
     if (n < 0) {
       if (errno == EINTR) continue;
-      if (errno != EAGAIN && errno != EWOULDBLOCK) connection_lost(std::strerror(errno));
+      if (errno != EAGAIN && errno != EWOULDBLOCK) connection_lost(io_failure());
       break;
     }
     in_.commit(static_cast<size_t>(n));
@@ -270,12 +318,43 @@ int Client::on_readable() {
   return delivered;
 }
 
+// recv(2) semantics over either transport: bytes, 0 at the end, -1 with errno.
+ssize_t Client::receive(std::span<uint8_t> room) {
+  if (!tls_) return ::recv(fd_, room.data(), room.size(), MSG_DONTWAIT);
+  session::ReadResult got = tls_->read(room);
+  switch (got.status) {
+    case session::ReadStatus::Data: return static_cast<ssize_t>(got.bytes);
+    case session::ReadStatus::Closed: return 0;
+    case session::ReadStatus::Again: errno = EAGAIN; return -1;
+    case session::ReadStatus::Error: break;
+  }
+  errno = EPROTO;
+  return -1;
+}
+
+// send(2) semantics: with TLS, only bytes whose records reached the socket
+// count as sent; the rest stay in out_ and are offered again.
+ssize_t Client::send_bytes(std::span<const uint8_t> data) {
+  if (!tls_) return ::send(fd_, data.data(), data.size(), MSG_NOSIGNAL | MSG_DONTWAIT);
+  iovec iov{const_cast<uint8_t*>(data.data()), data.size()};
+  ssize_t n = tls_->writev(&iov, 1);
+  if (n == 0 && !data.empty()) errno = EAGAIN;
+  if (n < 0) errno = EPROTO;
+  return n == 0 && !data.empty() ? -1 : n;
+}
+
+// Why the last receive or send failed: OpenSSL's reason with TLS, else errno's.
+std::string Client::io_failure() const {
+  if (tls_ && !tls_->error_text().empty()) return "TLS: " + tls_->error_text();
+  return std::strerror(errno);
+}
+
 bool Client::write_some() {
   std::span<const uint8_t> data = out_.readable();
-  ssize_t n = ::send(fd_, data.data(), data.size(), MSG_NOSIGNAL | MSG_DONTWAIT);
+  ssize_t n = send_bytes(data);
   if (n < 0) {
     if (errno == EAGAIN || errno == EWOULDBLOCK || errno == EINTR) return true;
-    connection_lost(std::strerror(errno));
+    connection_lost(io_failure());
     return false;
   }
   out_.consume(static_cast<size_t>(n));

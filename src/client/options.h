@@ -25,6 +25,13 @@ struct Options {
   size_t output_buffer = 256u << 10;      // initial output buffer; grows up to max_output_buffer
   size_t max_output_buffer = 64u << 20;   // beyond this publish() reports back pressure
   uint32_t close_linger_ms = 1'000;       // close() waits this long to drain buffered output
+  // TLS (docs/security.md): the broker's certificate must chain to `ca` (""
+  // = the system's trusted CAs) and name `host`; cert and key, when set,
+  // identify this client to a mutual-TLS listener.
+  bool tls = false;
+  std::string ca;
+  std::string cert;
+  std::string key;
 };
 
 // "HOST:PORT" -> host, port. Accepts "[v6addr]:PORT". False when malformed or port 0.

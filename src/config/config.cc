@@ -207,10 +207,18 @@ Status set_integer(BrokerConfig& config, std::string_view key, int64_t value) {
   return Ok{};
 }
 
+std::vector<Listener> effective_listeners(const BrokerConfig& config) {
+  if (!config.listeners.empty()) return config.listeners;
+  Listener plain;
+  plain.address = config.listen;
+  return {plain};
+}
+
 Status set_string(BrokerConfig& config, std::string_view key, std::string_view value) {
   if (key == "listen") {
     if (auto status = check_listen(value); !status) return status;
     config.listen.assign(value);
+    if (!config.listeners.empty()) config.listeners.front().address.assign(value);
   } else if (key == "server_name") {
     if (auto status = check_server_name(value); !status) return status;
     config.server_name.assign(value);
@@ -258,6 +266,11 @@ Status validate(const BrokerConfig& config) {
     return named("log_level", Error{"not a known level"});
   }
   if (auto status = check_cpus(config.cpus); !status) return named("cpus", status.error());
+  for (size_t i = 0; i < config.listeners.size(); ++i) {
+    if (auto status = check_listener(config.listeners[i]); !status) {
+      return Error{"listener " + std::to_string(i + 1) + ": " + status.error().message};
+    }
+  }
   if (auto status = check_thread_counts(config); !status) return status;
   return check_enough_cpus(config);
 }

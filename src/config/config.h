@@ -5,9 +5,11 @@
 #include <cstdint>
 #include <string>
 #include <string_view>
+#include <vector>
 
 #include "base/log.h"
 #include "base/result.h"
+#include "config/listener.h"
 
 namespace tw::config {
 
@@ -24,6 +26,9 @@ struct Limits {
 
 struct BrokerConfig {
   std::string listen = "127.0.0.1:9400";       // native protocol, HOST:PORT (port 0 = any)
+  // [[listener]] tables; empty = one native plaintext listener on `listen`.
+  // With listeners, `listen` set on the command line moves the first one.
+  std::vector<Listener> listeners;
   std::string server_name = "tickwired";
   uint32_t heartbeat_ms = 5'000;               // offered to clients; a client may ask for another
   uint32_t idle_timeout_ms = 15'000;           // close a connection silent this long
@@ -56,6 +61,10 @@ struct BrokerConfig {
   uint32_t delay_bucket_ms = 1'000;
   Limits limits;
 };
+
+// What the broker binds: the [[listener]] list, or the one native plaintext
+// listener on `listen`. The first is the one --print-port-file reports.
+std::vector<Listener> effective_listeners(const BrokerConfig& config);
 
 // True when one loop does everything (gateways and access_points both 0).
 inline bool single_threaded(const BrokerConfig& config) {

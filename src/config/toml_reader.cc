@@ -35,6 +35,11 @@ class Reader {
       if (!node.is_table()) return key_error(node, name, "expected a table");
       return apply_table(config, *node.as_table(), name);
     }
+    if (name == "listener") return apply_listeners(config, node);
+    if (name == "listen") {
+      listen_line_ = node.source().begin.line;
+      if (!config.listeners.empty()) return listen_with_listeners();
+    }
     switch (detail::key_kind(name)) {
       case detail::KeyKind::Integer:
         if (!node.is_integer()) return key_error(node, name, "expected an integer");
@@ -46,6 +51,35 @@ class Reader {
         break;
     }
     return Error{where(key.source()) + ": unknown key '" + name + "'"};
+  }
+
+  // [[listener]] tables, in order; each is checked whole where it starts.
+  Status apply_listeners(BrokerConfig& config, const toml::node& node) {
+    if (!node.is_array_of_tables()) return key_error(node, "listener", "expected [[listener]] tables");
+    for (const toml::node& entry : *node.as_array()) {
+      Listener listener;
+      for (auto&& [key, value] : *entry.as_table()) {
+        const std::string name = "listener." + std::string(key.str());
+        if (!is_listener_key(key.str())) return Error{where(key.source()) + ": unknown key '" + name + "'"};
+        if (!value.is_string()) return key_error(value, name, "expected a string");
+        if (auto status = located(value, name, set_listener_key(listener, key.str(), value.as_string()->get()));
+            !status) {
+          return status;
+        }
+      }
+      config.listeners.push_back(std::move(listener));
+      if (auto status = check_listener(config.listeners.back()); !status) {
+        return Error{where(entry.source()) + ": listener " + std::to_string(config.listeners.size()) + ": " +
+                     status.error().message};
+      }
+    }
+    if (listen_line_ != 0) return listen_with_listeners();
+    return Ok{};
+  }
+
+  Error listen_with_listeners() const {
+    return Error{source_ + ":" + std::to_string(listen_line_) +
+                 ": key 'listen': not with [[listener]] (give each listener its address)"};
   }
 
   std::string where(const toml::source_region& region) const {
@@ -62,6 +96,7 @@ class Reader {
   }
 
   const std::string& source_;
+  uint32_t listen_line_ = 0;  // where `listen` was set, 0 if not
 };
 
 }  // namespace

@@ -21,7 +21,20 @@ ReadResult TcpTransport::read(std::span<uint8_t> out) {
   }
 }
 
-ssize_t TcpTransport::writev(const iovec* iov, int count) { return io::FdWriter(fd_).writev(iov, count); }
+// sendmsg rather than writev(2): the same gather write, but a peer that went
+// away is EPIPE, not a SIGPIPE that kills a process embedding the broker (the
+// in-process test brokers; tickwired itself ignores SIGPIPE).
+ssize_t TcpTransport::writev(const iovec* iov, int count) {
+  msghdr message{};
+  message.msg_iov = const_cast<iovec*>(iov);
+  message.msg_iovlen = static_cast<size_t>(count);
+  for (;;) {
+    ssize_t written = ::sendmsg(fd_, &message, MSG_NOSIGNAL);
+    if (written >= 0) return written;
+    if (errno == EINTR) continue;
+    return errno == EAGAIN || errno == EWOULDBLOCK ? 0 : -1;
+  }
+}
 
 void TcpTransport::shutdown() { ::shutdown(fd_, SHUT_RDWR); }
 

@@ -11,6 +11,7 @@
 #include "io/socket.h"
 #include "native/native_session.h"
 #include "session/tcp_transport.h"
+#include "session/tls_transport.h"
 #include "wire/codec.h"
 
 namespace tw::tier {
@@ -21,6 +22,18 @@ constexpr size_t kMinArena = 8u << 20;
 
 size_t arena_capacity_for(const config::BrokerConfig& c) {
   return std::max<size_t>(kMinArena, 2ull * c.limits.max_frame + 4096);
+}
+
+// How an accepted connection's bytes travel: TLS when its listener has a
+// context. Null (fd closed) when OpenSSL cannot even start.
+std::unique_ptr<session::Transport> make_transport(session::TlsContext* tls, int fd) {
+  if (tls == nullptr) return std::make_unique<session::TcpTransport>(fd);
+  auto made = session::TlsTransport::accept(*tls, fd);
+  if (!made) {
+    TW_WARN("%s", made.error().message.c_str());
+    return nullptr;
+  }
+  return std::move(*made);
 }
 }  // namespace
 
@@ -40,26 +53,45 @@ void AccessPoint::attach_gateways(cache::ChannelDirectory& directory, std::vecto
   router_.attach_upstream(uplink_.get());
 }
 
-void AccessPoint::accept_for(int listen_fd, std::vector<AccessPoint*> all) {
-  listen_fd_ = listen_fd;
+void AccessPoint::accept_for(const std::vector<ListenSocket>& sockets, std::vector<AccessPoint*> all) {
+  for (const ListenSocket& socket : sockets) acceptors_.push_back(std::make_unique<Acceptor>(*this, socket));
   peers_ = std::move(all);
 }
 
-void AccessPoint::adopt(int fd, std::string peer) {
+void AccessPoint::adopt(int fd, std::string peer, session::TlsContext* tls) {
   {
     std::lock_guard lock(handoff_mutex_);
-    handoffs_.emplace_back(fd, std::move(peer));
+    handoffs_.push_back({fd, std::move(peer), tls});
   }
   has_handoffs_.store(true, std::memory_order_release);
   waker_.notify();
 }
 
-void AccessPoint::accept_pending() {
+void AccessPoint::request_tls_reload() {
+  tls_reload_requested_.store(true, std::memory_order_relaxed);
+  waker_.notify_always();
+}
+
+// A failed reload keeps the certificate in use: the broker stays reachable.
+void AccessPoint::reload_tls() {
+  for (const auto& acceptor : acceptors_) {
+    const ListenSocket& socket = acceptor->socket;
+    if (socket.tls == nullptr) continue;
+    if (auto reloaded = socket.tls->reload(); reloaded) {
+      TW_INFO("%s: reloaded the TLS certificate", socket.name.c_str());
+    } else {
+      TW_WARN("%s: TLS reload failed, keeping the current certificate: %s", socket.name.c_str(),
+              reloaded.error().message.c_str());
+    }
+  }
+}
+
+void AccessPoint::accept_pending(const ListenSocket& socket) {
   for (;;) {
     std::string peer;
-    int fd = io::accept_nonblocking(listen_fd_, &peer);
+    int fd = io::accept_nonblocking(socket.fd, &peer);
     if (fd < 0) {
-      if (errno == EMFILE || errno == ENFILE) shed_one_connection();
+      if (errno == EMFILE || errno == ENFILE) shed_one_connection(socket.fd);
       return;
     }
     if (open_connections_.load(std::memory_order_relaxed) >= config_.limits.max_connections) {
@@ -69,16 +101,20 @@ void AccessPoint::accept_pending() {
     open_connections_.fetch_add(1, std::memory_order_relaxed);
     AccessPoint* target = peers_[next_peer_++ % peers_.size()];
     if (target == this) {
-      open_session(fd, std::move(peer));
+      open_session(fd, std::move(peer), socket.tls);
     } else {
-      target->adopt(fd, std::move(peer));
+      target->adopt(fd, std::move(peer), socket.tls);
     }
   }
 }
 
-void AccessPoint::open_session(int fd, std::string peer) {
-  auto session = std::make_unique<native::NativeSession>(env(), std::make_unique<session::TcpTransport>(fd), peer,
-                                                        monotonic_ns());
+void AccessPoint::open_session(int fd, std::string peer, session::TlsContext* tls) {
+  auto transport = make_transport(tls, fd);
+  if (!transport) {
+    open_connections_.fetch_sub(1, std::memory_order_relaxed);
+    return;
+  }
+  auto session = std::make_unique<native::NativeSession>(env(), std::move(transport), peer, monotonic_ns());
   if (!reactor_.add(fd, EPOLLIN, session.get())) {  // the session's destructor closes fd
     open_connections_.fetch_sub(1, std::memory_order_relaxed);
     return;
@@ -93,23 +129,23 @@ void AccessPoint::open_session(int fd, std::string peer) {
 
 bool AccessPoint::take_handoffs() {
   if (!has_handoffs_.load(std::memory_order_acquire)) return false;
-  std::vector<std::pair<int, std::string>> taken;
+  std::vector<Handoff> taken;
   {
     std::lock_guard lock(handoff_mutex_);
     taken.swap(handoffs_);
     has_handoffs_.store(false, std::memory_order_relaxed);
   }
-  for (auto& [fd, peer] : taken) open_session(fd, std::move(peer));
+  for (Handoff& handoff : taken) open_session(handoff.fd, std::move(handoff.peer), handoff.tls);
   return !taken.empty();
 }
 
 // Out of file descriptors: the pending connection would keep the
 // level-triggered listener ready forever. Free the spare fd, accept the
 // connection and close it at once, then take the spare back.
-void AccessPoint::shed_one_connection() {
+void AccessPoint::shed_one_connection(int listen_fd) {
   ++counters_.connections_rejected;
   io::close_fd(spare_fd_);
-  io::close_fd(io::accept_nonblocking(listen_fd_));
+  io::close_fd(io::accept_nonblocking(listen_fd));
   spare_fd_ = ::open("/dev/null", O_RDONLY | O_CLOEXEC);
   TW_WARN("out of file descriptors: a new connection was refused");
 }
@@ -176,14 +212,16 @@ bool AccessPoint::has_cross_thread_input() {
 }
 
 void AccessPoint::run(const std::atomic<bool>& stop) {
-  if (listen_fd_ >= 0) {
-    if (auto added = reactor_.add(listen_fd_, EPOLLIN, this); !added) {
-      TW_ERROR("cannot watch the listening socket: %s", added.error().message.c_str());
+  for (const auto& acceptor : acceptors_) {
+    if (auto added = reactor_.add(acceptor->socket.fd, EPOLLIN, acceptor.get()); !added) {
+      TW_ERROR("cannot watch the listening socket %s: %s", acceptor->socket.name.c_str(),
+               added.error().message.c_str());
     }
   }
   reactor_.set_end_of_turn([this] { end_of_turn(); });
   reactor_.set_tick(kTickMs, [this](uint64_t now) { tick(now); });
   while (!stop.load(std::memory_order_relaxed)) {
+    if (tls_reload_requested_.exchange(false, std::memory_order_relaxed)) reload_tls();
     bool busy = take_handoffs();
     busy |= drain_gateways();
     int wait = busy ? 0 : -1;
@@ -200,7 +238,7 @@ void AccessPoint::run(const std::atomic<bool>& stop) {
 // Stop accepting, let queued output drain for up to shutdown_grace_ms, then
 // say goodbye with SERVER_SHUTDOWN and close every connection.
 void AccessPoint::shutdown() {
-  if (listen_fd_ >= 0) reactor_.remove(listen_fd_);
+  for (const auto& acceptor : acceptors_) reactor_.remove(acceptor->socket.fd);
   for (auto& [token, session] : sessions_) session->stop_reading();
   uint64_t deadline = monotonic_ns() + config_.shutdown_grace_ms * 1'000'000ull;
   auto pending = [&] {

@@ -20,24 +20,36 @@
 #include "broker/router.h"
 #include "config/config.h"
 #include "reactor/reactor.h"
+#include "session/tls_context.h"
 #include "tier/link.h"
 #include "tier/uplink.h"
 #include "wire/codec.h"
 
 namespace tw::tier {
 
-class AccessPoint final : public reactor::IoHandler {
+// A socket the broker listens on, and the TLS its connections get (null:
+// plain TCP). The broker owns both; access points only use them.
+struct ListenSocket {
+  int fd = -1;
+  session::TlsContext* tls = nullptr;
+  std::string name;  // "native tls://127.0.0.1:9443", for the log
+};
+
+class AccessPoint final {
  public:
   AccessPoint(const config::BrokerConfig& config, const broker::RouterLimits& limits,
               std::atomic<uint32_t>& open_connections);
-  ~AccessPoint() override;
+  ~AccessPoint();
 
   // Tiered mode: the links to every gateway (in gateway order) and their wakers.
   void attach_gateways(cache::ChannelDirectory& directory, std::vector<Link*> links, std::vector<Waker*> wakers);
-  // This access point accepts on listen_fd and deals connections out to `all` (itself included).
-  void accept_for(int listen_fd, std::vector<AccessPoint*> all);
-  // Any thread: hands over an accepted connection.
-  void adopt(int fd, std::string peer);
+  // This access point accepts on every socket and deals connections out to `all` (itself included).
+  void accept_for(const std::vector<ListenSocket>& sockets, std::vector<AccessPoint*> all);
+  // Any thread: hands over an accepted connection and its listener's TLS (null: none).
+  void adopt(int fd, std::string peer, session::TlsContext* tls);
+  // Any thread, and async-signal-safe (SIGHUP): the accepting access point
+  // reloads every listener's certificate on its own thread.
+  void request_tls_reload();
 
   // The thread's loop; returns after a graceful shutdown once stop is set.
   void run(const std::atomic<bool>& stop);
@@ -53,11 +65,24 @@ class AccessPoint final : public reactor::IoHandler {
   static constexpr size_t kPauseInputAbove = 64u << 20;
   static constexpr size_t kResumeInputBelow = 16u << 20;
 
-  void on_io(uint32_t) override { accept_pending(); }
-  void accept_pending();
-  void shed_one_connection();
+  // Watches one listening socket for this access point.
+  struct Acceptor final : reactor::IoHandler {
+    Acceptor(AccessPoint& owner, ListenSocket socket) : owner(owner), socket(std::move(socket)) {}
+    void on_io(uint32_t) override { owner.accept_pending(socket); }
+    AccessPoint& owner;
+    ListenSocket socket;
+  };
+  struct Handoff {
+    int fd;
+    std::string peer;
+    session::TlsContext* tls;
+  };
+
+  void accept_pending(const ListenSocket& socket);
+  void shed_one_connection(int listen_fd);
   void reject(int fd);
-  void open_session(int fd, std::string peer);
+  void open_session(int fd, std::string peer, session::TlsContext* tls);
+  void reload_tls();
   bool take_handoffs();
   bool drain_gateways();
   bool has_cross_thread_input();
@@ -82,12 +107,13 @@ class AccessPoint final : public reactor::IoHandler {
   broker::Counters counters_;
   std::unique_ptr<Uplink> uplink_;
   std::atomic<uint32_t>& open_connections_;  // broker-wide, for max_connections
-  int listen_fd_ = -1;
+  std::vector<std::unique_ptr<Acceptor>> acceptors_;  // one per listening socket, on the accepting access point
+  std::atomic<bool> tls_reload_requested_{false};
   int spare_fd_ = -1;  // released to accept-and-close at EMFILE
   std::vector<AccessPoint*> peers_;  // where accepted connections go, round-robin
   size_t next_peer_ = 0;
   std::mutex handoff_mutex_;  // per connection, never per message
-  std::vector<std::pair<int, std::string>> handoffs_;
+  std::vector<Handoff> handoffs_;
   std::atomic<bool> has_handoffs_{false};
   uint32_t next_token_ = 1;
   std::unordered_map<uint32_t, std::unique_ptr<session::Session>> sessions_;  // by token

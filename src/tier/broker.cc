@@ -144,32 +144,71 @@ struct Broker::Impl {
   std::vector<std::unique_ptr<AccessPoint>> access_points;
   std::vector<std::unique_ptr<Link>> links;
   std::vector<int> cpus;
-  int listen_fd = -1;
-  uint16_t port = 0;
+  // A bound listener: its socket, and the TLS context its connections use.
+  struct Bound {
+    config::Listener listener;
+    int fd = -1;
+    uint16_t port = 0;
+    std::unique_ptr<session::TlsContext> tls;
+  };
+  std::vector<Bound> bound;
   std::atomic<bool> stop_access_points{false};
   std::atomic<bool> stop_gateways{false};
 };
 
 Broker::Broker(config::BrokerConfig config) : impl_(std::make_unique<Impl>(std::move(config))) {}
-Broker::~Broker() { io::close_fd(impl_->listen_fd); }
+Broker::~Broker() {
+  for (const Impl::Bound& b : impl_->bound) io::close_fd(b.fd);
+}
 
-Status Broker::listen() {
+namespace {
+
+// The certificate is loaded before the socket is bound: a listener whose
+// files are wrong stops the broker at start, never at the first client.
+Status bind_listener(const config::Listener& listener, int& fd, uint16_t& port,
+                     std::unique_ptr<session::TlsContext>& tls) {
   std::string host;
-  uint16_t port = 0;
-  if (!config::split_host_port(impl_->config.listen, host, port)) {
-    return Error{"invalid listen address '" + impl_->config.listen + "' (expected HOST:PORT)"};
+  uint16_t wanted = 0;
+  if (!config::split_host_port(listener.address, host, wanted)) {
+    return Error{"invalid listen address '" + listener.address + "' (expected HOST:PORT)"};
   }
-  auto fd = io::listen_tcp(host, port);
-  if (!fd) return Error{fd.error().message};
-  impl_->listen_fd = *fd;
-  impl_->port = io::local_port(*fd);
-  std::vector<AccessPoint*> all;
-  for (auto& ap : impl_->access_points) all.push_back(ap.get());
-  impl_->access_points[0]->accept_for(*fd, all);
+  if (listener.tls()) {
+    auto context = session::TlsContext::server({listener.cert, listener.key, listener.client_ca});
+    if (!context) return Error{"listener " + listener.describe(wanted) + ": " + context.error().message};
+    tls = std::move(*context);
+  }
+  auto bound = io::listen_tcp(host, wanted);
+  if (!bound) return Error{bound.error().message};
+  fd = *bound;
+  port = io::local_port(fd);
   return Ok{};
 }
 
-uint16_t Broker::port() const { return impl_->port; }
+}  // namespace
+
+Status Broker::listen() {
+  std::vector<ListenSocket> sockets;
+  for (const config::Listener& listener : config::effective_listeners(impl_->config)) {
+    Impl::Bound& b = impl_->bound.emplace_back();
+    b.listener = listener;
+    if (auto status = bind_listener(listener, b.fd, b.port, b.tls); !status) return status;
+    sockets.push_back({b.fd, b.tls.get(), listener.describe(b.port)});
+  }
+  std::vector<AccessPoint*> all;
+  for (auto& ap : impl_->access_points) all.push_back(ap.get());
+  impl_->access_points[0]->accept_for(sockets, all);
+  return Ok{};
+}
+
+uint16_t Broker::port() const { return impl_->bound.empty() ? 0 : impl_->bound.front().port; }
+
+std::vector<std::string> Broker::listening() const {
+  std::vector<std::string> names;
+  for (const Impl::Bound& b : impl_->bound) names.push_back(b.listener.describe(b.port));
+  return names;
+}
+
+void Broker::reload_tls() { impl_->access_points[0]->request_tls_reload(); }
 
 void Broker::run() {
   Impl& s = *impl_;

@@ -8,6 +8,8 @@
 #pragma once
 #include <cstdint>
 #include <memory>
+#include <string>
+#include <vector>
 
 #include "base/result.h"
 #include "config/config.h"
@@ -21,9 +23,16 @@ class Broker {
   Broker(const Broker&) = delete;
   Broker& operator=(const Broker&) = delete;
 
-  // Binds and listens; a one-line error when the address is in use or invalid.
+  // Binds every listener (config::effective_listeners) and loads their TLS
+  // certificates; a one-line error when an address is in use or invalid, or
+  // a certificate cannot be loaded.
   Status listen();
-  uint16_t port() const;  // the bound port, useful with port 0
+  uint16_t port() const;  // the first listener's bound port, useful with port 0
+  // Each listener with its bound port: "native tls://127.0.0.1:9443".
+  std::vector<std::string> listening() const;
+  // Safe from a signal handler (SIGHUP): every TLS listener re-reads its
+  // certificate and key for new connections; open ones are not touched.
+  void reload_tls();
   // Runs every thread until stop(); returns after a graceful shutdown.
   void run();
   // Safe from any thread and from a signal handler: wakes the loops to shut down.

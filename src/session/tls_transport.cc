@@ -1,0 +1,232 @@
+#include "session/tls_transport.h"
+
+#include <arpa/inet.h>
+#include <openssl/err.h>
+#include <openssl/ssl.h>
+#include <openssl/x509v3.h>
+#include <sys/socket.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <cstring>
+
+#include "io/socket.h"
+
+namespace tw::session {
+namespace {
+
+bool is_ip_address(const std::string& host) {
+  unsigned char buf[sizeof(in6_addr)];
+  return inet_pton(AF_INET, host.c_str(), buf) == 1 || inet_pton(AF_INET6, host.c_str(), buf) == 1;
+}
+
+// Names the broker's certificate must carry: an IP address is checked
+// against the certificate's IP entries, a name against its DNS entries (and
+// sent as SNI, so a proxy in front can pick the right certificate).
+bool expect_host(SSL* ssl, const std::string& host) {
+  if (host.empty()) return true;
+  if (is_ip_address(host)) return X509_VERIFY_PARAM_set1_ip_asc(SSL_get0_param(ssl), host.c_str()) == 1;
+  return SSL_set1_host(ssl, host.c_str()) == 1 && SSL_set_tlsext_host_name(ssl, host.c_str()) == 1;
+}
+
+// OpenSSL's socket BIO writes with write(2): a peer gone away would raise
+// SIGPIPE, which kills a client application that did not ignore it. This BIO
+// is the socket BIO with send(MSG_NOSIGNAL) instead (EPIPE is an error code).
+int send_without_sigpipe(BIO* bio, const char* data, int len) {
+  int fd = -1;
+  BIO_get_fd(bio, &fd);
+  errno = 0;
+  ssize_t n = ::send(fd, data, static_cast<size_t>(len), MSG_NOSIGNAL);
+  BIO_clear_retry_flags(bio);
+  if (n <= 0 && BIO_sock_should_retry(static_cast<int>(n))) BIO_set_retry_write(bio);
+  return static_cast<int>(n);
+}
+
+const BIO_METHOD* socket_method() {
+  static BIO_METHOD* method = [] {
+    const BIO_METHOD* base = BIO_s_socket();
+    BIO_METHOD* m = BIO_meth_new(BIO_get_new_index() | BIO_TYPE_SOURCE_SINK | BIO_TYPE_DESCRIPTOR,
+                                 "socket without SIGPIPE");
+    BIO_meth_set_write(m, send_without_sigpipe);
+    BIO_meth_set_read(m, BIO_meth_get_read(base));
+    BIO_meth_set_puts(m, BIO_meth_get_puts(base));
+    BIO_meth_set_ctrl(m, BIO_meth_get_ctrl(base));
+    BIO_meth_set_create(m, BIO_meth_get_create(base));
+    BIO_meth_set_destroy(m, BIO_meth_get_destroy(base));
+    return m;
+  }();
+  return method;
+}
+
+// The SSL reads and writes fd through the BIO above; the fd stays the transport's to close.
+bool attach_socket(SSL* ssl, int fd) {
+  BIO* bio = BIO_new(socket_method());
+  if (!bio) return false;
+  BIO_set_fd(bio, fd, BIO_NOCLOSE);
+  SSL_set_bio(ssl, bio, bio);
+  return true;
+}
+
+// Record-layer errors that mean the first bytes were not a TLS record at all.
+bool looks_like_plaintext(int reason) {
+  return reason == SSL_R_WRONG_VERSION_NUMBER || reason == SSL_R_HTTP_REQUEST ||
+         reason == SSL_R_HTTPS_PROXY_REQUEST || reason == SSL_R_PACKET_LENGTH_TOO_LONG ||
+         reason == SSL_R_UNKNOWN_PROTOCOL;
+}
+
+}  // namespace
+
+Result<std::unique_ptr<TlsTransport>> TlsTransport::accept(const TlsContext& context, int fd) {
+  SSL* ssl = context.new_ssl();
+  if (!ssl || !attach_socket(ssl, fd)) {
+    SSL_free(ssl);
+    io::close_fd(fd);
+    return Error{"cannot start TLS: " + take_openssl_error("out of memory")};
+  }
+  SSL_set_accept_state(ssl);
+  return std::unique_ptr<TlsTransport>(new TlsTransport(fd, ssl));
+}
+
+Result<std::unique_ptr<TlsTransport>> TlsTransport::connect(const TlsContext& context, int fd,
+                                                           const std::string& host, SSL_SESSION* resume) {
+  SSL* ssl = context.new_ssl();
+  if (!ssl || !attach_socket(ssl, fd) || !expect_host(ssl, host) || (resume && SSL_set_session(ssl, resume) != 1)) {
+    SSL_free(ssl);
+    io::close_fd(fd);
+    return Error{"cannot start TLS to " + host + ": " + take_openssl_error("out of memory")};
+  }
+  SSL_set_connect_state(ssl);
+  return std::unique_ptr<TlsTransport>(new TlsTransport(fd, ssl));
+}
+
+TlsTransport::TlsTransport(int fd, SSL* ssl) : fd_(fd), ssl_(ssl) {}
+
+TlsTransport::~TlsTransport() {
+  SSL_free(ssl_);
+  io::close_fd(fd_);
+}
+
+Handshake TlsTransport::handshake() {
+  if (handshaken_) return Handshake::Done;
+  int rc = SSL_do_handshake(ssl_);
+  if (rc == 1) {
+    handshaken_ = true;
+    return Handshake::Done;
+  }
+  int error = SSL_get_error(ssl_, rc);
+  if (error == SSL_ERROR_WANT_READ) return Handshake::WantRead;
+  if (error == SSL_ERROR_WANT_WRITE) return Handshake::WantWrite;
+  record_failure(error);
+  return Handshake::Failed;
+}
+
+// Turns OpenSSL's error queue into the reason an operator can act on.
+void TlsTransport::record_failure(int ssl_error) {
+  const unsigned long first = ERR_peek_error();
+  const int reason = ERR_GET_LIB(first) == ERR_LIB_SSL ? ERR_GET_REASON(first) : 0;
+  if (first == 0 && (ssl_error == SSL_ERROR_SYSCALL || ssl_error == SSL_ERROR_ZERO_RETURN)) {
+    // errno may be left over from an earlier EAGAIN: only a real socket error names it.
+    const bool socket_error = ssl_error == SSL_ERROR_SYSCALL && errno != 0 && errno != EAGAIN && errno != EWOULDBLOCK;
+    error_ = socket_error ? std::string(std::strerror(errno)) : "the peer closed the connection";
+  } else if (reason == SSL_R_CERTIFICATE_VERIFY_FAILED) {
+    error_ = std::string("certificate verify failed: ") + X509_verify_cert_error_string(SSL_get_verify_result(ssl_));
+  } else if (reason == SSL_R_PEER_DID_NOT_RETURN_A_CERTIFICATE) {
+    error_ = "peer did not return a certificate";
+  } else if (looks_like_plaintext(reason)) {
+    error_ = take_openssl_error("not TLS") + " (a plaintext client?)";
+  } else {
+    error_ = take_openssl_error("TLS error " + std::to_string(ssl_error));
+  }
+  ERR_clear_error();
+}
+
+ReadResult TlsTransport::read(std::span<uint8_t> out) {
+  size_t got = 0;
+  if (SSL_read_ex(ssl_, out.data(), out.size(), &got) == 1) return {ReadStatus::Data, got};
+  switch (int error = SSL_get_error(ssl_, 0)) {
+    case SSL_ERROR_WANT_READ:
+    case SSL_ERROR_WANT_WRITE:  // see the class comment
+      return {ReadStatus::Again, 0};
+    case SSL_ERROR_ZERO_RETURN:
+      return {ReadStatus::Closed, 0};
+    default:
+      record_failure(error);
+      return {ReadStatus::Error, 0};
+  }
+}
+
+// Copies the caller's bytes after the first `skip` into the empty staging buffer.
+size_t TlsTransport::stage(const iovec* iov, int count, size_t skip) {
+  staging_.resize(kStagingBytes);
+  size_t filled = 0;
+  for (int i = 0; i < count && filled < kStagingBytes; ++i) {
+    size_t len = iov[i].iov_len;
+    if (skip >= len) {
+      skip -= len;
+      continue;
+    }
+    size_t n = std::min(len - skip, kStagingBytes - filled);
+    std::memcpy(staging_.data() + filled, static_cast<const uint8_t*>(iov[i].iov_base) + skip, n);
+    filled += n;
+    skip = 0;
+  }
+  return filled;
+}
+
+// False when the write failed for good; true when the socket is only full.
+bool TlsTransport::blocked_or_fail(int rc) {
+  int error = SSL_get_error(ssl_, rc);
+  if (error == SSL_ERROR_WANT_WRITE || error == SSL_ERROR_WANT_READ) return true;
+  record_failure(error);
+  return false;
+}
+
+ssize_t TlsTransport::writev(const iovec* iov, int count) {
+  size_t offered = 0;
+  for (int i = 0; i < count; ++i) offered += iov[i].iov_len;
+  size_t taken = 0;  // the caller's bytes now on the socket; staged ones are its first bytes
+  for (;;) {
+    if (begin_ == end_) {
+      begin_ = 0;
+      end_ = stage(iov, count, taken);
+      if (end_ == 0) break;
+    }
+    size_t sent = 0;
+    int rc = SSL_write_ex(ssl_, staging_.data() + begin_, end_ - begin_, &sent);
+    if (rc != 1) {
+      if (!blocked_or_fail(rc)) return -1;
+      break;
+    }
+    begin_ += sent;
+    taken += sent;
+  }
+  // A caller that offers other bytes than it was told are staged (a last
+  // goodbye frame after an unfinished flush) must not be told more were taken.
+  return static_cast<ssize_t>(std::min(taken, offered));
+}
+
+size_t TlsTransport::pending_input() const { return static_cast<size_t>(SSL_pending(ssl_)); }
+
+void TlsTransport::shutdown() {
+  if (handshaken_) (void)SSL_shutdown(ssl_);  // one close_notify; the peer's answer is not awaited
+  ERR_clear_error();
+  ::shutdown(fd_, SHUT_RDWR);
+}
+
+std::string TlsTransport::peer_identity() const {
+  X509* cert = SSL_get0_peer_certificate(ssl_);
+  if (!cert) return {};
+  BIO* out = BIO_new(BIO_s_mem());
+  X509_NAME_print_ex(out, X509_get_subject_name(cert), 0, XN_FLAG_RFC2253);
+  char* text = nullptr;
+  long len = BIO_get_mem_data(out, &text);
+  std::string subject(text, static_cast<size_t>(len));
+  BIO_free(out);
+  return subject;
+}
+
+bool TlsTransport::session_reused() const { return SSL_session_reused(ssl_) == 1; }
+
+SSL_SESSION* TlsTransport::take_session() const { return SSL_get1_session(ssl_); }
+
+}  // namespace tw::session

@@ -1,0 +1,94 @@
+// [[listener]] tables: reading them, their errors with file and line, and
+// `listen` as the shorthand for one native plaintext listener.
+#include <gtest/gtest.h>
+
+#include "config/config.h"
+
+namespace tw::config {
+namespace {
+
+std::string error_of(std::string_view text) {
+  auto result = parse_toml(text, "broker.toml");
+  EXPECT_FALSE(result.ok()) << "accepted: " << text;
+  return result.ok() ? std::string() : result.error().message;
+}
+
+TEST(Listeners, WithoutTablesListenIsTheOneNativePlaintextListener) {
+  BrokerConfig defaults;
+  auto listeners = effective_listeners(defaults);
+  ASSERT_EQ(listeners.size(), 1u);
+  EXPECT_EQ(listeners[0].protocol, "native");
+  EXPECT_EQ(listeners[0].address, "127.0.0.1:9400");
+  EXPECT_FALSE(listeners[0].tls());
+  EXPECT_EQ(listeners[0].describe(9400), "native tcp://127.0.0.1:9400");
+}
+
+TEST(Listeners, ReadsEveryTableInOrder) {
+  auto result = parse_toml(R"(heartbeat_ms = 1000
+[[listener]]
+address = "127.0.0.1:9400"
+
+[[listener]]
+protocol = "native"
+address = "[::1]:9443"
+cert = "/etc/tickwire/broker.pem"
+key = "/etc/tickwire/broker.key"
+client_ca = "/etc/tickwire/clients-ca.pem"
+)",
+                           "broker.toml");
+  ASSERT_TRUE(result.ok()) << result.error().message;
+  auto listeners = effective_listeners(*result);
+  ASSERT_EQ(listeners.size(), 2u);
+  EXPECT_FALSE(listeners[0].tls());
+  EXPECT_EQ(listeners[1].address, "[::1]:9443");
+  EXPECT_EQ(listeners[1].key, "/etc/tickwire/broker.key");
+  EXPECT_EQ(listeners[1].client_ca, "/etc/tickwire/clients-ca.pem");
+  EXPECT_EQ(listeners[1].describe(9443), "native tls://[::1]:9443");
+}
+
+TEST(Listeners, ErrorsNameFileLineAndKey) {
+  EXPECT_EQ(error_of("[[listener]]\naddress = \"127.0.0.1:1\"\nport = 3\n"),
+            "broker.toml:3: unknown key 'listener.port'");
+  EXPECT_EQ(error_of("[[listener]]\naddress = 9400\n"), "broker.toml:2: key 'listener.address': expected a string");
+  EXPECT_EQ(error_of("[[listener]]\nprotocol = \"mqtt\"\naddress = \"127.0.0.1:1\"\n"),
+            "broker.toml:2: key 'listener.protocol': expected one of native, got 'mqtt'");
+  EXPECT_EQ(error_of("[[listener]]\naddress = \"nowhere\"\n"),
+            "broker.toml:2: key 'listener.address': expected HOST:PORT or [IPV6]:PORT with port 0..65535, got "
+            "'nowhere'");
+  EXPECT_EQ(error_of("listener = 3\n"), "broker.toml:1: key 'listener': expected [[listener]] tables");
+}
+
+TEST(Listeners, KeysThatGoTogetherAreCheckedPerTable) {
+  EXPECT_EQ(error_of("[[listener]]\naddress = \"127.0.0.1:1\"\n\n[[listener]]\ncert = \"a.pem\"\naddress = "
+                     "\"127.0.0.1:2\"\n"),
+            "broker.toml:4: listener 2: cert and key: TLS needs both");
+  EXPECT_EQ(error_of("[[listener]]\nprotocol = \"native\"\n"), "broker.toml:1: listener 1: address is required (HOST:PORT)");
+  EXPECT_EQ(error_of("[[listener]]\naddress = \"127.0.0.1:1\"\nclient_ca = \"ca.pem\"\n"),
+            "broker.toml:1: listener 1: client_ca: needs cert and key (TLS)");
+  EXPECT_EQ(error_of("listen = \"127.0.0.1:1\"\n[[listener]]\naddress = \"127.0.0.1:2\"\n"),
+            "broker.toml:1: key 'listen': not with [[listener]] (give each listener its address)");
+}
+
+// --listen stays the shorthand: with listeners it moves the first one (the
+// one the port file reports), so scripts and tests that pass it keep working.
+TEST(Listeners, ListenFlagMovesTheFirstListener) {
+  auto result = parse_toml("[[listener]]\naddress = \"127.0.0.1:9443\"\ncert = \"c\"\nkey = \"k\"\n", "broker.toml");
+  ASSERT_TRUE(result.ok()) << result.error().message;
+  ASSERT_TRUE(set_string(*result, "listen", "127.0.0.1:0").ok());
+  EXPECT_EQ(effective_listeners(*result)[0].address, "127.0.0.1:0");
+  EXPECT_TRUE(effective_listeners(*result)[0].tls());
+}
+
+TEST(Listeners, ValidateChecksListenersBuiltInCode) {
+  BrokerConfig config;
+  Listener half;
+  half.address = "127.0.0.1:1";
+  half.key = "k.pem";
+  config.listeners.push_back(half);
+  auto status = validate(config);
+  ASSERT_FALSE(status.ok());
+  EXPECT_EQ(status.error().message, "listener 1: cert and key: TLS needs both");
+}
+
+}  // namespace
+}  // namespace tw::config
