@@ -88,7 +88,15 @@ TEST_F(PerfRunEndToEnd, Throughput) {
     EXPECT_EQ(trial["verdict"], "ok") << trial.dump();
     EXPECT_EQ(trial["received"].get<unsigned long long>(), 2 * trial["sent"].get<unsigned long long>());
     EXPECT_GE(trial["broker_cpu_s"].get<double>(), 0.0);
+    // Measured, not unknown (-1): every perf pub and perf sub reported its times.
+    EXPECT_GE(trial["drain_ms"].get<double>(), 0.0) << trial.dump();
+    EXPECT_EQ(trial["drain_bound_ms"], 50) << "1 s trials: the 50 ms floor";
+    EXPECT_GE(trial["broker_cpu_after_stop_s"].get<double>(), trial["broker_cpu_past_bound_s"].get<double>());
+    EXPECT_GE(trial["broker_cpu_past_bound_s"].get<double>(), 0.0);
+    EXPECT_GT(trial["latency_us"]["p99"].get<double>(), 0.0);
   }
+  EXPECT_GE(result["summary"]["drain_ms"].get<double>(), 0.0);
+  EXPECT_GT(result["summary"]["latency_p99_us"].get<double>(), 0.0);
   EXPECT_GT(result["machine"]["cpus"].get<int>(), 0);
   EXPECT_NE(read_file(out_ / "table.txt").find("Max sustainable rate: 2000"), std::string::npos);
 }
