@@ -93,6 +93,8 @@ TEST_F(PerfRunEndToEnd, Throughput) {
     EXPECT_EQ(trial["drain_bound_ms"], 50) << "1 s trials: the 50 ms floor";
     EXPECT_GE(trial["broker_cpu_after_stop_s"].get<double>(), trial["broker_cpu_past_bound_s"].get<double>());
     EXPECT_GE(trial["broker_cpu_past_bound_s"].get<double>(), 0.0);
+    EXPECT_LT(trial["broker_cpu_window_s"].get<double>(), trial["window_s"].get<double>())
+        << "it ends at the stop plus the bound, before the subscribers' idle exit";
     EXPECT_GT(trial["latency_us"]["p99"].get<double>(), 0.0);
   }
   EXPECT_GE(result["summary"]["drain_ms"].get<double>(), 0.0);

@@ -125,10 +125,12 @@ void account_broker_cpu(const CpuTimeline& cpu, TrialResult& result, double boun
   uint64_t stop = result.publishers_stop_ns;
   if (stop == 0 || stop < start || stop > end) {
     result.broker_cpu_s = cpu.between(start, end);
+    result.broker_cpu_window_s = static_cast<double>(end - start) / 1e9;
     return;
   }
   uint64_t cut = std::min(end, stop + static_cast<uint64_t>(bound_ms * 1e6));
   result.broker_cpu_s = cpu.between(start, cut);
+  result.broker_cpu_window_s = static_cast<double>(cut - start) / 1e9;
   result.broker_cpu_after_stop_s = cpu.between(stop, end);
   result.broker_cpu_past_bound_s = cpu.between(cut, end);
 }
@@ -300,6 +302,7 @@ nlohmann::json to_json(const TrialResult& r) {
           {"drain_ms", r.drain_ms()},
           {"drain_bound_ms", r.drain_bound_ms},
           {"broker_cpu_s", r.broker_cpu_s},
+          {"broker_cpu_window_s", r.broker_cpu_window_s},
           {"broker_cpu_after_stop_s", r.broker_cpu_after_stop_s},
           {"broker_cpu_past_bound_s", r.broker_cpu_past_bound_s},
           {"broker_cpu_us_per_delivery", r.broker_cpu_per_delivery_us()},

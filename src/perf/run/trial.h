@@ -70,6 +70,7 @@ struct TrialResult {
   // Broker CPU from the first publisher start to the publishers' stop plus
   // the drain bound (to the last subscriber exit when the stop is unknown).
   double broker_cpu_s = -1;     // -1 = unknown
+  double broker_cpu_window_s = 0;  // the span broker_cpu_s covers (window_s runs on to the last subscriber exit)
   double broker_cpu_after_stop_s = -1;   // from the publishers' stop to the last subscriber exit
   double broker_cpu_past_bound_s = -1;   // from the stop plus the bound to the last subscriber exit
   double pub_cpu_s = 0, sub_cpu_s = 0;
