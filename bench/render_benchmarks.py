@@ -27,7 +27,9 @@ WORKLOADS = {
 
 
 def throughput_cells(r):
-    """(rate, deliveries/s, cpu us/delivery, loss, note) of a throughput result."""
+    """(rate, deliveries/s, cpu us/delivery, loss, drain, p99, note) of a throughput result.
+
+    drain and p99 are None in a result.json from before the drain bound (docs/perf.md, "Drain bound")."""
     if r is None:
         return None
     s = r["summary"]
@@ -46,6 +48,8 @@ def throughput_cells(r):
         "rate": achieved if s.get("found") else None,
         "deliveries": achieved * fanout if s.get("found") and achieved else None,
         "cpu": s.get("broker_cpu_us_per_delivery"),
+        "drain": (s.get("drain_ms"), s.get("drain_bound_ms")) if s.get("found") else (None, s.get("drain_bound_ms")),
+        "p99": s.get("latency_p99_us") if s.get("found") else None,
         "spread": (s.get("spread_min"), s.get("spread_max")),
         "lost": lost,
         "note": (", ".join(note) or "broker limit") if s.get("found") else ", ".join(note),
@@ -97,23 +101,28 @@ def floor_points(results):
 
 def render_tables(results):
     lines = []
-    lines.append("### Throughput (highest rate with zero loss in every confirmation run)\n")
+    lines.append("### Throughput (highest rate with zero loss and everything delivered within the drain bound after the "
+                 "publishers stop, in every confirmation run; docs/perf.md, \"Drain bound\")\n")
     lines.append("| Workload | Broker | msg/s published (median achieved) | deliveries/s | confirm runs (msg/s) | broker CPU µs / delivery | "
-                 "lost (confirm runs) | limited by | rate vs NATS | CPU vs NATS | host steal % (worst confirm run) |")
-    lines.append("|---|---|---:|---:|---|---:|---:|---|---:|---:|---:|")
+                 "lost (confirm runs) | drain ms, worst confirm run (bound) | p99 µs under that load | limited by | "
+                 "rate vs NATS | CPU vs NATS | host steal % (worst confirm run) |")
+    lines.append("|---|---|---:|---:|---|---:|---:|---:|---:|---|---:|---:|---:|")
     for w in ("w1", "w2"):
         cells = {b: throughput_cells(load(results, w, b)) for b, _ in BROKERS}
         nats = cells.get("nats")
         for b, name in BROKERS:
             c = cells[b]
             if c is None:
-                lines.append(f"| {w.upper()} | {name} | not run | | | | | | | | |")
+                lines.append(f"| {w.upper()} | {name} | not run | | | | | | | | | | |")
                 continue
             lo, hi = c["spread"]
+            drain, bound = c["drain"]
+            drain_cell = f"{num(drain, 1)} ({num(bound)})" if bound is not None else "n/a (no drain bound then)"
             vs_rate = ratio(c["rate"], nats["rate"]) if nats and b != "nats" else ""
             vs_cpu = ratio(c["cpu"], nats["cpu"]) if nats and b != "nats" else ""
             lines.append(f"| {w.upper()} | {name} | {num(c['rate'])} | {num(c['deliveries'])} | {num(lo)}..{num(hi)} | "
-                         f"{num(c['cpu'], 3)} | {c['lost']} | {c['note']} | {vs_rate} | {vs_cpu} | {num(c['steal'], 1)} |")
+                         f"{num(c['cpu'], 3)} | {c['lost']} | {drain_cell} | {num(c['p99'], 1)} | {c['note']} | {vs_rate} | "
+                         f"{vs_cpu} | {num(c['steal'], 1)} |")
     lines.append("")
     lines.append("### Latency (probe messages, µs; median of runs, [min..max] over runs)\n")
     lines.append("| Background rate | Broker | p50 | p99 | p99.9 | max | clean | broker CPU µs / delivery | p99 vs NATS | "

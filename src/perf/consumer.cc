@@ -186,7 +186,10 @@ SubSummary make_summary(const Consumer& consumer, double cpu_s) {
   s.totals = consumer.totals();
   s.latency = summarize(consumer.latency());
   s.probe_latency = summarize(consumer.probe_latency());
-  if (consumer.started()) s.seconds = static_cast<double>(consumer.last_ns() - consumer.first_ns()) / 1e9;
+  if (consumer.started()) {
+    s.seconds = static_cast<double>(consumer.last_ns() - consumer.first_ns()) / 1e9;
+    s.last_ns = consumer.last_ns();
+  }
   s.cpu_s = cpu_s;
   return s;
 }
@@ -210,6 +213,7 @@ std::string summary_json(const SubSummary& s) {
                               {"malformed", t.malformed},
                               {"publishers", t.publishers},
                               {"seconds", round3(s.seconds)},
+                              {"last_ns", s.last_ns},
                               {"rate", std::llround(rate)}};
   return j.dump();
 }

@@ -129,6 +129,7 @@ struct SubSummary {
   LatencySummary latency;
   LatencySummary probe_latency;
   double seconds = 0;  // first to last message
+  uint64_t last_ns = 0;  // the last message's arrival on the publishers' clock, 0 = none (perf run's drain ends here)
   double cpu_s = 0;
 };
 SubSummary make_summary(const Consumer& consumer, double cpu_s);

@@ -129,6 +129,7 @@ Result<ProducerResult> Producer::run(const volatile std::sig_atomic_t* stop) {
   if (!synced) return synced.error();
 
   result.seconds = static_cast<double>(stopped - start) / 1e9;
+  result.stop_ns = stopped;
   result.rate = result.seconds > 0 ? static_cast<double>(result.sent) / result.seconds : 0;
   result.saturated = load.saturated(result.sent, stopped) || probes.saturated(result.probes_sent, stopped);
   result.max_lateness_ns = std::max(load.max_lateness_ns(), probes.max_lateness_ns());
@@ -151,6 +152,7 @@ std::string pub_result_json(const ProducerResult& r, uint32_t publisher_id) {
                               {"sent", r.sent + r.probes_sent},
                               {"probes_sent", r.probes_sent},
                               {"seconds", round3(r.seconds)},
+                              {"stop_ns", r.stop_ns},
                               {"cpu_s", round3(r.cpu_s)},
                               {"rate", std::llround(r.seconds > 0 ? static_cast<double>(r.sent + r.probes_sent) / r.seconds : 0)},
                               {"saturated", r.saturated},

@@ -68,6 +68,7 @@ struct ProducerResult {
   uint64_t sent = 0;          // load messages (the JSON's "sent" adds the probes)
   uint64_t probes_sent = 0;
   double seconds = 0;         // first to last send
+  uint64_t stop_ns = 0;       // when the send loop ended, on the --clock clock: perf run's drain starts here
   double cpu_s = 0;
   double rate = 0;            // load messages per second achieved
   bool saturated = false;     // fell more than 10% behind the schedule

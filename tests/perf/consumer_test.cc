@@ -186,6 +186,8 @@ TEST_F(ConsumerTest, JsonLinesFollowTheContract) {
     for (const char* key : {"min", "mean", "p50", "p90", "p99", "p999", "max"})
       EXPECT_TRUE(summary[group].contains(key)) << group << "." << key;
   EXPECT_DOUBLE_EQ(summary["latency_us"]["max"].get<double>(), 2.0);
+  EXPECT_EQ(summary["last_ns"], consumer.last_ns()) << "the last arrival, exact, for perf run's drain";
+  EXPECT_GT(consumer.last_ns(), 0u);
 }
 
 TEST(ConsumerText, HeaderNamesTheColumns) {

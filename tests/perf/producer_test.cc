@@ -73,6 +73,7 @@ TEST(PubResult, JsonFollowsTheContract) {
   r.cpu_s = 0.5;
   r.rate = 500;
   r.saturated = true;
+  r.stop_ns = 12'345'678'901'234;
   auto j = nlohmann::json::parse(pub_result_json(r, 3));
   EXPECT_EQ(j["role"], "pub");
   EXPECT_EQ(j["id"], 3);
@@ -82,6 +83,7 @@ TEST(PubResult, JsonFollowsTheContract) {
   EXPECT_EQ(j["cpu_s"], 0.5);
   EXPECT_EQ(j["rate"], 505);
   EXPECT_EQ(j["saturated"], true);
+  EXPECT_EQ(j["stop_ns"], 12'345'678'901'234u) << "exact: perf run subtracts it from a subscriber's last_ns";
   EXPECT_EQ(j["probe_wake_late_us"]["count"], 0);
 }
 

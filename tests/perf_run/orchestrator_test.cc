@@ -2,12 +2,15 @@
 // JSON line folding, verdicts, run summaries and the result.json schema.
 #include <unistd.h>
 
+#include <algorithm>
+#include <cmath>
 #include <set>
 
 #include <gtest/gtest.h>
 
 #include "perf/run/broker.h"
 #include "perf/run/child_process.h"
+#include "perf/run/cpu_timeline.h"
 #include "perf/run/fanout.h"
 #include "perf/run/orchestrator.h"
 #include "perf/run/proc_stats.h"
@@ -215,30 +218,89 @@ TEST(ProcStat, CpuModelFromCpuinfo) {
 TEST(TrialJudging, FoldsChildLinesAndJudges) {
   TrialResult r;
   EXPECT_TRUE(absorb_json_line(R"({"role":"sub","type":"ready"})", r));
-  EXPECT_TRUE(absorb_json_line(R"({"role":"pub","id":0,"sent":100,"probes_sent":0,"seconds":1,"cpu_s":0.1,"rate":100,"saturated":false})", r));
+  EXPECT_TRUE(absorb_json_line(R"({"role":"pub","id":0,"sent":100,"probes_sent":0,"seconds":1,"cpu_s":0.1,"rate":100,"saturated":false,"stop_ns":5000000000})", r));
   for (int s = 0; s < 2; ++s)
     EXPECT_TRUE(absorb_json_line(
         R"({"role":"sub","type":"summary","received":100,"probes":10,"gaps":0,"missing":0,"dups":0,"cpu_s":0.1,)"
         R"("latency_us":{"min":1,"mean":2,"p50":2,"p90":3,"p99":4,"p999":5,"max":6},)"
+        R"("last_ns":)" + std::to_string(5'001'000'000 + 1'000'000 * s) + R"(,)"
         R"("probe_latency_us":{"min":1,"mean":2,"p50":2,"p90":3,"p99":)" + std::to_string(4 + s) +
             R"(,"p999":5,"max":6}})", r));
   EXPECT_FALSE(absorb_json_line("not json", r));
-  judge_trial(r, 2);
+  judge_trial(r, 2, 50);
   EXPECT_EQ(r.expected, 200u);
   EXPECT_EQ(r.received, 200u);
   EXPECT_EQ(r.probe_latency.p99, 5);  // the worst subscriber
+  EXPECT_EQ(r.last_arrival_ns, 5'002'000'000u) << "the last subscriber's";
+  EXPECT_DOUBLE_EQ(r.drain_ms(), 2.0);
   EXPECT_EQ(r.verdict, Verdict::Ok);
 
   r.gaps = 1;
-  judge_trial(r, 2);
+  judge_trial(r, 2, 50);
   EXPECT_EQ(r.verdict, Verdict::Lossy);
   r.gaps = 0;
-  judge_trial(r, 3);  // 300 expected, 200 received
+  judge_trial(r, 3, 50);  // 300 expected, 200 received
   EXPECT_EQ(r.verdict, Verdict::Lossy);
   EXPECT_EQ(r.lost(), 100u);
+  judge_trial(r, 2, 1.5);  // everything arrived, 2 ms after the stop
+  EXPECT_EQ(r.verdict, Verdict::Backlogged);
   r.saturated = true;
-  judge_trial(r, 2);
+  judge_trial(r, 2, 50);
   EXPECT_EQ(r.verdict, Verdict::Saturated);
+}
+
+TEST(TrialJudging, TheLastArrivalBeforeThePublishersLoopEndedIsNoDrain) {
+  TrialResult r;
+  r.publishers_stop_ns = 2'000'000;
+  r.last_arrival_ns = 1'999'000;
+  EXPECT_EQ(r.drain_ms(), 0);
+  r.last_arrival_ns = 0;
+  EXPECT_EQ(r.drain_ms(), -1) << "unknown, not zero";
+}
+
+TEST(TrialJudging, ABrokerStillBusyPastTheBoundIsBacklogged) {
+  // Everything arrived in time, yet the broker kept working: a backlog the
+  // subscribers cannot see (e.g. queued for a connection that is going away).
+  TrialResult r;
+  r.sent = 1000;
+  r.received = 1000;
+  r.publishers_stop_ns = 1'000'000'000;
+  r.last_arrival_ns = 1'001'000'000;
+  r.broker_cpu_past_bound_s = 0.5;
+  judge_trial(r, 1, 100);
+  EXPECT_TRUE(r.broker_busy_past_bound());
+  EXPECT_EQ(r.verdict, Verdict::Backlogged);
+  r.broker_cpu_past_bound_s = 0.01;  // an idle broker's heartbeats and timers
+  judge_trial(r, 1, 100);
+  EXPECT_EQ(r.verdict, Verdict::Ok);
+}
+
+TEST(DrainBound, LargerOfFiftyMillisecondsAndTwoPercentOfTheTrial) {
+  EXPECT_EQ(default_drain_bound_ms(1), 50);
+  EXPECT_EQ(default_drain_bound_ms(2.5), 50);
+  EXPECT_EQ(default_drain_bound_ms(5), 100);
+  EXPECT_EQ(default_drain_bound_ms(30), 600);
+  TrialSpec spec;
+  spec.seconds = 10;
+  EXPECT_EQ(drain_bound_ms(spec), 200);
+  spec.drain_bound_ms = 30;
+  EXPECT_EQ(drain_bound_ms(spec), 30) << "--drain-bound-ms overrides";
+}
+
+TEST(CpuTimeline, ReadsTheCpuSpentBetweenTwoTimesBetweenSamples) {
+  CpuTimeline cpu;
+  EXPECT_EQ(cpu.between(0, 10), -1);
+  cpu.add(1'000, 2.0);
+  EXPECT_EQ(cpu.between(0, 10'000), -1) << "one sample spans nothing";
+  cpu.add(2'000, 3.0);
+  cpu.add(1'500, 9.0);  // out of order: ignored
+  cpu.add(4'000, 3.0);  // idle from 2,000 on
+  EXPECT_DOUBLE_EQ(cpu.between(1'000, 4'000), 1.0);
+  EXPECT_DOUBLE_EQ(cpu.between(1'500, 2'000), 0.5);
+  EXPECT_DOUBLE_EQ(cpu.between(2'500, 4'000), 0.0);
+  EXPECT_DOUBLE_EQ(cpu.between(0, 1'250), 0.25) << "clamped to the first sample";
+  EXPECT_DOUBLE_EQ(cpu.between(1'750, 9'000), 0.25) << "clamped to the last sample";
+  EXPECT_EQ(cpu.between(3'000, 2'000), -1);
 }
 
 TEST(TrialJudging, KeepsThePublishersTimerLatenessApart) {
@@ -276,10 +338,118 @@ Result<TrialResult> fake_runner(const TrialSpec& spec) {
   r.sent = static_cast<unsigned long long>(spec.rate * spec.seconds);
   r.received = spec.rate <= 80'000 ? r.sent * static_cast<unsigned long long>(spec.fanout) : r.sent;
   r.achieved_rate = spec.rate;
+  r.publishers_stop_ns = 1'000'000'000;
+  r.last_arrival_ns = 1'000'400'000;  // 0.4 ms later
   r.broker_cpu_s = 0.5;
+  r.latency = {1, 2, 3, 4, spec.rate / 10'000, spec.rate / 5000, 100};
   r.probe_latency = {1, 2, 3, 4, spec.rate / 1000, spec.rate / 500, 100};
-  judge_trial(r, spec.fanout);
+  judge_trial(r, spec.fanout, drain_bound_ms(spec));
   return r;
+}
+
+// A stand-in broker: it takes in everything published, sends each subscriber
+// at most `output_rate` msg/s and queues the rest, up to `queue` messages per
+// subscriber (then drops), as a broker with tens of MiB of output buffer per
+// connection does. It plays a trial as perf pub and perf sub would report it,
+// as their JSON lines, which the orchestrator folds and judges as it does the
+// real ones'. Every subscriber receives every message (fan-out = subscribers).
+struct QueueingBroker {
+  double output_rate;
+  double queue = 1e15;
+
+  Result<TrialResult> operator()(const TrialSpec& spec) const {
+    const unsigned long long start_ns = 1'000'000'000'000;
+    const unsigned long long stop_ns = start_ns + static_cast<unsigned long long>(spec.seconds * 1e9);
+    double sent = std::round(spec.rate * spec.seconds);
+    auto count = [](double messages) { return static_cast<unsigned long long>(std::llround(messages)); };
+    double backlog = std::max(0.0, sent - output_rate * spec.seconds);  // queued when the publishers stop
+    double dropped = std::max(0.0, backlog - queue);
+    double drain_s = (backlog - dropped) / output_rate;
+    TrialResult r;
+    r.offered_rate = spec.rate;
+    absorb_json_line(nlohmann::json{{"role", "pub"}, {"id", 0}, {"sent", count(sent)}, {"rate", spec.rate},
+                                    {"saturated", false}, {"stop_ns", stop_ns}}
+                         .dump(),
+                     r);
+    // A message that waited in the queue arrives that much late: p99 ~ the
+    // longest wait; a broker that keeps up delivers in 50 us.
+    double p99_us = backlog > 0 ? 0.99 * drain_s * 1e6 : 50;
+    unsigned long long last_ns = stop_ns + static_cast<unsigned long long>(std::max(drain_s, 50e-6) * 1e9);
+    for (int s = 0; s < spec.subscribers; ++s)
+      absorb_json_line(nlohmann::json{{"role", "sub"}, {"type", "summary"}, {"received", count(sent - dropped)},
+                                      {"gaps", 0}, {"missing", 0}, {"last_ns", last_ns},
+                                      {"latency_us", {{"p50", 30}, {"p99", p99_us}, {"max", p99_us}}}}
+                           .dump(),
+                       r);
+    judge_trial(r, spec.fanout, drain_bound_ms(spec));
+    return r;
+  }
+};
+
+TrialSpec five_second_trial(double rate) {
+  TrialSpec spec;
+  spec.rate = rate;
+  spec.seconds = 5;  // drain bound 100 ms
+  spec.subscribers = 2;
+  spec.fanout = 2;
+  return spec;
+}
+
+TEST(DrainBound, ABrokerThatDrainsSlowlyFailsEvenWithNothingLost) {
+  // Takes 100K msg/s in, sends 83,333 out: 5 s of publishing leave a queue
+  // that drains for 1 s, ten times the bound.
+  auto slow = QueueingBroker{100'000.0 * 5 / 6}(five_second_trial(100'000));
+  ASSERT_TRUE(slow);
+  EXPECT_EQ(slow->lost(), 0u);
+  EXPECT_EQ(slow->gaps + slow->missing, 0u);
+  EXPECT_EQ(slow->received, slow->expected) << "everything arrived, eventually";
+  EXPECT_NEAR(slow->drain_ms(), 1000, 1);
+  EXPECT_EQ(slow->drain_bound_ms, 100);
+  EXPECT_EQ(slow->verdict, Verdict::Backlogged);
+  EXPECT_EQ(to_json(*slow)["verdict"], "backlogged");
+}
+
+TEST(DrainBound, ABrokerThatKeepsUpPasses) {
+  auto fast = QueueingBroker{200'000}(five_second_trial(100'000));
+  ASSERT_TRUE(fast);
+  EXPECT_EQ(fast->lost(), 0u);
+  EXPECT_LE(fast->drain_ms(), fast->drain_bound_ms);
+  EXPECT_EQ(fast->verdict, Verdict::Ok);
+  EXPECT_EQ(to_json(*fast)["drain_ms"], fast->drain_ms());
+}
+
+TEST(DrainBound, ThroughputSearchFindsWhatTheBrokerSendsNotWhatItBuffers) {
+  // With an unbounded queue every rate delivers everything eventually: zero
+  // loss alone would call the highest rate tried sustainable.
+  RunOptions options;
+  options.mode = Mode::Throughput;
+  options.trial = five_second_trial(50'000);
+  options.runs = 2;
+  options.max_rate = 3'200'000;
+  auto report = run_measurement(options, QueueingBroker{300'000});
+  ASSERT_TRUE(report);
+  ASSERT_TRUE(report->throughput.search.found);
+  // Backlog at the stop may drain within 100 ms: at most 2 % over 300K.
+  EXPECT_LE(report->throughput.search.rate, 306'000);
+  EXPECT_GT(report->throughput.search.rate, 200'000);
+  for (const TrialRecord& trial : report->trials) {
+    EXPECT_EQ(trial.result.lost(), 0u);
+    EXPECT_EQ(trial.result.verdict == Verdict::Ok, trial.result.drain_ms() <= 100) << trial.result.offered_rate;
+  }
+  EXPECT_LE(report->throughput.drain_ms, 100);
+  EXPECT_GE(report->throughput.drain_ms, 0);
+  EXPECT_GT(report->throughput.latency_p99_us, 0);
+}
+
+TEST(RateSearch, ABackloggedTrialIsAFailure) {
+  TrialFunction backlogged_above_100k = [](double rate, SearchPhase) {
+    return rate <= 100'000 ? Verdict::Ok : Verdict::Backlogged;
+  };
+  SearchResult result = search_max_rate(SearchConfig{}, backlogged_above_100k);
+  ASSERT_TRUE(result.found);
+  EXPECT_LE(result.rate, 100'000);
+  EXPECT_FALSE(result.saturated);
+  EXPECT_STREQ(verdict_name(Verdict::Backlogged), "backlogged");
 }
 
 TEST(Modes, SweepMeasuresEveryRateRunsTimes) {
@@ -311,7 +481,8 @@ TEST(Modes, ThroughputResultJsonSchema) {
   EXPECT_EQ(j["options"]["mode"], "throughput");
   EXPECT_EQ(j["trials"].size(), report->trials.size());
   for (const auto& trial : j["trials"])
-    for (const char* key : {"phase", "offered_rate", "sent", "received", "lost", "gaps", "verdict", "broker_cpu_s"})
+    for (const char* key : {"phase", "offered_rate", "sent", "received", "lost", "gaps", "verdict", "broker_cpu_s",
+                            "drain_ms", "drain_bound_ms", "broker_cpu_after_stop_s", "broker_cpu_past_bound_s"})
       EXPECT_TRUE(trial.contains(key)) << key;
   EXPECT_TRUE(j["summary"]["found"].get<bool>());
   double rate = j["summary"]["rate"];
@@ -319,8 +490,15 @@ TEST(Modes, ThroughputResultJsonSchema) {
   EXPECT_GE(rate, 50'000);
   EXPECT_EQ(j["summary"]["limited_by"], "broker");
   EXPECT_EQ(j["summary"]["confirmed_rates"].size(), 2u);
+  EXPECT_DOUBLE_EQ(j["summary"]["drain_ms"].get<double>(), 0.4);
+  EXPECT_EQ(j["summary"]["drain_bound_ms"], 50) << "2 s trials: the 50 ms floor";
+  EXPECT_DOUBLE_EQ(j["summary"]["latency_p99_us"].get<double>(), rate / 10'000);
   std::string table = report_table(*report);
   EXPECT_NE(table.find("Max sustainable rate"), std::string::npos);
+  EXPECT_NE(table.find("drain ms"), std::string::npos);
+  EXPECT_NE(table.find("Drain after the publishers stopped: 0.4 ms at worst (bound 50 ms)"), std::string::npos)
+      << table;
+  EXPECT_NE(table.find("Latency under that load: p99"), std::string::npos) << table;
 }
 
 TEST(Modes, RunnerErrorsStopTheMeasurement) {

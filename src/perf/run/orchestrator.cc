@@ -20,8 +20,9 @@ Result<TrialResult> run_logged(const RunOptions& options, const TrialRunner& run
   std::fprintf(stderr, "perf run: %s trial at %.0f msg/s ...\n", phase, spec.rate);
   auto result = runner(spec);
   if (!result) return result;
-  std::fprintf(stderr, "perf run:   sent %llu, received %llu of %llu, gaps %llu, %s%s\n", result->sent,
-               result->received, result->expected, result->gaps, verdict_name(result->verdict),
+  std::fprintf(stderr, "perf run:   sent %llu, received %llu of %llu, gaps %llu, drain %.1f ms (bound %.0f), %s%s\n",
+               result->sent, result->received, result->expected, result->gaps, result->drain_ms(),
+               result->drain_bound_ms, verdict_name(result->verdict),
                result->problems.empty() ? "" : (" (" + result->problems.front() + ")").c_str());
   report.trials.push_back({phase, *result});
   (void)options;
@@ -36,7 +37,7 @@ Status measure_throughput(const RunOptions& options, const TrialRunner& runner, 
   config.max_rate = options.max_rate;
   Error failure;
   bool failed = false;
-  std::vector<double> confirm_cpu;
+  std::vector<double> confirm_cpu, confirm_drain, confirm_p99;
   TrialFunction trial = [&](double rate, SearchPhase phase) {
     if (failed) return Verdict::Lossy;
     TrialSpec spec = options.trial;
@@ -49,10 +50,14 @@ Status measure_throughput(const RunOptions& options, const TrialRunner& runner, 
     }
     if (phase == SearchPhase::Confirm) {
       // A failed confirmation run restarts the confirmation at a lower rate.
-      if (result->verdict != Verdict::Ok) report.throughput.confirmed_rates.clear(), confirm_cpu.clear();
-      else {
+      if (result->verdict != Verdict::Ok) {
+        report.throughput.confirmed_rates.clear();
+        confirm_cpu.clear(), confirm_drain.clear(), confirm_p99.clear();
+      } else {
         report.throughput.confirmed_rates.push_back(result->achieved_rate);
         confirm_cpu.push_back(result->broker_cpu_per_delivery_us());
+        confirm_drain.push_back(result->drain_ms());
+        confirm_p99.push_back(result->latency.p99);
       }
     }
     return result->verdict;
@@ -60,7 +65,11 @@ Status measure_throughput(const RunOptions& options, const TrialRunner& runner, 
   report.throughput.search = search_max_rate(config, trial);
   if (failed) return failure;
   if (!report.throughput.search.found) report.throughput.confirmed_rates.clear();
-  if (!confirm_cpu.empty()) report.throughput.broker_cpu_us_per_delivery = median(confirm_cpu);
+  if (!confirm_cpu.empty()) {
+    report.throughput.broker_cpu_us_per_delivery = median(confirm_cpu);
+    report.throughput.drain_ms = *std::max_element(confirm_drain.begin(), confirm_drain.end());
+    report.throughput.latency_p99_us = median(confirm_p99);
+  }
   return Ok{};
 }
 

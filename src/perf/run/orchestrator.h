@@ -49,6 +49,10 @@ struct ThroughputSummary {
   SearchResult search;
   std::vector<double> confirmed_rates;  // achieved publish rate of each confirmation run
   double broker_cpu_us_per_delivery = -1;  // median over the confirmation runs
+  double drain_ms = -1;                 // the worst confirmation run's (each within the bound)
+  // Latency of every message under that load (paced messages carry their
+  // intended send time), the worst subscriber's p99; median over the runs.
+  double latency_p99_us = -1;
 };
 
 struct RunReport {

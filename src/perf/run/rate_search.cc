@@ -9,6 +9,7 @@ const char* verdict_name(Verdict verdict) {
     case Verdict::Ok: return "ok";
     case Verdict::Lossy: return "lossy";
     case Verdict::Saturated: return "saturated";
+    case Verdict::Backlogged: return "backlogged";
   }
   return "?";
 }

@@ -8,6 +8,9 @@
 //    failure steps the rate down by `step_down` and starts the confirmation over.
 // A Saturated trial (the load generator fell behind) counts as a failure, and
 // the result says so: the limit found is then the generator's, not the broker's.
+// A Backlogged trial (nothing lost, but delivered only after the drain bound,
+// docs/perf.md "Drain bound") is a failure too: the broker buffered that rate,
+// it did not sustain it.
 #pragma once
 #include <functional>
 #include <string>
@@ -15,7 +18,7 @@
 
 namespace tw::perf::run {
 
-enum class Verdict { Ok, Lossy, Saturated };
+enum class Verdict { Ok, Lossy, Saturated, Backlogged };
 const char* verdict_name(Verdict verdict);
 
 struct SearchConfig {

@@ -21,7 +21,7 @@ json options_json(const RunOptions& o) {
           {"topics", t.topics},        {"fanout", t.fanout},       {"size", t.size},
           {"seconds", t.seconds},      {"rate", t.rate},           {"probe_rate", t.probe_rate},
           {"rates", o.rates},          {"runs", o.runs},           {"load_batch_us", t.load_batch_us},
-          {"connections_per_sub", t.connections_per_sub}};
+          {"connections_per_sub", t.connections_per_sub}, {"drain_bound_ms", drain_bound_ms(t)}};
 }
 
 json latency_point_json(const LatencyPoint& p) {
@@ -48,6 +48,9 @@ json throughput_json(const RunReport& r) {
           {"spread_min", low},
           {"spread_max", high},
           {"broker_cpu_us_per_delivery", t.broker_cpu_us_per_delivery},
+          {"drain_ms", t.drain_ms},
+          {"drain_bound_ms", drain_bound_ms(r.options.trial)},
+          {"latency_p99_us", t.latency_p99_us},
           {"steps", steps}};
 }
 
@@ -57,22 +60,26 @@ std::string header(const RunReport& r) {
   std::snprintf(text, sizeof text,
                 "tickwire perf run: %s, transport %s%s%s\n"
                 "publishers %d, subscribers %d (%d per process), topics %d, fan-out %d, payload %d B, %.3g s per "
-                "trial, runs %d\n\n",
+                "trial, drain bound %.0f ms, runs %d\n\n",
                 mode_name(r.options.mode), t.transport.c_str(), r.options.label.empty() ? "" : ", label ",
                 r.options.label.c_str(), t.publishers, t.subscribers, t.connections_per_sub, t.topics, t.fanout, t.size,
-                t.seconds, r.options.runs);
+                t.seconds, drain_bound_ms(t), r.options.runs);
   return text;
 }
 
+// Drain and broker CPU past the bound are what a Backlogged verdict rests on;
+// p99 is the latency of every message at that load.
 std::string trials_table(const RunReport& r) {
   std::string out =
-      "phase      offered/s  achieved/s    delivered         lost   gaps  sat  broker CPU s  CPU us/deliv  verdict\n";
+      "phase      offered/s  achieved/s    delivered         lost   gaps  sat  drain ms   p99 us  broker CPU s"
+      "  past bound s  CPU us/deliv  verdict\n";
   for (const TrialRecord& record : r.trials) {
     const TrialResult& t = record.result;
-    char line[256];
-    std::snprintf(line, sizeof line, "%-9s %10.0f %11.0f %12llu %12llu %6llu  %-3s %13.3f %13.3f  %s\n",
+    char line[320];
+    std::snprintf(line, sizeof line, "%-9s %10.0f %11.0f %12llu %12llu %6llu  %-3s %8.1f %8.1f %13.3f %13.3f %13.3f  %s\n",
                   record.phase.c_str(), t.offered_rate, t.achieved_rate, t.received, t.lost(), t.gaps,
-                  t.saturated ? "yes" : "no", t.broker_cpu_s, t.broker_cpu_per_delivery_us(), verdict_name(t.verdict));
+                  t.saturated ? "yes" : "no", t.drain_ms(), t.latency.p99, t.broker_cpu_s, t.broker_cpu_past_bound_s,
+                  t.broker_cpu_per_delivery_us(), verdict_name(t.verdict));
     out += line;
   }
   return out;
@@ -83,12 +90,14 @@ std::string throughput_summary(const RunReport& r) {
   if (!t.search.found) return "\nNo rate passed " + std::to_string(r.options.runs) + " consecutive clean runs.\n";
   double low = *std::min_element(t.confirmed_rates.begin(), t.confirmed_rates.end());
   double high = *std::max_element(t.confirmed_rates.begin(), t.confirmed_rates.end());
-  char text[512];
+  char text[768];
   std::snprintf(text, sizeof text,
                 "\nMax sustainable rate: %.0f msg/s published (%.0f deliveries/s), %zu confirmation runs achieved "
-                "%.0f..%.0f msg/s\nBroker CPU: %.3f us per delivered message%s\n",
-                t.search.rate, t.search.rate * r.options.trial.fanout, t.confirmed_rates.size(), low, high,
-                t.broker_cpu_us_per_delivery,
+                "%.0f..%.0f msg/s\nDrain after the publishers stopped: %.1f ms at worst (bound %.0f ms)\n"
+                "Latency under that load: p99 %.1f us (every message, worst subscriber, median of runs)\n"
+                "Broker CPU: %.3f us per delivered message%s\n",
+                t.search.rate, t.search.rate * r.options.trial.fanout, t.confirmed_rates.size(), low, high, t.drain_ms,
+                drain_bound_ms(r.options.trial), t.latency_p99_us, t.broker_cpu_us_per_delivery,
                 t.search.saturated ? "\nNOTE: the load generator saturated; the broker's limit is higher than found."
                                    : "");
   return text;

@@ -6,7 +6,9 @@
 #include <chrono>
 #include <cstdio>
 
+#include "base/clock.h"
 #include "perf/run/child_process.h"
+#include "perf/run/cpu_timeline.h"
 #include "perf/run/fanout.h"
 #include "perf/run/proc_stats.h"
 
@@ -20,6 +22,9 @@ using json = nlohmann::json;
 constexpr int kReadyTimeoutMs = 15'000;
 constexpr int kSubIdleExitMs = 1'000;
 constexpr double kSubExtraSeconds = 15;  // subs outlive the publishers by at most this
+// How long the loop that reads the children waits; it samples the broker's CPU
+// time on every turn, and /proc counts it in 10 ms ticks.
+constexpr int kPumpMs = 10;
 
 std::string number(double value) {
   char text[32];
@@ -108,17 +113,57 @@ void pump_and_absorb(std::vector<Child*>& live, TrialResult& result, int timeout
   });
 }
 
-double broker_cpu(pid_t pid) {
-  if (pid <= 0) return -1;
-  auto seconds = process_cpu_seconds(pid);
-  return seconds ? *seconds : -1;
+void sample_broker_cpu(pid_t pid, CpuTimeline& timeline) {
+  if (pid <= 0) return;
+  if (auto seconds = process_cpu_seconds(pid)) timeline.add(monotonic_ns(), *seconds);
+}
+
+// Splits the broker's CPU at the publishers' stop and at the end of the drain
+// bound (the whole window when the stop is unknown).
+void account_broker_cpu(const CpuTimeline& cpu, TrialResult& result, double bound_ms) {
+  uint64_t start = cpu.first_ns(), end = cpu.last_ns();
+  uint64_t stop = result.publishers_stop_ns;
+  if (stop == 0 || stop < start || stop > end) {
+    result.broker_cpu_s = cpu.between(start, end);
+    result.broker_cpu_window_s = static_cast<double>(end - start) / 1e9;
+    return;
+  }
+  uint64_t cut = std::min(end, stop + static_cast<uint64_t>(bound_ms * 1e6));
+  result.broker_cpu_s = cpu.between(start, cut);
+  result.broker_cpu_window_s = static_cast<double>(cut - start) / 1e9;
+  result.broker_cpu_after_stop_s = cpu.between(stop, end);
+  result.broker_cpu_past_bound_s = cpu.between(cut, end);
+}
+
+// Every child of ours reports these; without them the verdict cannot hold.
+void require_drain_times(TrialResult& result) {
+  if (result.sent > 0 && result.received > 0 && (result.publishers_stop_ns == 0 || result.last_arrival_ns == 0))
+    result.problems.push_back("no stop_ns from the publishers or no last_ns from the subscribers: drain unknown");
 }
 
 }  // namespace
 
+double default_drain_bound_ms(double trial_seconds) {
+  return std::max(kMinDrainBoundMs, kDrainBoundTrialShare * trial_seconds * 1000);
+}
+
+double drain_bound_ms(const TrialSpec& spec) {
+  return spec.drain_bound_ms > 0 ? spec.drain_bound_ms : default_drain_bound_ms(spec.seconds);
+}
+
 double TrialResult::broker_cpu_per_delivery_us() const {
   if (broker_cpu_s < 0 || received == 0) return -1;
   return broker_cpu_s * 1e6 / static_cast<double>(received);
+}
+
+double TrialResult::drain_ms() const {
+  if (publishers_stop_ns == 0 || last_arrival_ns == 0) return -1;
+  if (last_arrival_ns <= publishers_stop_ns) return 0;
+  return static_cast<double>(last_arrival_ns - publishers_stop_ns) / 1e6;
+}
+
+bool TrialResult::broker_busy_past_bound() const {
+  return broker_cpu_past_bound_s > drain_bound_ms / 1000;
 }
 
 bool absorb_json_line(const std::string& line, TrialResult& result) {
@@ -131,6 +176,7 @@ bool absorb_json_line(const std::string& line, TrialResult& result) {
     result.probes_sent += value.value("probes_sent", 0ULL);
     result.achieved_rate += value.value("rate", 0.0);
     result.saturated = result.saturated || value.value("saturated", false);
+    result.publishers_stop_ns = std::max(result.publishers_stop_ns, value.value("stop_ns", 0ULL));
     if (value.contains("probe_wake_late_us")) {
       const json& late = value["probe_wake_late_us"];
       result.probes_woken_late += late.value("count", 0ULL);
@@ -150,6 +196,7 @@ bool absorb_json_line(const std::string& line, TrialResult& result) {
     result.gaps += value.value("gaps", 0ULL);
     result.missing += value.value("missing", 0ULL);
     result.dups += value.value("dups", 0ULL);
+    result.last_arrival_ns = std::max(result.last_arrival_ns, value.value("last_ns", 0ULL));
     if (value.contains("latency_us")) merge_latency(result.latency, value["latency_us"], first);
     if (value.contains("probe_latency_us")) merge_latency(result.probe_latency, value["probe_latency_us"], first);
     return true;
@@ -157,15 +204,17 @@ bool absorb_json_line(const std::string& line, TrialResult& result) {
   return role == "sub";  // per-second and ready lines carry nothing the result keeps
 }
 
-void judge_trial(TrialResult& result, int fanout) {
+void judge_trial(TrialResult& result, int fanout, double bound_ms) {
   // perf pub's `sent` counts every message, probes included, as `received` does.
   result.expected = result.sent * static_cast<unsigned long long>(fanout);
-  if (!result.problems.empty() || result.gaps > 0 || result.missing > 0 || result.received < result.expected ||
-      result.sent == 0) {
-    result.verdict = result.saturated ? Verdict::Saturated : Verdict::Lossy;
-  } else {
-    result.verdict = result.saturated ? Verdict::Saturated : Verdict::Ok;
-  }
+  result.drain_bound_ms = bound_ms;
+  bool lossy = !result.problems.empty() || result.gaps > 0 || result.missing > 0 ||
+               result.received < result.expected || result.sent == 0;
+  bool late = result.drain_ms() > bound_ms || result.broker_busy_past_bound();
+  if (result.saturated) result.verdict = Verdict::Saturated;
+  else if (lossy) result.verdict = Verdict::Lossy;
+  else if (late) result.verdict = Verdict::Backlogged;
+  else result.verdict = Verdict::Ok;
 }
 
 Result<TrialResult> run_trial(const TrialSpec& spec) {
@@ -193,7 +242,8 @@ Result<TrialResult> run_trial(const TrialSpec& spec) {
   if (ready < spec.subscribers)
     return Error{std::to_string(spec.subscribers - ready) + " subscriber(s) never printed {\"type\":\"ready\"}"};
 
-  double broker_start = broker_cpu(spec.broker_pid);
+  CpuTimeline broker_cpu;
+  sample_broker_cpu(spec.broker_pid, broker_cpu);
   auto machine_start = machine_ticks();
   auto window_start = Clock::now();
   std::vector<Child> pubs;
@@ -206,10 +256,11 @@ Result<TrialResult> run_trial(const TrialSpec& spec) {
   for (Child& child : pubs) live_pubs.push_back(&child);
   auto deadline = window_start + std::chrono::duration<double>(spec.seconds + kSubExtraSeconds + 5);
   while ((!live_pubs.empty() || !live_subs.empty()) && Clock::now() < deadline) {
-    if (!live_pubs.empty()) pump_and_absorb(live_pubs, result, 20, "pub", nullptr);
-    if (!live_subs.empty()) pump_and_absorb(live_subs, result, live_pubs.empty() ? 50 : 0, "sub", nullptr);
+    if (!live_pubs.empty()) pump_and_absorb(live_pubs, result, kPumpMs, "pub", nullptr);
+    if (!live_subs.empty()) pump_and_absorb(live_subs, result, live_pubs.empty() ? kPumpMs : 0, "sub", nullptr);
+    sample_broker_cpu(spec.broker_pid, broker_cpu);
   }
-  double broker_end = broker_cpu(spec.broker_pid);
+  sample_broker_cpu(spec.broker_pid, broker_cpu);
   result.steal_pct = steal_percent(machine_start, machine_ticks());
   result.window_s = std::chrono::duration<double>(Clock::now() - window_start).count();
   if (!live_pubs.empty() || !live_subs.empty())
@@ -222,8 +273,9 @@ Result<TrialResult> run_trial(const TrialSpec& spec) {
     child.terminate(500);
     result.sub_cpu_s += child.cpu_seconds();
   }
-  if (broker_start >= 0 && broker_end >= 0) result.broker_cpu_s = broker_end - broker_start;
-  judge_trial(result, spec.fanout);
+  account_broker_cpu(broker_cpu, result, drain_bound_ms(spec));
+  require_drain_times(result);
+  judge_trial(result, spec.fanout, drain_bound_ms(spec));
   return result;
 }
 
@@ -247,7 +299,12 @@ nlohmann::json to_json(const TrialResult& r) {
           {"dups", r.dups},
           {"saturated", r.saturated},
           {"window_s", r.window_s},
+          {"drain_ms", r.drain_ms()},
+          {"drain_bound_ms", r.drain_bound_ms},
           {"broker_cpu_s", r.broker_cpu_s},
+          {"broker_cpu_window_s", r.broker_cpu_window_s},
+          {"broker_cpu_after_stop_s", r.broker_cpu_after_stop_s},
+          {"broker_cpu_past_bound_s", r.broker_cpu_past_bound_s},
           {"broker_cpu_us_per_delivery", r.broker_cpu_per_delivery_us()},
           {"pub_cpu_s", r.pub_cpu_s},
           {"sub_cpu_s", r.sub_cpu_s},

@@ -14,6 +14,15 @@
 
 namespace tw::perf::run {
 
+// The drain bound (docs/perf.md, "Drain bound"): how long after the
+// publishers stop every subscriber must have received everything, and the
+// broker must be done. A broker with megabytes of output buffer per
+// connection can take in far more than it sends out; without a bound a short
+// trial measures that buffering, not a rate the broker sustains.
+inline constexpr double kMinDrainBoundMs = 50;      // below this, scheduling noise of a small VM
+inline constexpr double kDrainBoundTrialShare = 0.02;  // of the trial's duration
+double default_drain_bound_ms(double trial_seconds);  // max(50 ms, 2 % of the trial)
+
 struct TrialSpec {
   std::string tickwire;         // path of the tickwire binary (perf pub/sub)
   std::string transport = "native";
@@ -32,7 +41,9 @@ struct TrialSpec {
   int connections_per_sub = 1;  // subscribers per perf sub process (perf sub --connections)
   std::string log_dir;          // children's stderr go to LOG_DIR/<role><k>.log; empty = inherited
   bool probe_log = false;       // perf sub k appends its probes' times to LOG_DIR/probes-sub<k>.tsv
+  double drain_bound_ms = 0;    // 0 = default_drain_bound_ms(seconds)
 };
+double drain_bound_ms(const TrialSpec& spec);
 
 struct LatencySummary {
   double min = 0, mean = 0, p50 = 0, p90 = 0, p99 = 0, p999 = 0, max = 0;  // µs
@@ -50,7 +61,18 @@ struct TrialResult {
   bool saturated = false;       // a publisher fell behind its schedule
   double achieved_rate = 0;     // sent / publish seconds (sum over publishers)
   double window_s = 0;          // first publisher start .. last subscriber exit
+  // The drain, on CLOCK_MONOTONIC (every child runs on this machine): from the
+  // last publisher's stop (perf pub's stop_ns) to the last arrival at any
+  // subscriber (perf sub's last_ns); 0 = not reported.
+  unsigned long long publishers_stop_ns = 0;
+  unsigned long long last_arrival_ns = 0;
+  double drain_bound_ms = 0;    // the bound this trial was judged by
+  // Broker CPU from the first publisher start to the publishers' stop plus
+  // the drain bound (to the last subscriber exit when the stop is unknown).
   double broker_cpu_s = -1;     // -1 = unknown
+  double broker_cpu_window_s = 0;  // the span broker_cpu_s covers (window_s runs on to the last subscriber exit)
+  double broker_cpu_after_stop_s = -1;   // from the publishers' stop to the last subscriber exit
+  double broker_cpu_past_bound_s = -1;   // from the stop plus the bound to the last subscriber exit
   double pub_cpu_s = 0, sub_cpu_s = 0;
   double steal_pct = -1;        // the hypervisor's steal over the window, % of the machine's CPU time; -1 unknown
   LatencySummary latency;       // all messages; the worst subscriber's percentiles
@@ -64,6 +86,13 @@ struct TrialResult {
 
   unsigned long long lost() const { return expected > received ? expected - received : 0; }
   double broker_cpu_per_delivery_us() const;  // -1 when unknown
+  // Last arrival - publishers' stop, at least 0 (the last message may arrive
+  // before the publisher's loop notices the end); -1 when either is unknown.
+  double drain_ms() const;
+  // Still working after the bound: more broker CPU past it than the bound
+  // itself (an idle broker spends next to none; one draining a backlog, about
+  // a core), so a broker that buffers where subscribers cannot see it fails too.
+  bool broker_busy_past_bound() const;
 };
 
 // Runs the trial to completion; an Error means it could not start at all.
@@ -72,8 +101,11 @@ Result<TrialResult> run_trial(const TrialSpec& spec);
 // Pure parts, tested on their own.
 // Folds one JSON line of a child into the result; false if not JSON.
 bool absorb_json_line(const std::string& line, TrialResult& result);
-// Sets expected, verdict (from gaps, missing, loss, saturation and problems).
-void judge_trial(TrialResult& result, int fanout);
+// Sets expected, drain_bound_ms and the verdict: Saturated (a publisher fell
+// behind), else Lossy (a problem, gaps, missing or fewer received than
+// expected), else Backlogged (drain over the bound, or the broker busy past
+// it), else Ok.
+void judge_trial(TrialResult& result, int fanout, double bound_ms);
 
 nlohmann::json to_json(const TrialResult& result);
 nlohmann::json to_json(const LatencySummary& latency);
