@@ -22,7 +22,7 @@ Result<client::Options> client_options(const CommonOptions& common, const std::s
   if (!client::parse_server_address(server, options.host, options.port))
     return Error{"invalid server address '" + server + "' (expected HOST:PORT)"};
   options.client_name = client_name;
-  options.tls = common.tls || !common.ca.empty() || !common.cert.empty() || !common.key.empty();
+  options.tls = wants_tls(common);
   options.ca = common.ca;
   options.cert = common.cert;
   options.key = common.key;

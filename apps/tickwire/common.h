@@ -35,6 +35,10 @@ void add_provider_command(CLI::App& app, const CommonOptions& common, int& exit_
 void add_channels_command(CLI::App& app, const CommonOptions& common, int& exit_code);   // channels.cc
 void add_perf_command(CLI::App& app, const CommonOptions& common, int& exit_code);  // perf.cc
 
+// --tls, or any of the TLS file flags that imply it.
+inline bool wants_tls(const CommonOptions& common) {
+  return common.tls || !common.ca.empty() || !common.cert.empty() || !common.key.empty();
+}
 // Builds client Options from --server / $TICKWIRE_SERVER and the TLS flags.
 Result<client::Options> client_options(const CommonOptions& common, const std::string& client_name);
 // Connects, printing the failure to stderr; false on failure.

@@ -1,8 +1,25 @@
 // `tickwire perf`: the measurement tool (docs/perf.md). One file per subcommand.
 #pragma once
+#include <string>
+#include <vector>
+
 #include "common.h"
+#include "perf/transport.h"
 
 namespace tw::cli {
+
+inline perf::TlsOptions perf_tls(const CommonOptions& common) {
+  return {wants_tls(common), common.ca, common.cert, common.key};
+}
+// The global TLS flags as arguments, for the perf pub and perf sub processes perf run starts.
+inline std::vector<std::string> tls_args(const CommonOptions& common) {
+  std::vector<std::string> args;
+  if (wants_tls(common)) args.push_back("--tls");
+  for (auto [flag, value] : {std::pair{"--ca", &common.ca}, {"--cert", &common.cert}, {"--key", &common.key}}) {
+    if (!value->empty()) args.insert(args.end(), {flag, *value});
+  }
+  return args;
+}
 
 void add_perf_pub_command(CLI::App& perf, const CommonOptions& common, int& exit_code);  // perf_pub.cc
 void add_perf_sub_command(CLI::App& perf, const CommonOptions& common, int& exit_code);  // perf_sub.cc

@@ -41,7 +41,10 @@ int run_perf_pub(PerfPubOptions opts, const CommonOptions& common) {
   auto server = perf::resolve_server(*kind, common.server);
   if (!server) return fail(server.error().message);
 
-  auto transport = perf::make_transport(*kind, "tickwire-perf-pub-" + std::to_string(opts.producer.publisher_id));
+  auto made = perf::make_transport(*kind, "tickwire-perf-pub-" + std::to_string(opts.producer.publisher_id),
+                                   perf_tls(common));
+  if (!made) return fail(made.error().message);
+  auto transport = std::move(*made);
   perf::Producer producer(*transport, opts.producer);
   if (Status s = producer.advertise(); !s) return fail(s.error().message);
   if (Status s = transport->connect(server->host, server->port); !s) return fail(s.error().message);

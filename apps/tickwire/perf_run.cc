@@ -33,6 +33,7 @@ struct PerfRunOptions {
   std::string transport = "native";
   std::string server;
   std::string broker_cmd;
+  std::vector<std::string> global_args;  // tickwire's TLS flags, passed on to perf pub and perf sub
   int publishers = 1;
   int subscribers = 1;
   int topics = 1;
@@ -85,6 +86,7 @@ Result<run::RunOptions> build_options(const PerfRunOptions& o) {
   options.label = o.label;
   run::TrialSpec& t = options.trial;
   t.tickwire = self_path();
+  t.global_args = o.global_args;
   t.transport = o.transport;
   t.publishers = o.publishers;
   t.subscribers = o.subscribers;
@@ -205,9 +207,12 @@ void add_perf_run_command(CLI::App& perf, const CommonOptions& common, int& exit
   cmd->add_option("--max-rate", o->max_rate, "throughput: highest total rate tried")->check(CLI::PositiveNumber);
   cmd->add_option("--out", o->out, "output folder for result.json, table.txt, latency.svg, logs/");
   cmd->add_option("--label", o->label, "name of this broker/configuration in reports");
-  // The global --server is ignored on purpose: perf run starts its own broker unless its own --server is given.
-  (void)common;
-  cmd->callback([o, &exit_code]() { exit_code = run_perf_run(*o, read_command_line()); });
+  // The global --server is ignored on purpose: perf run starts its own broker
+  // unless its own --server is given. The TLS flags go to perf pub and perf sub.
+  cmd->callback([o, &common, &exit_code]() {
+    o->global_args = tls_args(common);
+    exit_code = run_perf_run(*o, read_command_line());
+  });
 }
 
 }  // namespace tw::cli

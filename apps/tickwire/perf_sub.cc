@@ -73,15 +73,20 @@ int poll_connections(std::vector<std::unique_ptr<Connection>>& connections, std:
                      int timeout_ms, Rotation& rotation) {
   if (connections.size() == 1) return connections[0]->transport->poll(timeout_ms);
   fds.clear();
-  for (const auto& c : connections) fds.push_back({c->transport->wait_fd(), POLLIN, 0});
-  int ready = ::poll(fds.data(), fds.size(), timeout_ms);
+  int buffered = 0;  // connections with input already decrypted inside TLS: no fd shows it
+  for (const auto& c : connections) {
+    fds.push_back({c->transport->wait_fd(), POLLIN, 0});
+    buffered += c->transport->has_buffered_input();
+  }
+  int ready = ::poll(fds.data(), fds.size(), buffered > 0 ? 0 : timeout_ms);
   if (ready < 0 && errno != EINTR) return -1;
+  ready += buffered;
   int handled = 0;
   const size_t count = connections.size();
   const size_t first = rotation.start(count);
   for (size_t k = 0; k < count; ++k) {
     const size_t i = Rotation::at(first, k, count);
-    if (ready > 0 && fds[i].revents == 0) continue;
+    if (ready > 0 && fds[i].revents == 0 && !connections[i]->transport->has_buffered_input()) continue;
     int n = connections[i]->transport->poll(0);
     if (n < 0) return -1;
     handled += n;
@@ -234,7 +239,9 @@ int run_perf_sub(const PerfSubOptions& opts, const CommonOptions& common) {
   std::vector<std::unique_ptr<Connection>> connections;
   for (uint32_t i = 0; i < opts.connections; ++i) {
     auto c = std::make_unique<Connection>();
-    c->transport = perf::make_transport(*kind, "tickwire-perf-sub");
+    auto made = perf::make_transport(*kind, "tickwire-perf-sub", perf_tls(common));
+    if (!made) return fail(made.error().message);
+    c->transport = std::move(*made);
     perf::Consumer& consumer = c->consumer;
     if (!opts.probe_log.empty()) consumer.keep_probe_arrivals(kProbeLogCapacity);
     perf::ClockKind clock_kind = *clock;

@@ -206,6 +206,9 @@ class Client {
   // The connection's socket (-1 while not connected), for a caller that waits
   // on several clients in one poll(2) and then calls poll(0) on the ready ones.
   int socket_fd() const { return fd_; }
+  // Bytes received but invisible to a poll on socket_fd() (decrypted TLS
+  // records inside OpenSSL): call poll(0) without waiting on the fd.
+  size_t buffered_input() const;
   size_t subscription_count() const;
 
  private:

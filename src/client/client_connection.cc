@@ -313,10 +313,17 @@ int Client::on_readable() {
     counters_.bytes_in += static_cast<uint64_t>(n);
     last_recv_ns_ = monotonic_ns();
     delivered += process_input();
-    if (static_cast<size_t>(n) < room.size()) break;  // drained the socket: skip the EAGAIN read
+    // A short plain read drained the socket: skip the EAGAIN read. A TLS read
+    // returns one record at most, and decrypted bytes left inside OpenSSL
+    // make no fd readable: a caller waiting on the fd (perf sub
+    // --connections) would leave them there until more data came. So TLS
+    // reads on until OpenSSL has nothing left (Again).
+    if (!tls_ && static_cast<size_t>(n) < room.size()) break;
   }
   return delivered;
 }
+
+size_t Client::buffered_input() const { return tls_ ? tls_->pending_input() : 0; }
 
 // recv(2) semantics over either transport: bytes, 0 at the end, -1 with errno.
 ssize_t Client::receive(std::span<uint8_t> room) {

@@ -69,13 +69,17 @@ std::string map_pattern(TransportKind kind, std::string_view pattern) {
   return mapped;
 }
 
-std::unique_ptr<Transport> make_transport(TransportKind kind, const std::string& client_name) {
+Result<std::unique_ptr<Transport>> make_transport(TransportKind kind, const std::string& client_name,
+                                                  const TlsOptions& tls) {
+  if (tls.on && kind != TransportKind::Native) {
+    return Error{std::string("TLS is supported for the native transport only, not ") + transport_name(kind)};
+  }
   switch (kind) {
-    case TransportKind::Native: return make_native_transport(client_name);
+    case TransportKind::Native: return make_native_transport(client_name, tls);
     case TransportKind::Mqtt: return make_mqtt_transport(client_name);
     case TransportKind::Nats: return make_nats_transport(client_name);
   }
-  return nullptr;
+  return Error{"unknown transport"};
 }
 
 }  // namespace tw::perf

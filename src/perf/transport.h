@@ -78,6 +78,9 @@ class Transport {
   // thread can wait on several transports (perf sub --connections); -1 when
   // not connected.
   virtual int wait_fd() const = 0;
+  // Input received but not yet handled that wait_fd does not show (TLS
+  // records already decrypted): poll(0) now instead of waiting on the fd.
+  virtual bool has_buffered_input() const { return false; }
   virtual void close() = 0;
 
   void set_handler(ReceiveHandler handler) { handler_ = std::move(handler); }
@@ -86,10 +89,17 @@ class Transport {
   ReceiveHandler handler_;
 };
 
-std::unique_ptr<Transport> make_transport(TransportKind kind, const std::string& client_name);
+// TLS for the native transport (tickwire --tls/--ca/--cert/--key; docs/security.md).
+struct TlsOptions {
+  bool on = false;
+  std::string ca, cert, key;
+};
+// TLS is the native transport's only: an error for mqtt and nats.
+Result<std::unique_ptr<Transport>> make_transport(TransportKind kind, const std::string& client_name,
+                                                  const TlsOptions& tls = {});
 
 // Each transport's factory (one file each).
-std::unique_ptr<Transport> make_native_transport(const std::string& client_name);
+std::unique_ptr<Transport> make_native_transport(const std::string& client_name, const TlsOptions& tls);
 std::unique_ptr<Transport> make_mqtt_transport(const std::string& client_name);
 std::unique_ptr<Transport> make_nats_transport(const std::string& client_name);
 

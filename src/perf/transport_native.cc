@@ -17,13 +17,17 @@ namespace {
 
 class NativeTransport final : public Transport {
  public:
-  explicit NativeTransport(std::string client_name) : client_name_(std::move(client_name)) {}
+  NativeTransport(std::string client_name, TlsOptions tls) : client_name_(std::move(client_name)), tls_(std::move(tls)) {}
 
   Status connect(const std::string& host, uint16_t port) override {
     client::Options options;
     options.host = host;
     options.port = port;
     options.client_name = client_name_;
+    options.tls = tls_.on;
+    options.ca = tls_.ca;
+    options.cert = tls_.cert;
+    options.key = tls_.key;
     // A measurement must not silently continue on a new connection.
     options.reconnect = false;
     return client_.connect(options);
@@ -76,6 +80,7 @@ class NativeTransport final : public Transport {
 
   Status flush() override { return client_.flush(); }
   int wait_fd() const override { return client_.socket_fd(); }
+  bool has_buffered_input() const override { return client_.buffered_input() > 0; }
   void close() override { client_.close(); }
 
  private:
@@ -84,12 +89,13 @@ class NativeTransport final : public Transport {
   std::vector<client::PublisherId> ids_;  // local topic index -> publish id
   std::string first_topic_;
   bool synced_since_subscribe_ = true;
+  TlsOptions tls_;
 };
 
 }  // namespace
 
-std::unique_ptr<Transport> make_native_transport(const std::string& client_name) {
-  return std::make_unique<NativeTransport>(client_name);
+std::unique_ptr<Transport> make_native_transport(const std::string& client_name, const TlsOptions& tls) {
+  return std::make_unique<NativeTransport>(client_name, tls);
 }
 
 }  // namespace tw::perf

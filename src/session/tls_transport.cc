@@ -140,18 +140,39 @@ void TlsTransport::record_failure(int ssl_error) {
   ERR_clear_error();
 }
 
+// As read(2) does: everything available, up to out.size(). One SSL_read_ex
+// returns one record at most; a session that took one record per loop turn
+// would fan out one publisher batch per turn and write every subscriber once
+// per batch (measured: a fifth of plaintext's W1 capacity). An end or a
+// failure after some data is reported on the next call.
 ReadResult TlsTransport::read(std::span<uint8_t> out) {
-  size_t got = 0;
-  if (SSL_read_ex(ssl_, out.data(), out.size(), &got) == 1) return {ReadStatus::Data, got};
-  switch (int error = SSL_get_error(ssl_, 0)) {
+  if (deferred_ != ReadStatus::Data) return {deferred_, 0};
+  size_t total = 0;
+  while (total < out.size()) {
+    size_t got = 0;
+    if (SSL_read_ex(ssl_, out.data() + total, out.size() - total, &got) == 1) {
+      total += got;
+      continue;
+    }
+    const ReadStatus end = read_end(SSL_get_error(ssl_, 0));
+    if (end == ReadStatus::Again) break;
+    if (total == 0) return {end, 0};
+    deferred_ = end;
+    break;
+  }
+  return total > 0 ? ReadResult{ReadStatus::Data, total} : ReadResult{ReadStatus::Again, 0};
+}
+
+ReadStatus TlsTransport::read_end(int ssl_error) {
+  switch (ssl_error) {
     case SSL_ERROR_WANT_READ:
     case SSL_ERROR_WANT_WRITE:  // see the class comment
-      return {ReadStatus::Again, 0};
+      return ReadStatus::Again;
     case SSL_ERROR_ZERO_RETURN:
-      return {ReadStatus::Closed, 0};
+      return ReadStatus::Closed;
     default:
-      record_failure(error);
-      return {ReadStatus::Error, 0};
+      record_failure(ssl_error);
+      return ReadStatus::Error;
   }
 }
 

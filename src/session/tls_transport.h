@@ -65,12 +65,15 @@ class TlsTransport final : public Transport {
   TlsTransport(int fd, SSL* ssl);
   size_t stage(const iovec* iov, int count, size_t skip);
   bool blocked_or_fail(int rc);
+  // Why SSL_read stopped: Again (wants the socket), Closed, or Error (recorded).
+  ReadStatus read_end(int ssl_error);
   void record_failure(int ssl_error);
 
   int fd_;
   SSL* ssl_;
   bool handshaken_ = false;
   std::string error_;
+  ReadStatus deferred_ = ReadStatus::Data;  // an end that followed data, reported on the next read
   std::vector<uint8_t> staging_;
   size_t begin_ = 0;  // staging_[begin_, end_) is offered to OpenSSL, not yet on the socket
   size_t end_ = 0;

@@ -216,6 +216,28 @@ TEST_F(TlsTransportTest, SecondHandshakeResumesTheSession) {
   EXPECT_EQ(second.server->peer_identity(), "CN=tickwire-test-client") << "resumed sessions keep the identity";
 }
 
+// Like read(2), one read returns everything that has arrived, across TLS
+// records: a publisher's batches sent as many records are one turn's work
+// for the broker, not one record per turn. An end after data waits for the next read.
+TEST_F(TlsTransportTest, OneReadTakesEveryRecordThatArrived) {
+  auto server = server_context();
+  auto client = client_context(pki_->ca());
+  TlsPair pair(*server, *client);
+  ASSERT_TRUE(pair.handshake());
+  std::string sent;
+  for (int record = 0; record < 20; ++record) {
+    const std::string part = framed_message(100 + static_cast<size_t>(record));
+    ASSERT_EQ(TlsPair::send(*pair.client, part), static_cast<ssize_t>(part.size()));  // one record each
+    sent += part;
+  }
+  pair.client->shutdown();
+  std::vector<uint8_t> buf(64 * 1024);
+  ReadResult first = pair.server->read(buf);
+  ASSERT_EQ(first.status, ReadStatus::Data);
+  EXPECT_EQ(std::string(reinterpret_cast<const char*>(buf.data()), first.bytes), sent);
+  EXPECT_EQ(pair.server->read(buf).status, ReadStatus::Closed);
+}
+
 TEST_F(TlsTransportTest, ShutdownSendsCloseNotify) {
   auto server = server_context();
   auto client = client_context(pki_->ca());

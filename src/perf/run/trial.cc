@@ -37,7 +37,10 @@ std::string log_path(const TrialSpec& spec, const std::string& name) {
 }
 
 std::vector<std::string> common_args(const TrialSpec& spec, const char* role) {
-  return {spec.tickwire, "perf", role, "--json", "--transport", spec.transport, "--server", spec.server};
+  std::vector<std::string> args = {spec.tickwire};
+  args.insert(args.end(), spec.global_args.begin(), spec.global_args.end());
+  args.insert(args.end(), {"perf", role, "--json", "--transport", spec.transport, "--server", spec.server});
+  return args;
 }
 
 ChildSpec subscriber_spec(const TrialSpec& spec, const FanoutPlan& plan, int index) {

@@ -25,6 +25,7 @@ double default_drain_bound_ms(double trial_seconds);  // max(50 ms, 2 % of the t
 
 struct TrialSpec {
   std::string tickwire;         // path of the tickwire binary (perf pub/sub)
+  std::vector<std::string> global_args;  // tickwire's global flags for them (--tls --ca FILE ...)
   std::string transport = "native";
   std::string server;           // HOST:PORT of the broker
   pid_t broker_pid = -1;        // for its CPU time; -1 = unknown (external --server)
