@@ -27,36 +27,13 @@ Session::Session(Env env, std::unique_ptr<Transport> transport, std::string peer
       last_rx_ns_(now_ns),
       last_tx_ns_(now_ns) {
   in_.resize(std::min<size_t>(kInitialInput, env_.config.limits.max_frame));
-  // Plain TCP is ready at once; a TLS handshake starts by waiting for the
-  // client's hello (the owner registers the fd for EPOLLIN).
-  handshaken_ = transport_->handshake() == Handshake::Done;
-  if (!handshaken_) handshake_events_ = EPOLLIN;
 }
 
 Session::~Session() = default;
 
 void Session::on_io(uint32_t events) {
-  if (!handshaken_) return advance_handshake();
   if (events & EPOLLOUT) flush_output();
   if (events & (EPOLLIN | EPOLLHUP | EPOLLERR)) read_input();
-}
-
-void Session::advance_handshake() {
-  if (closing()) return;
-  switch (transport_->handshake()) {
-    case Handshake::Done:
-      handshaken_ = true;
-      handshake_events_ = 0;
-      update_interest();
-      if (!output_.empty()) flush_output();
-      return read_input();  // the handshake may have read application bytes already
-    case Handshake::WantRead: handshake_events_ = EPOLLIN; break;
-    case Handshake::WantWrite: handshake_events_ = EPOLLOUT; break;
-    case Handshake::Failed:
-      return fail(wire::Code::Ok, std::string(transport_->kind()) + " handshake failed: " + transport_->error_text(),
-                  true);
-  }
-  update_interest();
 }
 
 void Session::read_input() {
@@ -150,8 +127,7 @@ void Session::account_written() {
 void Session::update_interest() {
   if (closing()) return;
   const bool write = want_write_ || transport_->pending_output() > 0;
-  uint32_t events = handshaken_ ? (reading_ ? uint32_t{EPOLLIN} : 0u) | (write ? uint32_t{EPOLLOUT} : 0u)
-                                : handshake_events_;
+  uint32_t events = (reading_ ? uint32_t{EPOLLIN} : 0u) | (write ? uint32_t{EPOLLOUT} : 0u);
   if (events == interest_) return;  // epoll_ctl only on a change, never per flush
   interest_ = events;
   (void)env_.reactor.modify(transport_->fd(), events, this);
@@ -206,11 +182,6 @@ void Session::finish() {
 
 void Session::on_tick(uint64_t now_ns) {
   if (closing()) return;
-  if (!handshaken_) {
-    if (now_ns - opened_ns_ <= ms_to_ns(env_.config.handshake_timeout_ms)) return;
-    ++env_.counters.idle_timeouts;
-    return fail(wire::Code::Ok, std::string(transport_->kind()) + " handshake not completed in time", true);
-  }
   if (phase_ == Phase::AwaitHello) {
     if (now_ns - opened_ns_ > ms_to_ns(env_.config.hello_timeout_ms)) {
       ++env_.counters.idle_timeouts;

@@ -5,11 +5,14 @@
 //     parses what arrives (parse) and provides the Encoder for what leaves;
 //   - the DeliveryPolicy, protocol-neutral: slow consumers, conflation, gap
 //     notices, asking the protocol's encoder for the bytes.
-// The session holds the lifecycle every protocol shares: handshake, the
+// The session holds the lifecycle every protocol shares: the
 // protocol's hello, idle and hello timeouts, pausing input (backpressure),
 // the turn-end write, and closing.
 //
-// Lifecycle: Handshake (transport) -> AwaitHello -> Open -> Closing. A
+// The transport comes ready for application bytes: plain TCP at once, TLS
+// after the Handshaker (handshaker.h) has run its handshake off the loop.
+//
+// Lifecycle: AwaitHello -> Open -> Closing. A
 // session that must close (bad input, timeout, slow consumer, peer gone)
 // only marks itself Closing; its owner reaps it at the end of the loop turn
 // (finish, then destroy), so no callback ever sees a destroyed session.
@@ -107,7 +110,6 @@ class Session : public broker::Outlet, public reactor::IoHandler {
  private:
   enum class Phase { AwaitHello, Open, Closing };
 
-  void advance_handshake();
   void read_input();
   void read_once();
   void parse_input();
@@ -120,8 +122,6 @@ class Session : public broker::Outlet, public reactor::IoHandler {
   std::string client_name_;
   std::string name_;  // "client@peer", for logs and the admin view
   Phase phase_ = Phase::AwaitHello;
-  bool handshaken_ = false;        // the transport carries application bytes
-  uint32_t handshake_events_ = 0;  // what the unfinished handshake waits for
   bool reading_ = true;
   bool want_write_ = false;
   uint32_t interest_ = 0x001;  // EPOLLIN, as registered by the owner

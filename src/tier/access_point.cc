@@ -24,17 +24,6 @@ size_t arena_capacity_for(const config::BrokerConfig& c) {
   return std::max<size_t>(kMinArena, 2ull * c.limits.max_frame + 4096);
 }
 
-// How an accepted connection's bytes travel: TLS when its listener has a
-// context. Null (fd closed) when OpenSSL cannot even start.
-std::unique_ptr<session::Transport> make_transport(session::TlsContext* tls, int fd) {
-  if (tls == nullptr) return std::make_unique<session::TcpTransport>(fd);
-  auto made = session::TlsTransport::accept(*tls, fd);
-  if (!made) {
-    TW_WARN("%s", made.error().message.c_str());
-    return nullptr;
-  }
-  return std::move(*made);
-}
 }  // namespace
 
 AccessPoint::AccessPoint(const config::BrokerConfig& config, const broker::RouterLimits& limits,
@@ -54,14 +43,20 @@ void AccessPoint::attach_gateways(cache::ChannelDirectory& directory, std::vecto
 }
 
 void AccessPoint::accept_for(const std::vector<ListenSocket>& sockets, std::vector<AccessPoint*> all) {
-  for (const ListenSocket& socket : sockets) acceptors_.push_back(std::make_unique<Acceptor>(*this, socket));
+  for (const ListenSocket& socket : sockets) {
+    acceptors_.push_back(std::make_unique<Acceptor>(*this, socket));
+    if (socket.tls != nullptr && !handshaker_) {
+      handshaker_ = std::make_unique<session::Handshaker>(
+          config_.handshake_timeout_ms, [this] { open_connections_.fetch_sub(1, std::memory_order_relaxed); });
+    }
+  }
   peers_ = std::move(all);
 }
 
-void AccessPoint::adopt(int fd, std::string peer, session::TlsContext* tls) {
+void AccessPoint::adopt(std::unique_ptr<session::Transport> transport, std::string peer) {
   {
     std::lock_guard lock(handoff_mutex_);
-    handoffs_.push_back({fd, std::move(peer), tls});
+    handoffs_.push_back({std::move(transport), std::move(peer)});
   }
   has_handoffs_.store(true, std::memory_order_release);
   waker_.notify();
@@ -100,20 +95,31 @@ void AccessPoint::accept_pending(const ListenSocket& socket) {
     }
     open_connections_.fetch_add(1, std::memory_order_relaxed);
     AccessPoint* target = peers_[next_peer_++ % peers_.size()];
-    if (target == this) {
-      open_session(fd, std::move(peer), socket.tls);
+    if (socket.tls != nullptr) {
+      start_tls(fd, std::move(peer), *socket.tls, target);
+    } else if (target == this) {
+      open_session(std::make_unique<session::TcpTransport>(fd), std::move(peer));
     } else {
-      target->adopt(fd, std::move(peer), socket.tls);
+      target->adopt(std::make_unique<session::TcpTransport>(fd), std::move(peer));
     }
   }
 }
 
-void AccessPoint::open_session(int fd, std::string peer, session::TlsContext* tls) {
-  auto transport = make_transport(tls, fd);
+void AccessPoint::start_tls(int fd, std::string peer, session::TlsContext& tls, AccessPoint* target) {
+  auto transport = session::TlsTransport::accept(tls, fd);  // SSL_new: cheap; the handshake is not
   if (!transport) {
+    TW_WARN("%s", transport.error().message.c_str());
     open_connections_.fetch_sub(1, std::memory_order_relaxed);
     return;
   }
+  handshaker_->add(std::move(*transport), std::move(peer),
+                   [target](std::unique_ptr<session::Transport> ready, std::string peer) {
+                     target->adopt(std::move(ready), std::move(peer));
+                   });
+}
+
+void AccessPoint::open_session(std::unique_ptr<session::Transport> transport, std::string peer) {
+  const int fd = transport->fd();
   auto session = std::make_unique<native::NativeSession>(env(), std::move(transport), peer, monotonic_ns());
   if (!reactor_.add(fd, EPOLLIN, session.get())) {  // the session's destructor closes fd
     open_connections_.fetch_sub(1, std::memory_order_relaxed);
@@ -135,7 +141,7 @@ bool AccessPoint::take_handoffs() {
     taken.swap(handoffs_);
     has_handoffs_.store(false, std::memory_order_relaxed);
   }
-  for (Handoff& handoff : taken) open_session(handoff.fd, std::move(handoff.peer), handoff.tls);
+  for (Handoff& handoff : taken) open_session(std::move(handoff.transport), std::move(handoff.peer));
   return !taken.empty();
 }
 
@@ -220,6 +226,7 @@ void AccessPoint::run(const std::atomic<bool>& stop) {
   }
   reactor_.set_end_of_turn([this] { end_of_turn(); });
   reactor_.set_tick(kTickMs, [this](uint64_t now) { tick(now); });
+  if (handshaker_) handshaker_->start();
   while (!stop.load(std::memory_order_relaxed)) {
     if (tls_reload_requested_.exchange(false, std::memory_order_relaxed)) reload_tls();
     bool busy = take_handoffs();
@@ -239,6 +246,7 @@ void AccessPoint::run(const std::atomic<bool>& stop) {
 // say goodbye with SERVER_SHUTDOWN and close every connection.
 void AccessPoint::shutdown() {
   for (const auto& acceptor : acceptors_) reactor_.remove(acceptor->socket.fd);
+  if (handshaker_) handshaker_->stop();  // no more hand-overs from here on
   for (auto& [token, session] : sessions_) session->stop_reading();
   uint64_t deadline = monotonic_ns() + config_.shutdown_grace_ms * 1'000'000ull;
   auto pending = [&] {

@@ -20,6 +20,7 @@
 #include "broker/router.h"
 #include "config/config.h"
 #include "reactor/reactor.h"
+#include "session/handshaker.h"
 #include "session/tls_context.h"
 #include "tier/link.h"
 #include "tier/uplink.h"
@@ -45,8 +46,8 @@ class AccessPoint final {
   void attach_gateways(cache::ChannelDirectory& directory, std::vector<Link*> links, std::vector<Waker*> wakers);
   // This access point accepts on every socket and deals connections out to `all` (itself included).
   void accept_for(const std::vector<ListenSocket>& sockets, std::vector<AccessPoint*> all);
-  // Any thread: hands over an accepted connection and its listener's TLS (null: none).
-  void adopt(int fd, std::string peer, session::TlsContext* tls);
+  // Any thread: hands over an accepted connection, ready for application bytes.
+  void adopt(std::unique_ptr<session::Transport> transport, std::string peer);
   // Any thread, and async-signal-safe (SIGHUP): the accepting access point
   // reloads every listener's certificate on its own thread.
   void request_tls_reload();
@@ -73,15 +74,16 @@ class AccessPoint final {
     ListenSocket socket;
   };
   struct Handoff {
-    int fd;
+    std::unique_ptr<session::Transport> transport;
     std::string peer;
-    session::TlsContext* tls;
   };
 
   void accept_pending(const ListenSocket& socket);
   void shed_one_connection(int listen_fd);
   void reject(int fd);
-  void open_session(int fd, std::string peer, session::TlsContext* tls);
+  void open_session(std::unique_ptr<session::Transport> transport, std::string peer);
+  // A TLS connection goes to the handshake thread first, then to `target`.
+  void start_tls(int fd, std::string peer, session::TlsContext& tls, AccessPoint* target);
   void reload_tls();
   bool take_handoffs();
   bool drain_gateways();
@@ -109,6 +111,7 @@ class AccessPoint final {
   std::atomic<uint32_t>& open_connections_;  // broker-wide, for max_connections
   std::vector<std::unique_ptr<Acceptor>> acceptors_;  // one per listening socket, on the accepting access point
   std::atomic<bool> tls_reload_requested_{false};
+  std::unique_ptr<session::Handshaker> handshaker_;  // on the accepting access point, when a listener has TLS
   int spare_fd_ = -1;  // released to accept-and-close at EMFILE
   std::vector<AccessPoint*> peers_;  // where accepted connections go, round-robin
   size_t next_peer_ = 0;
