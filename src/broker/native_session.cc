@@ -41,6 +41,7 @@ NativeSession::NativeSession(Env env, std::unique_ptr<session::Transport> transp
 NativeSession::~NativeSession() = default;
 
 void NativeSession::on_io(uint32_t events) {
+  env_.reactor.check_owner("NativeSession");
   if (!handshaken_) return advance_handshake();
   if (events & EPOLLOUT) flush_output();
   if (events & (EPOLLIN | EPOLLHUP | EPOLLERR)) read_input();
@@ -461,6 +462,7 @@ void NativeSession::finish() {
 }
 
 void NativeSession::on_tick(uint64_t now_ns) {
+  env_.reactor.check_owner("NativeSession");
   if (closing()) return;
   if (!handshaken_ && now_ns - opened_ns_ > ms_to_ns(env_.config.handshake_timeout_ms)) {
     ++env_.counters.idle_timeouts;

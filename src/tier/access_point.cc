@@ -164,7 +164,10 @@ void AccessPoint::tick(uint64_t now_ns) {
   for (auto& [token, session] : sessions_) session->on_tick(now_ns);
   router_.on_tick();
   end_of_turn();
+  publish_snapshot();
 }
+
+void AccessPoint::publish_snapshot() { published_.publish({counters_, reactor_.stats(), router_.stats()}); }
 
 // Records from the gateways, or connections handed over by another access point.
 bool AccessPoint::has_cross_thread_input() {
@@ -175,6 +178,9 @@ bool AccessPoint::has_cross_thread_input() {
 }
 
 void AccessPoint::run(const std::atomic<bool>& stop) {
+  reactor_.claim_owner();
+  fanout_.claim_owner();
+  router_.claim_owner();
   if (listen_fd_ >= 0) {
     if (auto added = reactor_.add(listen_fd_, EPOLLIN, this); !added) {
       TW_ERROR("cannot watch the listening socket: %s", added.error().message.c_str());
@@ -194,6 +200,7 @@ void AccessPoint::run(const std::atomic<bool>& stop) {
     waker_.awake();
   }
   shutdown();
+  publish_snapshot();  // the final numbers, for the shutdown summary
 }
 
 // Stop accepting, let queued output drain for up to shutdown_grace_ms, then
