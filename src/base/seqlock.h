@@ -18,8 +18,8 @@
 #pragma once
 #include <array>
 #include <atomic>
+#include <bit>
 #include <cstdint>
-#include <cstring>
 #include <thread>
 #include <type_traits>
 
@@ -27,14 +27,14 @@ namespace tw {
 
 template <typename T>
 class Seqlock {
-  static_assert(std::is_trivially_copyable_v<T>, "published as raw words");
-  static constexpr size_t kWords = (sizeof(T) + sizeof(uint64_t) - 1) / sizeof(uint64_t);
+  static_assert(std::is_trivially_copyable_v<T> && sizeof(T) % sizeof(uint64_t) == 0, "published as whole words");
+  static constexpr size_t kWords = sizeof(T) / sizeof(uint64_t);
+  using Words = std::array<uint64_t, kWords>;
 
  public:
   // Only one thread may publish (the loop that owns the values).
   void publish(const T& value) {
-    std::array<uint64_t, kWords> words{};
-    std::memcpy(words.data(), &value, sizeof(T));
+    const Words words = std::bit_cast<Words>(value);
     const uint64_t seq = seq_.load(std::memory_order_relaxed);
     seq_.store(seq + 1, std::memory_order_relaxed);  // odd: a publication is under way
     for (size_t i = 0; i < kWords; ++i) words_[i].store(words[i], std::memory_order_release);
@@ -43,7 +43,7 @@ class Seqlock {
 
   // Any thread: the latest publication, whole (T{} before the first).
   T read() const {
-    std::array<uint64_t, kWords> words{};
+    Words words{};
     for (;;) {
       const uint64_t before = seq_.load(std::memory_order_acquire);
       if (before % 2 == 0) {
@@ -52,9 +52,7 @@ class Seqlock {
       }
       std::this_thread::yield();  // the writer is mid-publication
     }
-    T value;
-    std::memcpy(&value, words.data(), sizeof(T));
-    return value;
+    return std::bit_cast<T>(words);
   }
 
  private:

@@ -1,8 +1,9 @@
 #include "tier/loop_snapshot.h"
 
 #include <algorithm>
+#include <array>
+#include <bit>
 #include <cstdint>
-#include <cstring>
 #include <type_traits>
 
 namespace tw::tier {
@@ -15,11 +16,11 @@ template <typename T>
 void add_counts(T& total, const T& part) {
   static_assert(sizeof(T) % sizeof(uint64_t) == 0 && std::has_unique_object_representations_v<T>,
                 "a struct of uint64_t counts");
-  uint64_t sum[sizeof(T) / sizeof(uint64_t)], more[sizeof(T) / sizeof(uint64_t)];
-  std::memcpy(sum, &total, sizeof(T));
-  std::memcpy(more, &part, sizeof(T));
-  for (size_t i = 0; i < std::size(sum); ++i) sum[i] += more[i];
-  std::memcpy(&total, sum, sizeof(T));
+  using Words = std::array<uint64_t, sizeof(T) / sizeof(uint64_t)>;
+  Words sum = std::bit_cast<Words>(total);
+  const Words more = std::bit_cast<Words>(part);
+  for (size_t i = 0; i < sum.size(); ++i) sum[i] += more[i];
+  total = std::bit_cast<T>(sum);
 }
 
 }  // namespace

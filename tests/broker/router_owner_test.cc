@@ -12,25 +12,27 @@
 namespace tw::broker {
 namespace {
 
+// A loop thread claims the router and uses it; then the test thread calls it.
+void use_on_loop_then_here() {
+  Fanout fanout{1 << 16};
+  Router router{RouterLimits{}, fanout};
+  std::thread loop([&] {
+    pthread_setname_np(pthread_self(), "tw-ap-0");
+    router.claim_owner();
+    cache::ChannelId id = 0;
+    (void)router.advertise("NYSE/EQ/IBM", wire::PayloadKind::FieldList, id);
+  });
+  loop.join();
+  (void)router.channel_count();  // the test thread is not the loop
+}
+
 TEST(RouterOwnerDeathTest, MethodOnAForeignThreadAborts) {
 #ifdef NDEBUG
   GTEST_SKIP() << "ownership checks are compiled out of release builds (NDEBUG)";
 #endif
   GTEST_FLAG_SET(death_test_style, "threadsafe");
-  EXPECT_DEATH(
-      {
-        Fanout fanout{1 << 16};
-        Router router{RouterLimits{}, fanout};
-        std::thread loop([&] {
-          pthread_setname_np(pthread_self(), "tw-ap-0");
-          router.claim_owner();
-          cache::ChannelId id = 0;
-          (void)router.advertise("NYSE/EQ/IBM", wire::PayloadKind::FieldList, id);
-        });
-        loop.join();
-        (void)router.channel_count();  // the test thread is not the loop
-      },
-      "tickwire: Router used on thread [0-9]+ '[^']*', owned by thread [0-9]+ 'tw-ap-0'");
+  EXPECT_DEATH(use_on_loop_then_here(),
+               "tickwire: Router used on thread [0-9]+ '[^']*', owned by thread [0-9]+ 'tw-ap-0'");
 }
 
 TEST(RouterOwner, TheOwningLoopUsesItFreely) {
