@@ -1,7 +1,9 @@
 #!/usr/bin/env bash
-# scripts/build.sh [release|asan|fuzz] [ninja targets...]
+# scripts/build.sh [release|asan|tsan|fuzz] [ninja targets...]
 #   release  build/       Release, tests and benchmarks          (default)
 #   asan     build-asan/  Debug, AddressSanitizer + UBSan, tests
+#   tsan     build-tsan/  Debug at -O1, ThreadSanitizer; by default only what
+#                         the threaded tests need (scripts/test.sh)
 #   fuzz     build-fuzz/  clang, libFuzzer targets only (target fuzz_targets)
 # TW_BUILD_ROOT moves the build folders elsewhere (default: the repo root).
 # Keeps going past a failing target (ninja -k 0) so every module that does
@@ -25,6 +27,16 @@ case "$MODE" in
     DIR=$BUILD_ROOT/build-asan
     CONFIG=(-DCMAKE_BUILD_TYPE=Debug -DTW_SANITIZE=ON -DTW_BENCH=OFF)
     ;;
+  tsan)
+    DIR=$BUILD_ROOT/build-tsan
+    # Debug keeps the ownership checks (base/owner_thread.h) on while real
+    # threads run; -O1 because ThreadSanitizer at -O0 makes the tiered
+    # integration tests several times slower.
+    CONFIG=(-DCMAKE_BUILD_TYPE=Debug -DTW_TSAN=ON -DTW_BENCH=OFF "-DCMAKE_CXX_FLAGS_DEBUG=-g -O1")
+    # The integration suite (it depends on tickwired and tickwire), the
+    # rings and links between the tiers, and the seqlock and ownership tests.
+    (($# > 0)) || set -- integration_test tier_test base_test
+    ;;
   fuzz)
     DIR=$BUILD_ROOT/build-fuzz
     # The libraries are instrumented for coverage (fuzzer-no-link); each fuzz
@@ -35,7 +47,7 @@ case "$MODE" in
     (($# > 0)) || set -- fuzz_targets
     ;;
   *)
-    echo "usage: $0 [release|asan|fuzz] [ninja targets...]" >&2
+    echo "usage: $0 [release|asan|tsan|fuzz] [ninja targets...]" >&2
     exit 2
     ;;
 esac

@@ -2,7 +2,9 @@
 # The one test command: installs what is missing, then
 #   1. Release build + every unit/integration test (ctest)
 #   2. Debug build with AddressSanitizer + UBSan + the same tests
-#   3. libFuzzer targets, each run for a short time from the seed corpus
+#   3. ThreadSanitizer build of the threaded parts: the tiered integration
+#      suites (threads_1_1, threads_2_2), the rings and links, the seqlock
+#   4. libFuzzer targets, each run for a short time from the seed corpus
 # and prints a summary. Exits non-zero if any step failed.
 # Environment: TW_FUZZ_SECONDS (default 30 per target), TW_TEST_TIMEOUT
 # (default 300 s per test), TW_BUILD_ROOT (see scripts/build.sh).
@@ -38,11 +40,13 @@ build_step() {
   fi
 }
 
-# Runs ctest in a build folder and adds its counts to the totals.
+# Runs ctest in a build folder (extra arguments go to ctest) and adds its
+# counts to the totals.
 ctest_step() {
   local label=$1 dir=$2 start=$SECONDS log="$LOGS/ctest-$1.log"
+  shift 2
   banner "tests: $label"
-  ctest --test-dir "$dir" --output-on-failure -j "$JOBS" --timeout "$TEST_TIMEOUT" 2>&1 | tee "$log"
+  ctest --test-dir "$dir" --output-on-failure -j "$JOBS" --timeout "$TEST_TIMEOUT" "$@" 2>&1 | tee "$log"
   local line total failed
   line=$(grep -E '[0-9]+% tests passed, [0-9]+ tests? failed out of [0-9]+' "$log" | tail -1)
   if [[ -z "$line" ]]; then
@@ -99,6 +103,24 @@ fuzz_step() {
   done
 }
 
+# The threaded tests under ThreadSanitizer. Reports go to files (log_path),
+# one per process that reports: the brokers the integration tests start are
+# separate processes, and a report there must fail the step even when the
+# test itself passed (a race at shutdown, say).
+tsan_step() {
+  local reports=$LOGS/tsan
+  mkdir -p "$reports"
+  TSAN_OPTIONS="halt_on_error=1:second_deadlock_stack=1:log_path=$reports/report:suppressions=$ROOT/scripts/tsan.supp" \
+    ctest_step tsan "$BUILD_ROOT/build-tsan" -R '^threads_(1_1|2_2)\.|^(SpscRing|Pipe|Record|GatewayLink|Seqlock)\.'
+  local found
+  found=$(find "$reports" -type f | sort)
+  if [[ -n "$found" ]]; then
+    cat $found
+    record FAIL "tsan: $(wc -l <<<"$found") processes reported (in $reports)"
+    ((FAILED += 1))
+  fi
+}
+
 START=$SECONDS
 banner "deps"
 if ! bash scripts/deps.sh; then
@@ -113,6 +135,9 @@ ctest_step release "$BUILD_ROOT/build"
 build_step asan
 ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \
   ctest_step asan "$BUILD_ROOT/build-asan"
+
+build_step tsan
+tsan_step
 
 build_step fuzz
 fuzz_step

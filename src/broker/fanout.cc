@@ -11,6 +11,7 @@ void Fanout::forget(Outlet* outlet) {
 }
 
 void Fanout::flush_all() {
+  owner_.check("Fanout");
   // An outlet's flush never marks another dirty, so one pass empties the list.
   const size_t count = dirty_.size();
   const size_t first = rotation_.start(count);

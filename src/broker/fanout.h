@@ -5,10 +5,12 @@
 // along the dirty list than the last: outlets are listed in the order of a
 // channel's subscribers, so without the rotation the same subscriber would
 // always get its writev last, a few microseconds per connection after the first.
+// Owned by its reactor's thread (checked in debug builds).
 #pragma once
 #include <span>
 #include <vector>
 
+#include "base/owner_thread.h"
 #include "base/rotation.h"
 #include "broker/outlet.h"
 #include "io/arena.h"
@@ -24,6 +26,7 @@ class Fanout {
   // reservations become invalid: commit before reserving again. Empty only
   // when max_size exceeds the arena's capacity.
   std::span<uint8_t> reserve(size_t max_size) {
+    owner_.check("Fanout");
     auto out = arena_.reserve(max_size);
     if (out.empty() && max_size <= arena_.capacity()) {
       flush_all();
@@ -31,9 +34,13 @@ class Fanout {
     }
     return out;
   }
-  std::span<const uint8_t> commit(size_t size) { return arena_.commit(size); }
+  std::span<const uint8_t> commit(size_t size) {
+    owner_.check("Fanout");
+    return arena_.commit(size);
+  }
 
   void mark_dirty(Outlet* outlet) {
+    owner_.check("Fanout");
     if (!outlet->dirty) {
       outlet->dirty = true;
       dirty_.push_back(outlet);
@@ -45,12 +52,15 @@ class Fanout {
   size_t arena_capacity() const { return arena_.capacity(); }
   // Changes whenever the arena is reset: frames committed before are gone.
   uint64_t generation() const { return generation_; }
+  // The loop thread claims its fanout when it starts (base/owner_thread.h).
+  void claim_owner() { owner_.claim(); }
 
  private:
   io::FrameArena arena_;
   std::vector<Outlet*> dirty_;
   Rotation rotation_;  // picks the outlet flushed first
   uint64_t generation_ = 0;
+  [[no_unique_address]] OwnerThread owner_;
 };
 
 }  // namespace tw::broker

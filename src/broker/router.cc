@@ -32,6 +32,7 @@ std::vector<Router::Held>::iterator Router::find_held(std::vector<Held>& held, s
 }
 
 Outcome Router::check_subscribe(Outlet* outlet, std::string_view pattern, uint32_t delay_ms) const {
+  owner_.check("Router");
   if (auto e = topic::validate_pattern(pattern, limits_.topic); e != topic::Error::Ok) {
     return {wire::Code::InvalidTopic, topic::describe(e)};
   }
@@ -48,6 +49,7 @@ Outcome Router::check_subscribe(Outlet* outlet, std::string_view pattern, uint32
 
 Outcome Router::subscribe(Outlet* outlet, std::string_view pattern, SlowPolicy policy, uint32_t conflate_ms,
                           uint32_t delay_ms) {
+  owner_.check("Router");
   if (Outcome check = check_subscribe(outlet, pattern, delay_ms); !check.ok()) return check;
   auto& mine = patterns_by_outlet_[outlet];
   if (find_held(mine, pattern) != mine.end()) return {};
@@ -75,6 +77,7 @@ Outcome Router::subscribe(Outlet* outlet, std::string_view pattern, SlowPolicy p
 }
 
 Outcome Router::unsubscribe(Outlet* outlet, std::string_view pattern) {
+  owner_.check("Router");
   auto it = patterns_by_outlet_.find(outlet);
   if (it == patterns_by_outlet_.end()) return {wire::Code::NotSubscribed, "no such subscription"};
   auto& mine = it->second;
@@ -92,6 +95,7 @@ Outcome Router::unsubscribe(Outlet* outlet, std::string_view pattern) {
 }
 
 void Router::remove_outlet(Outlet* outlet) {
+  owner_.check("Router");
   if (upstream_) upstream_->outlet_gone(outlet);
   for (auto it = services_.begin(); it != services_.end(); ++it) {
     Service& service = *it->second;
@@ -110,15 +114,18 @@ void Router::remove_outlet(Outlet* outlet) {
 }
 
 size_t Router::subscription_count(Outlet* outlet) const {
+  owner_.check("Router");
   auto it = patterns_by_outlet_.find(outlet);
   return it == patterns_by_outlet_.end() ? 0 : it->second.size();
 }
 
 bool Router::delivers(const Outlet* outlet, cache::ChannelId id) const {
+  owner_.check("Router");
   return policy_of(outlet, id) != SlowPolicy::Default;
 }
 
 SlowPolicy Router::policy_of(const Outlet* outlet, cache::ChannelId id) const {
+  owner_.check("Router");
   if (is_delayed_id(id)) {
     const Entry* e = delayed_entry(outlet, id);
     return e ? e->policy() : SlowPolicy::Default;
@@ -131,6 +138,7 @@ SlowPolicy Router::policy_of(const Outlet* outlet, cache::ChannelId id) const {
 }
 
 uint32_t Router::conflate_ms_of(const Outlet* outlet, cache::ChannelId id) const {
+  owner_.check("Router");
   if (is_delayed_id(id)) {
     const Entry* e = delayed_entry(outlet, id);
     return e ? e->conflate_ms() : 0;
@@ -259,6 +267,7 @@ cache::Channel* Router::create_channel(std::string_view topic, wire::PayloadKind
 }
 
 Outcome Router::advertise(std::string_view topic, wire::PayloadKind kind, cache::ChannelId& out) {
+  owner_.check("Router");
   if (auto e = topic::validate_topic(topic, limits_.topic); e != topic::Error::Ok) {
     return {wire::Code::InvalidTopic, topic::describe(e)};
   }
@@ -275,6 +284,7 @@ Outcome Router::advertise(std::string_view topic, wire::PayloadKind kind, cache:
 }
 
 Outcome Router::publish(cache::ChannelId id, std::span<const uint8_t> payload, bool image, fields::Checked checked) {
+  owner_.check("Router");
   if (upstream_) return upstream_->publish(id, payload, image);
   cache::Channel* ch = channels_.get(id);
   if (!ch) return {wire::Code::UnknownPublishId, "no such channel"};
@@ -327,6 +337,7 @@ void Router::fan_out_status(cache::Channel& ch, wire::ChannelState state, wire::
 }
 
 Outcome Router::snapshot(Outlet* outlet, std::string_view topic, uint32_t request_id) {
+  owner_.check("Router");
   if (auto e = topic::validate_topic(topic, limits_.topic); e != topic::Error::Ok) {
     return {wire::Code::InvalidTopic, topic::describe(e)};
   }
@@ -341,6 +352,7 @@ Outcome Router::snapshot(Outlet* outlet, std::string_view topic, uint32_t reques
 }
 
 Outcome Router::list_channels(Outlet* outlet, std::string_view service, uint32_t request_id) {
+  owner_.check("Router");
   if (upstream_) {
     upstream_->list_channels(outlet, service, request_id);
     return {wire::Code::Ok, "", true};

@@ -4,7 +4,9 @@
 // providers, and, per channel, the precomputed set of outlets that receive
 // it, so publishing never walks a trie.
 //
-// Owned by one reactor thread. Guarantees, per outlet:
+// Owned by one reactor thread, which claims it (claim_owner) when its loop
+// starts; debug builds abort when a public method runs on another thread
+// (base/owner_thread.h). Guarantees, per outlet:
 //   - a channel's IMAGE comes before its UPDATEs, and reflects exactly the
 //     updates before it (same thread, same ordered output queue);
 //   - overlapping patterns deliver each message once (one entry per outlet);
@@ -26,6 +28,7 @@
 #include <unordered_set>
 #include <vector>
 
+#include "base/owner_thread.h"
 #include "broker/fanout.h"
 #include "broker/delay_line.h"
 #include "broker/outlet.h"
@@ -132,11 +135,20 @@ class Router {
 
   // --- thread tiers (docs/ARCHITECTURE.md, "Threads"; router_mirror.cc)
   // Gateway: channels get broker-wide ids from the shared directory.
-  void attach_directory(cache::ChannelDirectory* directory) { directory_ = directory; }
+  void attach_directory(cache::ChannelDirectory* directory) {
+    owner_.check("Router");
+    directory_ = directory;
+  }
   // Access point: this router mirrors channels owned by gateways; what
   // changes a channel goes upstream, subscriptions and fan-out stay here.
-  void attach_upstream(Upstream* upstream) { upstream_ = upstream; }
-  bool is_mirror() const { return upstream_ != nullptr; }
+  void attach_upstream(Upstream* upstream) {
+    owner_.check("Router");
+    upstream_ = upstream;
+  }
+  bool is_mirror() const {
+    owner_.check("Router");
+    return upstream_ != nullptr;
+  }
   // A mirror's inputs, in the order the owning gateway sent them.
   void mirror_channel(cache::ChannelId id, std::string_view topic, wire::PayloadKind kind);
   void mirror_message(cache::ChannelId id, uint64_t seq, std::span<const uint8_t> payload,
@@ -145,15 +157,36 @@ class Router {
   // Gateway: the outlet (an access point) stands for `count` subscribers of the channel, for listings.
   void set_weight(const Outlet* outlet, cache::ChannelId id, uint32_t count);
 
-  const RouterStats& stats() const { return stats_; }
-  size_t channel_count() const { return channels_.size(); }
+  // Loop-local: other threads read the loop's published snapshot (tier/loop_snapshot.h).
+  const RouterStats& stats() const {
+    owner_.check("Router");
+    return stats_;
+  }
+  size_t channel_count() const {
+    owner_.check("Router");
+    return channels_.size();
+  }
   // A delayed stream's id gives its delayed copy of the channel.
-  cache::Channel* channel(cache::ChannelId id) { return is_delayed_id(id) ? delayed_channel(id) : channels_.get(id); }
+  cache::Channel* channel(cache::ChannelId id) {
+    owner_.check("Router");
+    return is_delayed_id(id) ? delayed_channel(id) : channels_.get(id);
+  }
   // Delayed streams ((channel, delay) pairs recorded) and the bytes their recordings hold.
-  size_t delayed_stream_count() const { return delayed_.size(); }
-  size_t delayed_bytes() const { return delay_budget_.used; }
+  size_t delayed_stream_count() const {
+    owner_.check("Router");
+    return delayed_.size();
+  }
+  size_t delayed_bytes() const {
+    owner_.check("Router");
+    return delay_budget_.used;
+  }
   // Channels currently served by providers of `service`, per provider name.
   std::vector<std::pair<std::string, uint32_t>> provider_loads(std::string_view service) const;
+  // The loop thread takes the router and its channel table when it starts.
+  void claim_owner() {
+    owner_.claim();
+    channels_.claim_owner();
+  }
 
  private:
   struct Entry {
@@ -294,6 +327,7 @@ class Router {
   std::unordered_map<cache::ChannelId, std::unique_ptr<DelayedStream>> delayed_;  // by delayed channel id
   cache::ChannelId last_delayed_id_ = kDelayedChannelBit;
   std::vector<uint8_t> delay_scratch_;  // one entry's payload while it is applied
+  [[no_unique_address]] OwnerThread owner_;
 };
 
 }  // namespace tw::broker

@@ -38,6 +38,7 @@ void Router::count_subscribers(const cache::Channel& ch) {
 }
 
 void Router::mirror_channel(cache::ChannelId id, std::string_view topic, wire::PayloadKind kind) {
+  owner_.check("Router");
   if (channels_.get(id)) return;
   if (!channels_.create(topic, kind, id)) return;
   routes_.resize(channels_.id_limit() - 1);
@@ -47,6 +48,7 @@ void Router::mirror_channel(cache::ChannelId id, std::string_view topic, wire::P
 
 void Router::mirror_message(cache::ChannelId id, uint64_t seq, std::span<const uint8_t> payload,
                             std::span<const uint8_t> frame, bool image) {
+  owner_.check("Router");
   cache::Channel* ch = channels_.get(id);
   // Nobody here receives it (the gateway has not seen the unsubscribe yet),
   // or an UPDATE before the IMAGE that restarts a forgotten copy: not ours.
@@ -68,6 +70,7 @@ void Router::mirror_message(cache::ChannelId id, uint64_t seq, std::span<const u
 }
 
 void Router::mirror_status(cache::ChannelId id, wire::ChannelState state, wire::Code code, std::string_view text) {
+  owner_.check("Router");
   cache::Channel* ch = channels_.get(id);
   if (!ch) return;
   if (state == wire::ChannelState::Closed) return end_streams(*ch, code, text);
@@ -92,6 +95,7 @@ void Router::end_streams(cache::Channel& ch, wire::Code code, std::string_view t
 }
 
 void Router::set_weight(const Outlet* outlet, cache::ChannelId id, uint32_t count) {
+  owner_.check("Router");
   if (!channels_.get(id)) return;
   for (Entry& e : routes_[id - 1].subscribers) {
     if (e.outlet == outlet) e.weight = count;

@@ -24,6 +24,7 @@ bool Router::owns(Outlet* outlet, const cache::Channel& ch) const {
 }
 
 Outcome Router::provide(Outlet* outlet, std::string_view service, std::string_view pattern) {
+  owner_.check("Router");
   if (service.find('/') != std::string_view::npos ||
       topic::validate_topic(service, limits_.topic) != topic::Error::Ok) {
     return {wire::Code::InvalidTopic, "a service is one valid topic level"};
@@ -57,6 +58,7 @@ Outcome Router::provide(Outlet* outlet, std::string_view service, std::string_vi
 }
 
 Outcome Router::withdraw(Outlet* outlet, std::string_view service) {
+  owner_.check("Router");
   if (upstream_) return upstream_->withdraw(outlet, service);
   auto it = services_.find(std::string(service));
   Provider* p = it == services_.end() ? nullptr : it->second->find(outlet);
@@ -180,6 +182,7 @@ void Router::lose_provider(Provider* provider) {
 
 Outcome Router::provider_publish(Outlet* outlet, cache::ChannelId id, std::span<const uint8_t> payload, bool image,
                                  fields::Checked checked) {
+  owner_.check("Router");
   if (upstream_) {
     // Interactive channels carry field lists: a malformed one fails its sender here, at once.
     if (!fields::validate(payload)) return {wire::Code::BadPayload, "malformed field list"};
@@ -214,6 +217,7 @@ Outcome Router::provider_publish(Outlet* outlet, cache::ChannelId id, std::span<
 
 Outcome Router::provider_status(Outlet* outlet, cache::ChannelId id, wire::ChannelState state, wire::Code code,
                                 std::string_view text) {
+  owner_.check("Router");
   if (upstream_) {
     upstream_->provider_status(outlet, id, state, code, text);
     return {};
@@ -288,6 +292,7 @@ void Router::sample_rates() {
 }
 
 void Router::on_tick() {
+  owner_.check("Router");
   const uint64_t now = clock_();
   if (!pending_.empty()) expire_requests(now);
   if (!lingering_.empty()) release_lingering(now);
@@ -302,6 +307,7 @@ void Router::on_tick() {
 }
 
 std::vector<std::pair<std::string, uint32_t>> Router::provider_loads(std::string_view service) const {
+  owner_.check("Router");
   std::vector<std::pair<std::string, uint32_t>> loads;
   auto it = services_.find(std::string(service));
   if (it == services_.end()) return loads;

@@ -3,11 +3,13 @@
 namespace tw::cache {
 
 Channel* ChannelTable::find(std::string_view topic) {
+  owner_.check("ChannelTable");
   const ChannelId* id = by_topic_.find(topic);
   return id ? get(*id) : nullptr;
 }
 
 Channel* ChannelTable::create(std::string_view topic, wire::PayloadKind kind, ChannelId id) {
+  owner_.check("ChannelTable");
   if (count_ >= max_channels_) return nullptr;
   if (id == 0) id = static_cast<ChannelId>(channels_.size() + 1);
   if (id > channels_.size()) channels_.resize(id);

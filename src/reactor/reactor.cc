@@ -70,7 +70,7 @@ bool Reactor::consume_wakeup() {
 uint64_t Reactor::now_ns() const { return turn_start_ns_ != 0 ? turn_start_ns_ : monotonic_ns(); }
 
 int Reactor::run_once(int max_wait_ms) {
-  owner_.check();
+  owner_.check("Reactor");
   uint64_t now = monotonic_ns();
   int wait_ms = max_wait_ms;
   if (tick_) {

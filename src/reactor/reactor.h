@@ -59,6 +59,11 @@ class Reactor {
   bool consume_wakeup();
 
   const LoopStats& stats() const { return stats_; }
+  // The loop thread claims the reactor when it starts (base/owner_thread.h).
+  void claim_owner() { owner_.claim(); }
+  // Aborts (debug builds) unless called on this reactor's thread: what lives
+  // on the loop without an owner of its own (a session) checks through it.
+  void check_owner(const char* what) const { owner_.check(what); }
   uint64_t slow_turn_ns = 10'000'000;
 
   // Monotonic time for handlers: inside a turn, the time the turn began (one
@@ -76,7 +81,7 @@ class Reactor {
   uint64_t next_tick_ns_ = 0;
   uint64_t turn_start_ns_ = 0;  // 0: not in a turn
   LoopStats stats_;
-  OwnerThread owner_;
+  [[no_unique_address]] OwnerThread owner_;
 };
 
 }  // namespace tw::reactor

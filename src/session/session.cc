@@ -32,6 +32,7 @@ Session::Session(Env env, std::unique_ptr<Transport> transport, std::string peer
 Session::~Session() = default;
 
 void Session::on_io(uint32_t events) {
+  env_.reactor.check_owner("Session");
   if (events & EPOLLOUT) flush_output();
   if (events & (EPOLLIN | EPOLLHUP | EPOLLERR)) read_input();
 }
@@ -181,6 +182,7 @@ void Session::finish() {
 }
 
 void Session::on_tick(uint64_t now_ns) {
+  env_.reactor.check_owner("Session");
   if (closing()) return;
   if (phase_ == Phase::AwaitHello) {
     if (now_ns - opened_ns_ > ms_to_ns(env_.config.hello_timeout_ms)) {

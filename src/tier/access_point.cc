@@ -207,7 +207,10 @@ void AccessPoint::tick(uint64_t now_ns) {
   for (auto& [token, session] : sessions_) session->on_tick(now_ns);
   router_.on_tick();
   end_of_turn();
+  publish_snapshot();
 }
+
+void AccessPoint::publish_snapshot() { published_.publish({counters_, reactor_.stats(), router_.stats()}); }
 
 // Records from the gateways, or connections handed over by another access point.
 bool AccessPoint::has_cross_thread_input() {
@@ -218,6 +221,9 @@ bool AccessPoint::has_cross_thread_input() {
 }
 
 void AccessPoint::run(const std::atomic<bool>& stop) {
+  reactor_.claim_owner();
+  fanout_.claim_owner();
+  router_.claim_owner();
   for (const auto& acceptor : acceptors_) {
     if (auto added = reactor_.add(acceptor->socket.fd, EPOLLIN, acceptor.get()); !added) {
       TW_ERROR("cannot watch the listening socket %s: %s", acceptor->socket.name.c_str(),
@@ -240,6 +246,7 @@ void AccessPoint::run(const std::atomic<bool>& stop) {
     waker_.awake();
   }
   shutdown();
+  publish_snapshot();  // the final numbers, for the shutdown summary
 }
 
 // Stop accepting, let queued output drain for up to shutdown_grace_ms, then

@@ -23,6 +23,7 @@
 #include "session/handshaker.h"
 #include "session/tls_context.h"
 #include "tier/link.h"
+#include "tier/loop_snapshot.h"
 #include "tier/uplink.h"
 #include "wire/codec.h"
 
@@ -53,11 +54,11 @@ class AccessPoint final {
   void request_tls_reload();
 
   // The thread's loop; returns after a graceful shutdown once stop is set.
+  // The calling thread becomes the owner of everything the access point holds.
   void run(const std::atomic<bool>& stop);
   Waker& waker() { return waker_; }
-  const broker::Counters& counters() const { return counters_; }
-  const broker::RouterStats& router_stats() const { return router_.stats(); }
-  const reactor::LoopStats& loop_stats() const { return reactor_.stats(); }
+  // Any thread: the counters as of the loop's last tick (or its end).
+  LoopSnapshot snapshot() const { return published_.read(); }
 
  private:
   static constexpr size_t kRecordsPerTurn = 4096;  // per gateway, so sockets are served between batches
@@ -98,6 +99,7 @@ class AccessPoint final {
   void end_of_turn();
   void apply_input_pressure();
   void tick(uint64_t now_ns);
+  void publish_snapshot();
   void shutdown();
   session::Session::Env env() { return {config_, reactor_, router_, fanout_, counters_}; }
 
@@ -122,6 +124,7 @@ class AccessPoint final {
   std::unordered_map<uint32_t, std::unique_ptr<session::Session>> sessions_;  // by token
   std::vector<uint32_t> closing_;
   bool input_paused_ = false;  // the gateways are behind: connections are not read
+  PublishedSnapshot published_;
 };
 
 }  // namespace tw::tier

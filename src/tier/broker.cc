@@ -111,29 +111,33 @@ struct Broker::Impl {
     }
   }
 
-  void log_totals() const {
-    broker::Counters sum;
-    uint64_t publishes = 0, deliveries = 0, max_turn_ns = 0;
+  LoopSnapshot totals() const {
+    LoopSnapshot total;
     for (const auto& ap : access_points) {
-      const auto& c = ap->counters();
-      sum.connections_accepted += c.connections_accepted;
-      sum.conflated_channels += c.conflated_channels;
-      sum.refresh_images += c.refresh_images;
-      sum.dropped_messages += c.dropped_messages;
-      sum.slow_consumers += c.slow_consumers;
-      deliveries += ap->router_stats().deliveries;
-      if (gateways.empty()) publishes += ap->router_stats().publishes;
-      max_turn_ns = std::max(max_turn_ns, ap->loop_stats().max_turn_ns);
+      LoopSnapshot part = ap->snapshot();
+      if (!gateways.empty()) part.router.publishes = 0;  // a mirror forwards them to a gateway
+      add_to(total, part);
     }
-    for (const auto& gw : gateways) publishes += gw->stats().publishes;
-    if (sum.conflated_channels != 0 || sum.dropped_messages != 0 || sum.slow_consumers != 0) {
+    for (const auto& gw : gateways) {
+      LoopSnapshot part = gw->snapshot();
+      part.router.deliveries = 0;  // to access points, which count their own
+      add_to(total, part);
+    }
+    return total;
+  }
+
+  void log_totals() const {
+    const LoopSnapshot sum = totals();
+    const broker::Counters& c = sum.counters;
+    if (c.conflated_channels != 0 || c.dropped_messages != 0 || c.slow_consumers != 0) {
       TW_INFO("slow consumers: %lu channels conflated, %lu refresh images, %lu messages dropped, %lu disconnected",
-              static_cast<unsigned long>(sum.conflated_channels), static_cast<unsigned long>(sum.refresh_images),
-              static_cast<unsigned long>(sum.dropped_messages), static_cast<unsigned long>(sum.slow_consumers));
+              static_cast<unsigned long>(c.conflated_channels), static_cast<unsigned long>(c.refresh_images),
+              static_cast<unsigned long>(c.dropped_messages), static_cast<unsigned long>(c.slow_consumers));
     }
     TW_INFO("stopped: %lu connections served, %lu publishes, %lu deliveries, max loop turn %lu us",
-            static_cast<unsigned long>(sum.connections_accepted), static_cast<unsigned long>(publishes),
-            static_cast<unsigned long>(deliveries), static_cast<unsigned long>(max_turn_ns / 1000));
+            static_cast<unsigned long>(c.connections_accepted), static_cast<unsigned long>(sum.router.publishes),
+            static_cast<unsigned long>(sum.router.deliveries),
+            static_cast<unsigned long>(sum.loop.max_turn_ns / 1000));
   }
 
   config::BrokerConfig config;
@@ -239,6 +243,8 @@ void Broker::run() {
   }
   s.log_totals();
 }
+
+LoopSnapshot Broker::totals() const { return impl_->totals(); }
 
 void Broker::stop() {
   impl_->stop_access_points.store(true, std::memory_order_relaxed);

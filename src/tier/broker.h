@@ -13,6 +13,7 @@
 
 #include "base/result.h"
 #include "config/config.h"
+#include "tier/loop_snapshot.h"
 
 namespace tw::tier {
 
@@ -37,6 +38,10 @@ class Broker {
   void run();
   // Safe from any thread and from a signal handler: wakes the loops to shut down.
   void stop();
+  // Any thread: every loop's latest snapshot (taken each tick), added up. A
+  // message counts once: its publish where the channel is owned (a gateway,
+  // or the single loop), its deliveries where the connections are.
+  LoopSnapshot totals() const;
 
  private:
   struct Impl;

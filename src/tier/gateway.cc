@@ -284,12 +284,20 @@ void Gateway::end_of_turn() {
   for (auto& port : ports_) port->drain_backlog();
 }
 
+void Gateway::tick() {
+  router_.on_tick();
+  end_of_turn();
+  publish_snapshot();
+}
+
+void Gateway::publish_snapshot() { published_.publish({{}, reactor_.stats(), router_.stats()}); }
+
 void Gateway::run(const std::atomic<bool>& stop) {
+  reactor_.claim_owner();
+  fanout_.claim_owner();
+  router_.claim_owner();
   reactor_.set_end_of_turn([this] { end_of_turn(); });
-  reactor_.set_tick(kTickMs, [this](uint64_t) {
-    router_.on_tick();
-    end_of_turn();
-  });
+  reactor_.set_tick(kTickMs, [this](uint64_t) { tick(); });
   while (!stop.load(std::memory_order_relaxed)) {
     // An access point that does not keep up holds back input from all of
     // them: the gateway stops reading its rings, they fill, and the access
@@ -303,6 +311,7 @@ void Gateway::run(const std::atomic<bool>& stop) {
     reactor_.run_once(wait);
     waker_.awake();
   }
+  publish_snapshot();  // the final numbers, for the shutdown summary
 }
 
 }  // namespace tw::tier

@@ -13,6 +13,7 @@
 #include "config/config.h"
 #include "reactor/reactor.h"
 #include "tier/link.h"
+#include "tier/loop_snapshot.h"
 
 namespace tw::tier {
 
@@ -25,10 +26,12 @@ class Gateway {
   ~Gateway();
   // One link per access point, in access point order; wakers[i] wakes access point i.
   void connect(std::vector<Link*> links, std::vector<Waker*> wakers);
-  // The thread's loop, until stop is set (and the waker notified).
+  // The thread's loop, until stop is set (and the waker notified). The
+  // calling thread becomes the owner of everything the gateway holds.
   void run(const std::atomic<bool>& stop);
   Waker& waker() { return waker_; }
-  const broker::RouterStats& stats() const { return router_.stats(); }
+  // Any thread: the counts as of the loop's last tick (or its end); a gateway has no connection counters.
+  LoopSnapshot snapshot() const { return published_.read(); }
 
  private:
   class Port;
@@ -37,6 +40,8 @@ class Gateway {
   size_t largest_backlog() const;
   bool has_ring_input() const;
   void end_of_turn();
+  void tick();
+  void publish_snapshot();
 
   reactor::Reactor reactor_;
   Waker waker_{reactor_};
@@ -44,6 +49,7 @@ class Gateway {
   broker::Router router_;
   std::vector<std::unique_ptr<Port>> ports_;
   size_t congested_backlog_;
+  PublishedSnapshot published_;
 };
 
 }  // namespace tw::tier

@@ -39,14 +39,18 @@ class TestBroker {
     if (!thread_.joinable()) return;
     broker_->stop();
     thread_.join();
+    final_totals_ = broker_->totals();
     broker_.reset();
   }
   uint16_t port() const { return port_; }
+  // The broker's totals as it stopped (Broker::totals after run returned).
+  const tier::LoopSnapshot& final_totals() const { return final_totals_; }
 
  private:
   std::unique_ptr<tier::Broker> broker_;
   std::thread thread_;
   uint16_t port_ = 0;
+  tier::LoopSnapshot final_totals_;
 };
 
 inline Options options_for(uint16_t port, const char* name) {
