@@ -31,6 +31,10 @@ Session::Session(Env env, std::unique_ptr<Transport> transport, std::string peer
 
 Session::~Session() = default;
 
+void Session::start() {
+  if (transport_->pending_input() > 0) read_input();
+}
+
 void Session::on_io(uint32_t events) {
   env_.reactor.check_owner("Session");
   if (events & EPOLLOUT) flush_output();

@@ -52,6 +52,10 @@ class Session : public broker::Outlet, public reactor::IoHandler {
 
   void on_io(uint32_t events) override;
   void on_tick(uint64_t now_ns);
+  // Once registered with the reactor: handles input the transport already
+  // holds, which no readiness event will announce (a client's first frames,
+  // read ahead by OpenSSL during the TLS handshake).
+  void start();
 
   // Outlet: a subscription's stream goes through the delivery policy.
   void send_image(const cache::Channel& channel, uint32_t request_id) override;

@@ -226,7 +226,13 @@ ssize_t TlsTransport::writev(const iovec* iov, int count) {
   return static_cast<ssize_t>(std::min(taken, offered));
 }
 
-size_t TlsTransport::pending_input() const { return static_cast<size_t>(SSL_pending(ssl_)); }
+// SSL_pending counts decrypted bytes of the current record only; with
+// read-ahead, whole records may wait undecrypted inside OpenSSL, which no
+// readiness event announces either (SSL_has_pending).
+size_t TlsTransport::pending_input() const {
+  const int decrypted = SSL_pending(ssl_);
+  return decrypted > 0 ? static_cast<size_t>(decrypted) : static_cast<size_t>(SSL_has_pending(ssl_));
+}
 
 void TlsTransport::shutdown() {
   if (handshaken_) (void)SSL_shutdown(ssl_);  // one close_notify; the peer's answer is not awaited

@@ -129,6 +129,7 @@ void AccessPoint::open_session(std::unique_ptr<session::Transport> transport, st
   session->token = token;
   ++counters_.connections_accepted;
   TW_DEBUG("accepted %s", peer.c_str());
+  session->start();
   sessions_.emplace(token, std::move(session));
   counters_.connections_open = sessions_.size();
 }

@@ -136,6 +136,55 @@ TEST(It17Tls, PublishSubscribeAndSnapshotOverTls) {
   EXPECT_EQ(snapshot->seq, 50u);
 }
 
+// An interactive provider over TLS, through the client library: it answers
+// every REQUEST with an image whose field 1 is its number.
+struct TlsProvider {
+  client::Client client;
+  int64_t number = 0;
+  int requests = 0;
+
+  Status start(const TlsBroker& tls, int64_t n) {
+    number = n;
+    if (auto connected = client.connect(tls.options("it17-provider-" + std::to_string(n))); !connected) {
+      return connected;
+    }
+    auto provided = client.provide(
+        "TLSVC", "",
+        [this](const client::Stream& stream) {
+          ++requests;
+          (void)client.publish_stream(stream.id, testing::field_list({{1, number}}), true);
+        },
+        [](const client::Stream&) {});
+    if (!provided) return provided.error();
+    auto fence = client.snapshot("TLS/FENCE", kSafetyMs);  // frames are handled in order: PROVIDE is in
+    return fence ? Status{Ok{}} : Status{fence.error()};
+  }
+};
+
+TEST(It17Tls, ProviderFailoverOverTls) {
+  TlsBroker tls;
+  ASSERT_TRUE(tls.broker->ready()) << tls.broker->err();
+  TlsProvider first, second;
+  auto started = first.start(tls, 1);
+  ASSERT_TRUE(started.ok()) << started.error().message;
+  Subscriber sub;
+  started = sub.start(tls.options("it17-failover-sub"), "TLSVC/X");
+  ASSERT_TRUE(started.ok()) << started.error().message;
+  auto poll_all = [&] {
+    first.client.poll(0);
+    second.client.poll(0);
+  };
+  ASSERT_TRUE(poll_until(sub.client, [&] { poll_all(); return !sub.values.empty(); }));
+  EXPECT_EQ(sub.values.back(), 1);
+
+  started = second.start(tls, 2);
+  ASSERT_TRUE(started.ok()) << started.error().message;
+  first.client.close();  // the channel's provider is gone: the broker asks the other one
+  ASSERT_TRUE(poll_until(sub.client, [&] { poll_all(); return sub.values.back() == 2; })) << sub.values.size();
+  EXPECT_EQ(first.requests, 1);
+  EXPECT_EQ(second.requests, 1);
+}
+
 TEST(It17Tls, OpensslSClientIsWelcomed) {
   TlsBroker tls;
   ASSERT_TRUE(tls.broker->ready()) << tls.broker->err();
