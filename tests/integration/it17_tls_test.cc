@@ -118,14 +118,24 @@ Status publish_values(client::Client& pub, const std::string& topic, int64_t fro
   return pub.flush();
 }
 
+// A subscriber to TLS/> and a publisher, both over TLS.
+struct PubSub {
+  Subscriber sub;
+  client::Client pub;
+
+  Status open(const TlsBroker& tls) {
+    if (auto started = sub.start(tls.options("it17-sub"), "TLS/>"); !started) return started;
+    return pub.connect(tls.options("it17-pub"));
+  }
+};
+
 TEST(It17Tls, PublishSubscribeAndSnapshotOverTls) {
   TlsBroker tls;
   ASSERT_TRUE(tls.broker->ready()) << tls.broker->err();
-  Subscriber sub;
-  auto started = sub.start(tls.options("it17-sub"), "TLS/>");
-  ASSERT_TRUE(started.ok()) << started.error().message;
-  client::Client pub;
-  ASSERT_TRUE(pub.connect(tls.options("it17-pub")).ok());
+  PubSub ps;
+  auto opened = ps.open(tls);
+  ASSERT_TRUE(opened.ok()) << opened.error().message;
+  auto& [sub, pub] = ps;
   ASSERT_TRUE(publish_values(pub, "TLS/A", 1, 50).ok());
   ASSERT_TRUE(poll_until(sub.client, [&] { return sub.values.size() == 50; })) << sub.values.size();
   for (int64_t v = 1; v <= 50; ++v) EXPECT_EQ(sub.values[v - 1], v);
@@ -256,11 +266,10 @@ TEST(It17Tls, PlaintextClientsOnTheTlsPortAreClosed) {
 TEST(It17Tls, SighupReloadsTheCertificateWithoutDroppingSubscribers) {
   TlsBroker tls({.log_level = "info"});
   ASSERT_TRUE(tls.broker->ready()) << tls.broker->err();
-  Subscriber sub;
-  auto started = sub.start(tls.options("it17-sub"), "TLS/>");
-  ASSERT_TRUE(started.ok()) << started.error().message;
-  client::Client pub;
-  ASSERT_TRUE(pub.connect(tls.options("it17-pub")).ok());
+  PubSub ps;
+  auto opened = ps.open(tls);
+  ASSERT_TRUE(opened.ok()) << opened.error().message;
+  auto& [sub, pub] = ps;
   ASSERT_TRUE(publish_values(pub, "TLS/R", 1, 10).ok());
   ASSERT_TRUE(poll_until(sub.client, [&] { return sub.values.size() == 10; }));
 
@@ -301,11 +310,10 @@ TEST(It17Tls, HalfOpenHandshakesDoNotHoldUpSubscribers) {
   testing::raise_fd_limit();
   TlsBroker tls({.handshake_timeout_ms = 60'000});
   ASSERT_TRUE(tls.broker->ready()) << tls.broker->err();
-  Subscriber sub;
-  auto started = sub.start(tls.options("it17-sub"), "TLS/>");
-  ASSERT_TRUE(started.ok()) << started.error().message;
-  client::Client pub;
-  ASSERT_TRUE(pub.connect(tls.options("it17-pub")).ok());
+  PubSub ps;
+  auto opened = ps.open(tls);
+  ASSERT_TRUE(opened.ok()) << opened.error().message;
+  auto& [sub, pub] = ps;
 
   std::vector<std::unique_ptr<RawClient>> silent;
   std::vector<std::unique_ptr<RawClient>> stalled;

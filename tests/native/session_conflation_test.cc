@@ -18,6 +18,7 @@
 #include "broker/router.h"
 #include "native/session_harness.h"
 #include "fields/field_list.h"
+#include "testlib/fields.h"
 #include "reactor/reactor.h"
 #include "wire/codec.h"
 
@@ -28,13 +29,7 @@ constexpr int kChannels = 10;
 constexpr uint32_t kIntervalMs = 200;
 constexpr uint64_t kMs = 1'000'000;
 
-std::vector<uint8_t> quote(int64_t value) {
-  std::vector<uint8_t> buf(64);
-  fields::FieldListWriter w(buf);
-  w.add_int(22, value);
-  buf.resize(w.finish());
-  return buf;
-}
+std::vector<uint8_t> quote(int64_t value) { return tw::testing::field_list({{22, value}}); }
 
 template <typename Msg, typename... Type>
 std::vector<uint8_t> frame_of(const Msg& m, Type... type) {

@@ -17,6 +17,7 @@
 #include "broker/router.h"
 #include "native/session_harness.h"
 #include "fields/field_list.h"
+#include "testlib/fields.h"
 #include "reactor/reactor.h"
 #include "wire/codec.h"
 
@@ -26,13 +27,7 @@ namespace {
 constexpr size_t kBound = 16 * 1024;
 constexpr int kChannels = 20;
 
-std::vector<uint8_t> quote(int64_t value) {
-  std::vector<uint8_t> buf(64);
-  fields::FieldListWriter w(buf);
-  w.add_int(22, value);
-  buf.resize(w.finish());
-  return buf;
-}
+std::vector<uint8_t> quote(int64_t value) { return tw::testing::field_list({{22, value}}); }
 
 std::vector<uint8_t> hello_frame() {
   std::vector<uint8_t> buf(256);
