@@ -314,11 +314,10 @@ int Client::on_readable() {
     last_recv_ns_ = monotonic_ns();
     delivered += process_input();
     // A short plain read drained the socket: skip the EAGAIN read. A TLS read
-    // returns one record at most, and decrypted bytes left inside OpenSSL
-    // make no fd readable: a caller waiting on the fd (perf sub
-    // --connections) would leave them there until more data came. So TLS
-    // reads on until OpenSSL has nothing left (Again).
-    if (!tls_ && static_cast<size_t>(n) < room.size()) break;
+    // stops when OpenSSL holds nothing more; bytes left inside it make no fd
+    // readable, so a caller waiting on the fd (perf sub --connections) would
+    // leave them there until more data came: read on while it holds some.
+    if (tls_ ? tls_->pending_input() == 0 : static_cast<size_t>(n) < room.size()) break;
   }
   return delivered;
 }

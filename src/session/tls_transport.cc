@@ -143,8 +143,11 @@ void TlsTransport::record_failure(int ssl_error) {
 // As read(2) does: everything available, up to out.size(). One SSL_read_ex
 // returns one record at most; a session that took one record per loop turn
 // would fan out one publisher batch per turn and write every subscriber once
-// per batch (measured: a fifth of plaintext's W1 capacity). An end or a
-// failure after some data is reported on the next call.
+// per batch (measured: a fifth of plaintext's W1 capacity). It stops when
+// OpenSSL holds nothing more (its read-ahead took what the socket had):
+// asking again would cost a read(2) that finds the socket empty, and bytes
+// that arrive later raise the next readiness event. An end or a failure
+// after some data is reported on the next call.
 ReadResult TlsTransport::read(std::span<uint8_t> out) {
   if (deferred_ != ReadStatus::Data) return {deferred_, 0};
   size_t total = 0;
@@ -152,6 +155,7 @@ ReadResult TlsTransport::read(std::span<uint8_t> out) {
     size_t got = 0;
     if (SSL_read_ex(ssl_, out.data() + total, out.size() - total, &got) == 1) {
       total += got;
+      if (!SSL_has_pending(ssl_)) break;
       continue;
     }
     const ReadStatus end = read_end(SSL_get_error(ssl_, 0));
