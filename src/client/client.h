@@ -80,6 +80,8 @@ class TlsContext;
 class TlsTransport;
 }  // namespace tw::session
 
+struct ssl_session_st;  // OpenSSL's SSL_SESSION
+
 namespace tw::client {
 
 // The publish id of an advertised topic: dense, starting at 1, stable across reconnects.
@@ -206,6 +208,8 @@ class Client {
   // The connection's socket (-1 while not connected), for a caller that waits
   // on several clients in one poll(2) and then calls poll(0) on the ready ones.
   int socket_fd() const { return fd_; }
+  // Whether this connection's TLS handshake resumed an earlier session.
+  bool tls_resumed() const;
   // Bytes received but invisible to a poll on socket_fd() (decrypted TLS
   // records inside OpenSSL): call poll(0) without waiting on the fd.
   size_t buffered_input() const;
@@ -333,6 +337,13 @@ class Client {
   int fd_ = -1;
   std::unique_ptr<session::TlsContext> tls_context_;  // loaded by connect() when options.tls
   std::unique_ptr<session::TlsTransport> tls_;        // this connection's TLS; it owns fd_
+  // The last TLS session with this broker, offered on the next connection so
+  // that a reconnect skips the full key exchange (docs/security.md).
+  struct SessionFree {
+    void operator()(ssl_session_st* session) const;
+  };
+  std::unique_ptr<ssl_session_st, SessionFree> tls_resume_;
+  std::string tls_resume_for_;  // the broker and TLS files the context and session belong to
   short tls_wants_ = 0;                               // POLLIN or POLLOUT while Securing
   bool ever_connected_ = false;
   uint64_t epoch_ = 0;  // bumped at every teardown: frame loops stop when it changes

@@ -10,6 +10,7 @@
 // (2) flush output so requests made since the last turn leave before we block;
 // (3) block in poll(2) until input, writability or the next timer; (4) read
 // and dispatch; (5) flush what the handlers produced, in one send().
+#include <openssl/ssl.h>
 #include <poll.h>
 #include <sys/socket.h>
 
@@ -42,9 +43,18 @@ Status Client::connect(const Options& options) {
   if (options.port == 0) return Error{"port must not be 0"};
   if (options.reconnect_min_ms == 0 || options.reconnect_min_ms > options.reconnect_max_ms)
     return Error{"reconnect backoff needs 0 < min <= max"};
+  // A connection to the same broker with the same TLS files keeps the
+  // context and offers the last session; anything else starts afresh.
+  const std::string tls_key = options.host + ":" + std::to_string(options.port) + "|" + options.ca + "|" +
+                              options.cert + "|" + options.key;
+  const bool same_tls = options.tls && tls_context_ && tls_resume_for_ == tls_key;
   options_ = options;
-  tls_context_.reset();
-  if (options_.tls) {
+  if (!same_tls) {
+    tls_context_.reset();
+    tls_resume_.reset();
+    tls_resume_for_ = tls_key;
+  }
+  if (options_.tls && !tls_context_) {
     auto context = session::TlsContext::client({options_.ca, options_.cert, options_.key});
     if (!context) return Error{"TLS: " + context.error().message};
     tls_context_ = std::move(*context);
@@ -133,8 +143,18 @@ void Client::connection_lost(std::string_view reason) {
   emit_connection(ConnectionEvent::Disconnected, why);
 }
 
+void Client::SessionFree::operator()(ssl_session_st* session) const { SSL_SESSION_free(session); }
+
+bool Client::tls_resumed() const { return tls_ && tls_->session_reused(); }
+
 void Client::teardown_socket() {
   if (tls_) {
+    // TLS 1.3 sends its tickets after the handshake: the session taken now, at the end, carries them.
+    if (SSL_SESSION* session = tls_->take_session(); session && SSL_SESSION_is_resumable(session)) {
+      tls_resume_.reset(session);
+    } else if (session) {
+      SSL_SESSION_free(session);
+    }
     tls_.reset();  // closes fd_
   } else {
     close_fd(fd_);
@@ -259,7 +279,7 @@ void Client::on_writable() {
     return;
   }
   if (!tls_context_) return send_hello();
-  auto tls = session::TlsTransport::connect(*tls_context_, fd_, options_.host);
+  auto tls = session::TlsTransport::connect(*tls_context_, fd_, options_.host, tls_resume_.get());
   if (!tls) {
     fd_ = -1;  // closed by the failed transport
     attempt_failed(tls.error().message, monotonic_ns());

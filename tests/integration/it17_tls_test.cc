@@ -195,6 +195,23 @@ TEST(It17Tls, ProviderFailoverOverTls) {
   EXPECT_EQ(second.requests, 1);
 }
 
+// A client that connects again offers its last session: the broker resumes
+// it instead of a full key exchange.
+TEST(It17Tls, AReconnectingClientResumesItsTlsSession) {
+  TlsBroker tls;
+  ASSERT_TRUE(tls.broker->ready()) << tls.broker->err();
+  client::Client c;
+  ASSERT_TRUE(c.connect(tls.options("it17-resume")).ok());
+  EXPECT_FALSE(c.tls_resumed()) << "the first connection has nothing to resume";
+  auto fence = c.snapshot("TLS/FENCE", kSafetyMs);  // a round trip: the session tickets have arrived
+  ASSERT_TRUE(fence.ok()) << fence.error().message;
+  c.close();
+  ASSERT_TRUE(c.connect(tls.options("it17-resume")).ok());
+  EXPECT_TRUE(c.tls_resumed());
+  fence = c.snapshot("TLS/FENCE", kSafetyMs);
+  EXPECT_TRUE(fence.ok()) << fence.error().message;
+}
+
 TEST(It17Tls, OpensslSClientIsWelcomed) {
   TlsBroker tls;
   ASSERT_TRUE(tls.broker->ready()) << tls.broker->err();
