@@ -222,15 +222,20 @@ def tls_targets(results):
         cpu = f"; CPU per delivery {ratio(tls['cpu'], plain['cpu'])} of plaintext" if tls["cpu"] and plain["cpu"] else ""
         out.append(f"- TLS W1 throughput: {num(tls['rate'])} msg/s = {share:.0%} of plaintext's {num(plain['rate'])} "
                    f"(goal ≥ 70 %): {verdict(share >= 0.7)}{cpu}")
-    for rate in (10000, 100000):
-        t = latency_points(load(results, "w3", "tickwire-tls")).get(rate)
-        p = latency_points(load(results, "w3", "tickwire")).get(rate)
-        if t and p:
-            tl, pl = t["probe_latency_us"], p["probe_latency_us"]
-            goal = f" (goal < 200 µs): {verdict(tl['p99'] < 200)}" if rate == 100000 else ""
-            out.append(f"- TLS W3 at {num(rate)} msg/s: p50 {tl['p50']:.1f} µs, p99 {tl['p99']:.1f} µs "
-                       f"(plaintext {pl['p50']:.1f} / {pl['p99']:.1f} µs){goal}")
+    for rate, tl, pl in w3_pairs(results, "tickwire-tls", "tickwire"):
+        goal = f" (goal < 200 µs): {verdict(tl['p99'] < 200)}" if rate == 100000 else ""
+        out.append(f"- TLS W3 at {num(rate)} msg/s: p50 {tl['p50']:.1f} µs, p99 {tl['p99']:.1f} µs "
+                   f"(plaintext {pl['p50']:.1f} / {pl['p99']:.1f} µs){goal}")
     return out
+
+
+def w3_pairs(results, first, second):
+    """(rate, first's probe latency, second's) at each W3 rate both brokers were measured at."""
+    for rate in (10000, 100000):
+        a = latency_points(load(results, "w3", first)).get(rate)
+        b = latency_points(load(results, "w3", second)).get(rate)
+        if a and b:
+            yield rate, a["probe_latency_us"], b["probe_latency_us"]
 
 
 def before_after(results):
@@ -242,13 +247,9 @@ def before_after(results):
             out.append(f"- {w.upper()} this build vs the earlier one: {num(now['rate'])} vs {num(before['rate'])} msg/s "
                        f"({ratio(now['rate'], before['rate'])}), CPU per delivery {num(now['cpu'], 3)} vs "
                        f"{num(before['cpu'], 3)} µs")
-    for rate in (10000, 100000):
-        n = latency_points(load(results, "w3", "tickwire")).get(rate)
-        b = latency_points(load(results, "w3", "tickwire-before")).get(rate)
-        if n and b:
-            nl, bl = n["probe_latency_us"], b["probe_latency_us"]
-            out.append(f"- W3 at {num(rate)} msg/s this build vs the earlier one: p50 {nl['p50']:.1f} vs {bl['p50']:.1f} µs, "
-                       f"p99 {nl['p99']:.1f} vs {bl['p99']:.1f} µs")
+    for rate, nl, bl in w3_pairs(results, "tickwire", "tickwire-before"):
+        out.append(f"- W3 at {num(rate)} msg/s this build vs the earlier one: p50 {nl['p50']:.1f} vs {bl['p50']:.1f} µs, "
+                   f"p99 {nl['p99']:.1f} vs {bl['p99']:.1f} µs")
     return out
 
 
