@@ -131,8 +131,7 @@ void Session::account_written() {
 
 void Session::update_interest() {
   if (closing()) return;
-  const bool write = want_write_ || transport_->pending_output() > 0;
-  uint32_t events = (reading_ ? uint32_t{EPOLLIN} : 0u) | (write ? uint32_t{EPOLLOUT} : 0u);
+  uint32_t events = (reading_ ? uint32_t{EPOLLIN} : 0u) | (want_write_ ? uint32_t{EPOLLOUT} : 0u);
   if (events == interest_) return;  // epoll_ctl only on a change, never per flush
   interest_ = events;
   (void)env_.reactor.modify(transport_->fd(), events, this);

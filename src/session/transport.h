@@ -26,8 +26,9 @@ struct ReadResult {
 
 enum class Handshake { Done, WantRead, WantWrite, Failed };
 
-// io::Writer::writev: bytes taken (0 when the connection takes nothing now),
-// -1 on a fatal error. Bytes taken are the transport's to deliver.
+// io::Writer::writev: bytes on their way to the peer (0 when the connection
+// takes nothing now), -1 on a fatal error. Bytes not reported stay the
+// caller's, so its queue keeps them and it waits for EPOLLOUT.
 class Transport : public io::Writer {
  public:
   ~Transport() override = default;
@@ -35,9 +36,6 @@ class Transport : public io::Writer {
   // Moves the handshake on; Done once application bytes can flow (at once for TCP).
   virtual Handshake handshake() = 0;
   virtual ReadResult read(std::span<uint8_t> out) = 0;
-  // Bytes taken by writev that are not on the socket yet (TLS records
-  // waiting for room): the session keeps waiting for EPOLLOUT until 0.
-  virtual size_t pending_output() const { return 0; }
   // Bytes readable now without another readiness event (TLS records already
   // decrypted): the session reads again before it waits.
   virtual size_t pending_input() const { return 0; }
