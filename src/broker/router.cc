@@ -60,20 +60,11 @@ Outcome Router::subscribe(Outlet* outlet, std::string_view pattern, SlowPolicy p
   patterns_.insert(pattern, ref);
   if (upstream_) hold_interest(pattern);
   channels_.match(pattern, [&](cache::Channel& ch) { add_ref(ch, ref); });
-  if (exact) {
-    if (Service* service = interactive_service(pattern)) {
-      cache::Channel* ch = channels_.find(pattern);
-      if (!ch) {
-        ch = create_channel(pattern, wire::PayloadKind::FieldList);
-        if (!ch) {
-          unsubscribe(outlet, pattern);
-          return {wire::Code::TooManyChannels, "channel limit reached"};
-        }
-      }
-      open_interactive(*ch, *service, outlet);
-    }
-  }
-  return {};
+  if (!exact) return {};
+  Service* service = interactive_service(pattern);
+  if (!service || open_exact(outlet, pattern, *service)) return {};
+  unsubscribe(outlet, pattern);
+  return {wire::Code::TooManyChannels, "channel limit reached"};
 }
 
 Outcome Router::unsubscribe(Outlet* outlet, std::string_view pattern) {

@@ -252,6 +252,9 @@ class Router {
   // interactive channels (router_providers.cc)
   Service* interactive_service(std::string_view topic);
   void open_interactive(cache::Channel& ch, Service& service, Outlet* requester);
+  // Finds or creates the channel of an exact subscription and opens it; false at the channel limit.
+  bool open_exact(Outlet* requester, std::string_view topic, Service& service);
+  void open_waiting_subscriptions(Service& service);
   bool request(cache::Channel& ch, Service& service);
   Provider* choose_provider(Service& service, const cache::Channel& ch, const Route& r);
   void detach_provider(cache::Channel& ch, bool send_release);

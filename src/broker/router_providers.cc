@@ -54,7 +54,33 @@ Outcome Router::provide(Outlet* outlet, std::string_view service, std::string_vi
     cache::Channel& ch = *channels_.get(id);
     if (route(ch).exact_refs > 0) request(ch, s);
   }
+  open_waiting_subscriptions(s);
   return {};
+}
+
+bool Router::open_exact(Outlet* requester, std::string_view topic, Service& service) {
+  cache::Channel* ch = channels_.find(topic);
+  if (!ch) ch = create_channel(topic, wire::PayloadKind::FieldList);
+  if (!ch) return false;
+  open_interactive(*ch, service, requester);
+  return true;
+}
+
+// Exact subscriptions made while the service had no provider have no channel
+// yet (after a broker restart, a subscriber may reconnect before its
+// provider): they are requested as soon as a provider arrives, as if they
+// had been made now. Existing channels are not touched: a broadcast channel
+// keeps its publisher, an interactive one is open or waits as an orphan.
+void Router::open_waiting_subscriptions(Service& service) {
+  std::vector<std::pair<std::string, Outlet*>> waiting;
+  patterns_.for_each_exact_under(service.name, [&](std::string_view topic, const PatternRef& ref) {
+    if (!waiting.empty() && waiting.back().first == topic) return;  // one request per topic
+    if (!channels_.find(topic)) waiting.emplace_back(std::string(topic), ref.outlet);
+  });
+  for (const auto& [topic, outlet] : waiting) {
+    // At the channel limit the rest keep waiting, for the next provider to arrive.
+    if (!open_exact(outlet, topic, service)) break;
+  }
 }
 
 Outcome Router::withdraw(Outlet* outlet, std::string_view service) {

@@ -62,6 +62,11 @@ class PatternIndex {
   // fn(const V&) for every value whose pattern matches `topic` (once per stored occurrence).
   template <typename Fn>
   void match(std::string_view topic, Fn&& fn) const;
+  // fn(std::string_view pattern, const V&) for every exact (wildcard-free)
+  // pattern whose first level is `first_level`. Builds each pattern's text,
+  // so it allocates: for rare events (a provider arriving), not per message.
+  template <typename Fn>
+  void for_each_exact_under(std::string_view first_level, Fn&& fn) const;
   size_t size() const { return size_; }
   bool empty() const { return size_ == 0; }
   void clear();
@@ -88,6 +93,8 @@ class PatternIndex {
   static bool erase_one(std::vector<V>& values, const V& value);
   template <typename Fn>
   static void match_below(const Node& node, std::string_view topic, Fn& fn);
+  template <typename Fn>
+  static void visit_exact(const Node& node, std::string& path, Fn& fn);
   static size_t count_nodes(const Node& node);
 
   Node root_;
@@ -218,6 +225,28 @@ void PatternIndex<V>::match_below(const Node& node, std::string_view topic, Fn& 
     } else {
       match_below(*child, rest, fn);
     }
+  }
+}
+
+template <typename V>
+template <typename Fn>
+void PatternIndex<V>::for_each_exact_under(std::string_view first_level, Fn&& fn) const {
+  const Node* node = detail::child_or_null(root_.literal_children, first_level);
+  if (node == nullptr) return;
+  std::string path(first_level);
+  visit_exact(*node, path, fn);
+}
+
+// Only literal children: a '*' or '>' anywhere makes a pattern a wildcard.
+template <typename V>
+template <typename Fn>
+void PatternIndex<V>::visit_exact(const Node& node, std::string& path, Fn& fn) {
+  for (const V& value : node.values) fn(std::string_view(path), value);
+  for (const auto& [level, child] : node.literal_children) {
+    const size_t length = path.size();
+    path.append("/").append(level);
+    visit_exact(*child, path, fn);
+    path.resize(length);
   }
 }
 

@@ -3,6 +3,7 @@
 // failover and recovery.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <map>
 #include <memory>
 #include <string>
@@ -205,6 +206,43 @@ TEST_F(ProvidersTest, WithNoProviderLeftChannelsStayStaleUntilOneArrives) {
   answer(p3, 5);
   EXPECT_EQ(s1.last("status")->state, wire::ChannelState::Ok);
   EXPECT_EQ(s2.last("status")->state, wire::ChannelState::Ok);
+}
+
+// The race after a broker restart: subscribers reconnect before their
+// provider. Their exact subscriptions are requested when it arrives.
+TEST_F(ProvidersTest, SubscriptionsMadeBeforeAnyProviderAreRequestedWhenOneArrives) {
+  ASSERT_TRUE(router->subscribe(&s1, "SVC/IBM").ok());
+  ASSERT_TRUE(router->subscribe(&s2, "SVC/IBM").ok());
+  ASSERT_TRUE(router->subscribe(&s2, "SVC/MSFT/L1").ok());
+  ASSERT_TRUE(router->subscribe(&s2, "SVC/*").ok());    // wildcards never open channels
+  ASSERT_TRUE(router->subscribe(&s1, "OTHER/X").ok());  // another service's stays waiting
+  ASSERT_TRUE(router->provide(&p1, "SVC", "").ok());
+  ASSERT_EQ(p1.count("request"), 2u);  // one per topic, not per subscriber
+  std::vector<std::string> asked;
+  for (const Event& e : p1.events) {
+    if (e.kind == "request") asked.push_back(e.topic);
+  }
+  std::sort(asked.begin(), asked.end());
+  EXPECT_EQ(asked, (std::vector<std::string>{"SVC/IBM", "SVC/MSFT/L1"}));
+  for (const Event& e : std::vector<Event>(p1.events)) {
+    if (e.kind != "request") continue;
+    ASSERT_TRUE(router->provider_publish(&p1, e.stream_id & ~wire::kStreamIdBit, fields_with(9), true).ok());
+  }
+  EXPECT_EQ(s1.count("image"), 1u);
+  EXPECT_EQ(s2.count("image"), 2u);
+  // A second provider finds nothing new to request.
+  ASSERT_TRUE(router->provide(&p2, "SVC", "").ok());
+  EXPECT_EQ(p2.count("request"), 0u);
+}
+
+TEST_F(ProvidersTest, WaitingSubscriptionOutsideTheProvidersPatternIsStaleNotRequested) {
+  ASSERT_TRUE(router->subscribe(&s1, "SVC/B/X").ok());
+  ASSERT_TRUE(router->provide(&p1, "SVC", "SVC/A/*").ok());
+  EXPECT_EQ(p1.count("request"), 0u);
+  ASSERT_NE(s1.last("status"), nullptr);
+  EXPECT_EQ(s1.last("status")->state, wire::ChannelState::Stale);
+  ASSERT_TRUE(router->provide(&p2, "SVC", "").ok());  // an orphan: requested from the next provider
+  EXPECT_EQ(p2.count("request"), 1u);
 }
 
 TEST_F(ProvidersTest, StrayProviderMessagesAreIgnoredAndCounted) {
