@@ -27,10 +27,6 @@ SlowPolicy Router::Entry::policy() const {
   return SlowPolicy::Conflate;
 }
 
-std::vector<Router::Held>::iterator Router::find_held(std::vector<Held>& held, std::string_view pattern) {
-  return std::find_if(held.begin(), held.end(), [&](const Held& h) { return h.pattern == pattern; });
-}
-
 Outcome Router::check_subscribe(Outlet* outlet, std::string_view pattern, uint32_t delay_ms) const {
   owner_.check("Router");
   if (auto e = topic::validate_pattern(pattern, limits_.topic); e != topic::Error::Ok) {
@@ -39,8 +35,7 @@ Outcome Router::check_subscribe(Outlet* outlet, std::string_view pattern, uint32
   auto it = patterns_by_outlet_.find(outlet);
   if (it == patterns_by_outlet_.end()) return check_delay(delay_ms);
   const auto& mine = it->second;
-  auto same = [&](const Held& h) { return h.pattern == pattern; };
-  if (std::find_if(mine.begin(), mine.end(), same) != mine.end()) return {};
+  if (mine.find(pattern) != mine.end()) return {};
   if (mine.size() >= limits_.max_subscriptions) {
     return {wire::Code::TooManySubscriptions, "subscription limit per connection reached"};
   }
@@ -52,9 +47,9 @@ Outcome Router::subscribe(Outlet* outlet, std::string_view pattern, SlowPolicy p
   owner_.check("Router");
   if (Outcome check = check_subscribe(outlet, pattern, delay_ms); !check.ok()) return check;
   auto& mine = patterns_by_outlet_[outlet];
-  if (find_held(mine, pattern) != mine.end()) return {};
+  if (mine.find(pattern) != mine.end()) return {};
   if (policy == SlowPolicy::Default) policy = limits_.default_policy;
-  mine.push_back({std::string(pattern), policy, conflate_ms, delay_ms});
+  mine.emplace(std::string(pattern), Held{policy, conflate_ms, delay_ms});
   const bool exact = !topic::is_wildcard(pattern);
   const PatternRef ref{outlet, exact, policy, conflate_ms, delay_ms};
   patterns_.insert(pattern, ref);
@@ -72,17 +67,22 @@ Outcome Router::unsubscribe(Outlet* outlet, std::string_view pattern) {
   auto it = patterns_by_outlet_.find(outlet);
   if (it == patterns_by_outlet_.end()) return {wire::Code::NotSubscribed, "no such subscription"};
   auto& mine = it->second;
-  auto pos = find_held(mine, pattern);
+  auto pos = mine.find(pattern);
   if (pos == mine.end()) return {wire::Code::NotSubscribed, "no such subscription"};
-  const Held held = std::move(*pos);
+  const std::string held_pattern = pos->first;
+  const Held held = pos->second;
   // Forgotten before the refs drop, so intervals are recomputed from the patterns that remain.
   mine.erase(pos);
   if (mine.empty()) patterns_by_outlet_.erase(it);
-  const PatternRef ref{outlet, !topic::is_wildcard(held.pattern), held.policy, held.conflate_ms, held.delay_ms};
-  patterns_.erase(held.pattern, ref);
-  channels_.match(held.pattern, [&](cache::Channel& ch) { drop_ref(ch, ref); });
-  if (upstream_) drop_interest(held.pattern);
+  forget_pattern(outlet, held_pattern, held);
   return {};
+}
+
+void Router::forget_pattern(Outlet* outlet, std::string_view pattern, const Held& held) {
+  const PatternRef ref = held_ref(outlet, pattern, held);
+  patterns_.erase(pattern, ref);
+  channels_.match(pattern, [&](cache::Channel& ch) { drop_ref(ch, ref); });
+  if (upstream_) drop_interest(pattern);
 }
 
 void Router::remove_outlet(Outlet* outlet) {
@@ -94,14 +94,9 @@ void Router::remove_outlet(Outlet* outlet) {
   }
   auto it = patterns_by_outlet_.find(outlet);
   if (it == patterns_by_outlet_.end()) return;
-  std::vector<Held> held_list = std::move(it->second);
+  HeldPatterns held_list = std::move(it->second);
   patterns_by_outlet_.erase(it);
-  for (const Held& held : held_list) {
-    const PatternRef ref{outlet, !topic::is_wildcard(held.pattern), held.policy, held.conflate_ms, held.delay_ms};
-    patterns_.erase(held.pattern, ref);
-    channels_.match(held.pattern, [&](cache::Channel& ch) { drop_ref(ch, ref); });
-    if (upstream_) drop_interest(held.pattern);
-  }
+  for (const auto& [pattern, held] : held_list) forget_pattern(outlet, pattern, held);
 }
 
 size_t Router::subscription_count(Outlet* outlet) const {
@@ -145,9 +140,9 @@ uint32_t Router::min_conflate_ms(const Outlet* outlet, std::string_view topic, u
   auto it = patterns_by_outlet_.find(const_cast<Outlet*>(outlet));
   if (it == patterns_by_outlet_.end()) return 0;
   uint32_t best = 0;
-  for (const Held& h : it->second) {
+  for (const auto& [pattern, h] : it->second) {
     if (h.delay_ms != delay_ms || h.conflate_ms == 0 || (best != 0 && h.conflate_ms >= best)) continue;
-    if (topic::matches(h.pattern, topic)) best = h.conflate_ms;
+    if (topic::matches(pattern, topic)) best = h.conflate_ms;
   }
   return best;
 }
