@@ -36,7 +36,7 @@ struct Flags {
        "subscriber past --max-output-buffer: conflate (default), drop or disconnect"},
       {"--cpus", "cpus", "pin loop threads, gateways first, to this cpu list (2-7, 0,2,4-6)"},
   }};
-  std::array<IntegerFlag, 20> integers{{
+  std::array<IntegerFlag, 22> integers{{
       {"--gateways", "gateways", "gateway loop threads (0 with --access-points 0: single-threaded)"},
       {"--access-points", "access_points", "access-point loop threads (0 with --gateways 0)"},
       {"--loop-slice-us", "loop_slice_us", "scheduler slice of each loop thread, µs (100-100000; 0: the kernel's)"},
@@ -45,6 +45,7 @@ struct Flags {
       {"--request-timeout-ms", "request_timeout_ms", "a provider must answer a request within this"},
       {"--release-linger-ms", "release_linger_ms", "keep an unwatched interactive channel this long"},
       {"--not-found-ttl-ms", "not_found_ttl_ms", "remember a provider's NOT_FOUND this long"},
+      {"--channel-linger-ms", "channel_linger_ms", "free a channel with no publisher, provider or subscriber after this"},
       {"--heartbeat-ms", "heartbeat_ms", "heartbeat interval offered to clients"},
       {"--idle-timeout-ms", "idle_timeout_ms", "close a connection silent this long"},
       {"--hello-timeout-ms", "hello_timeout_ms", "close a connection that sends no HELLO"},
@@ -54,6 +55,7 @@ struct Flags {
       {"--max-registrations", "limits.max_registrations", "publish registrations per connection"},
       {"--max-connections", "limits.max_connections", "open client connections"},
       {"--max-channels", "limits.max_channels", "channels (topics) held by the broker"},
+      {"--max-channels-per-connection", "limits.max_channels_per_connection", "channels one connection may create"},
       {"--max-output-buffer", "limits.max_output_buffer", "bytes queued to one connection"},
       {"--max-topic-length", "limits.max_topic_length", "longest topic, bytes"},
       {"--max-topic-depth", "limits.max_topic_depth", "most levels in a topic"},

@@ -22,6 +22,7 @@ struct Counters {
   uint64_t conflation_refreshes = 0;   // merged images of conflated subscriptions (conflate_ms)
   uint64_t idle_timeouts = 0;
   uint64_t subscription_limit_hits = 0;
+  uint64_t channel_quota_hits = 0;     // REGISTERs refused: max_channels_per_connection (CHANNEL_QUOTA)
   uint64_t stray_provider_messages = 0;  // provider messages for channels it was not asked for
 };
 

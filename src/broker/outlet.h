@@ -26,6 +26,16 @@ struct Outcome {
 };
 
 class StreamFrames;
+class Outlet;
+
+// Who asks for a channel by REGISTER: its publisher (held while it lives, so
+// the channel is not freed under it) and whether it may create a new one (its
+// per-connection quota). `created` says whether it did.
+struct Advertiser {
+  Outlet* outlet = nullptr;
+  bool may_create = true;
+  bool created = false;
+};
 
 // One message of a channel's stream, as the router fans it out.
 struct Delivery {

@@ -92,6 +92,7 @@ void Router::remove_outlet(Outlet* outlet) {
     Service& service = *it->second;
     if (Provider* p = service.find(outlet)) lose_provider(p);
   }
+  release_publisher(outlet);
   auto it = patterns_by_outlet_.find(outlet);
   if (it == patterns_by_outlet_.end()) return;
   HeldPatterns held_list = std::move(it->second);
@@ -229,13 +230,16 @@ void Router::drop_ref(cache::Channel& ch, const PatternRef& ref) {
   }
   if (ref.delay_ms != 0) drop_delayed_if_unwatched(ch, ref.delay_ms);
   if (upstream_) count_subscribers(ch);
-  if (!exact || --r.exact_refs > 0 || !r.interactive) return;
-  if (r.provider || r.pending) {
-    r.linger_until_ns = clock_() + limits_.release_linger_ms * 1'000'000ull;
-    lingering_.insert(ch.id);
-  } else if (Service* s = interactive_service(ch.topic)) {
-    s->orphans.erase(ch.id);  // nobody waits for it any more
+  if (exact) --r.exact_refs;
+  if (exact && r.exact_refs == 0 && r.interactive) {
+    if (r.provider || r.pending) {
+      r.linger_until_ns = clock_() + limits_.release_linger_ms * 1'000'000ull;
+      lingering_.insert(ch.id);
+    } else if (Service* s = interactive_service(ch.topic)) {
+      s->orphans.erase(ch.id);  // nobody waits for it any more
+    }
   }
+  consider_freeing(ch);
 }
 
 cache::Channel* Router::create_channel(std::string_view topic, wire::PayloadKind kind) {
@@ -252,19 +256,24 @@ cache::Channel* Router::create_channel(std::string_view topic, wire::PayloadKind
   return ch;
 }
 
-Outcome Router::advertise(std::string_view topic, wire::PayloadKind kind, cache::ChannelId& out) {
+Outcome Router::advertise(std::string_view topic, wire::PayloadKind kind, cache::ChannelId& out, Advertiser* by) {
   owner_.check("Router");
   if (auto e = topic::validate_topic(topic, limits_.topic); e != topic::Error::Ok) {
     return {wire::Code::InvalidTopic, topic::describe(e)};
   }
-  if (upstream_) return upstream_->advertise(topic, kind, out);
-  if (cache::Channel* ch = channels_.find(topic)) {
-    if (ch->kind != kind) return {wire::Code::KindMismatch, "topic already carries the other payload kind"};
-    out = ch->id;
-    return {};
+  if (upstream_) return upstream_->advertise(topic, kind, out, by);
+  cache::Channel* ch = channels_.find(topic);
+  if (ch && ch->kind != kind) return {wire::Code::KindMismatch, "topic already carries the other payload kind"};
+  if (!ch) {
+    if (channels_.size() >= limits_.max_channels) return {wire::Code::TooManyChannels, "channel limit reached"};
+    if (by && !by->may_create) {
+      return {wire::Code::ChannelQuota, "this connection created max_channels_per_connection channels already"};
+    }
+    ch = create_channel(topic, kind);
+    if (!ch) return {wire::Code::TooManyChannels, "channel limit reached"};
+    if (by) by->created = true;
   }
-  cache::Channel* ch = create_channel(topic, kind);
-  if (!ch) return {wire::Code::TooManyChannels, "channel limit reached"};
+  if (by && by->outlet) hold_publisher(by->outlet, *ch);
   out = ch->id;
   return {};
 }

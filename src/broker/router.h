@@ -51,6 +51,9 @@ struct RouterLimits {
   uint64_t request_timeout_ms = 5'000;  // a provider must answer a REQUEST within this
   uint64_t release_linger_ms = 5'000;   // keep an unwatched interactive channel this long
   uint64_t not_found_ttl_ms = 10'000;   // remember a NOT_FOUND answer this long
+  // A channel with no publisher, provider or subscriber is freed this long
+  // after it became so (docs/configuration.md, channel_linger_ms).
+  uint64_t channel_linger_ms = 30'000;
   Balance balance = Balance::LeastLoaded;
   SlowPolicy default_policy = SlowPolicy::Conflate;  // for subscriptions that ask for Default
   // Delayed subscriptions (docs/ARCHITECTURE.md, "Delay"): past this many
@@ -69,6 +72,7 @@ struct RouterStats {
   uint64_t failovers = 0;          // channels re-requested after their provider was lost
   uint64_t not_found_cached = 0;   // requests answered from the NOT_FOUND memory
   uint64_t stray_provider_messages = 0;  // for channels the provider was not asked for
+  uint64_t channels_freed = 0;     // unused channels freed after channel_linger_ms
 };
 
 using Clock = std::function<uint64_t()>;  // nanoseconds, monotonic
@@ -109,8 +113,9 @@ class Router {
   Outcome snapshot(Outlet* outlet, std::string_view topic, uint32_t request_id);
 
   // --- broadcast publishers
-  // Finds or creates the channel a publisher will publish to.
-  Outcome advertise(std::string_view topic, wire::PayloadKind kind, cache::ChannelId& out);
+  // Finds or creates the channel a publisher will publish to. With `by`, its
+  // outlet holds the channel until remove_outlet, and may create a new one only if by->may_create.
+  Outcome advertise(std::string_view topic, wire::PayloadKind kind, cache::ChannelId& out, Advertiser* by = nullptr);
   // Applies a message to the channel's cache and fans it out. The hot path.
   // A gateway passes Checked::Already for what its access point validated.
   Outcome publish(cache::ChannelId id, std::span<const uint8_t> payload, bool image,
@@ -219,6 +224,8 @@ class Router {
     std::vector<Outlet*> tried;    // providers that timed out on this request
     uint64_t rate_seq = 0;         // seq at the last one-second sample
     uint32_t rate = 0;             // updates in the last full second
+    uint32_t publishers = 0;       // outlets that registered it (advertise with an Advertiser)
+    uint64_t free_at_ns = 0;       // when it may be freed, unused; 0 = in use
   };
 
   Route& route(const cache::Channel& ch) { return routes_[ch.id - 1]; }
@@ -264,6 +271,13 @@ class Router {
   void release_lingering(uint64_t now);
   void sample_rates();
   bool owns(Outlet* outlet, const cache::Channel& ch) const;
+  // Channel lifecycle (router_lifecycle.cc): a channel nobody publishes,
+  // provides or subscribes to is freed after channel_linger_ms.
+  bool unused(const cache::Channel& ch) const;
+  void consider_freeing(cache::Channel& ch);
+  void free_unused(uint64_t now);
+  void hold_publisher(Outlet* outlet, cache::Channel& ch);
+  void release_publisher(Outlet* outlet);
 
   RouterLimits limits_;
   Fanout& fanout_;
@@ -301,6 +315,8 @@ class Router {
   std::unordered_map<std::string, uint64_t> not_found_until_;  // topic -> expiry
   std::unordered_set<cache::ChannelId> pending_;    // channels with a request in flight
   std::unordered_set<cache::ChannelId> lingering_;  // interactive channels nobody watches
+  std::unordered_set<cache::ChannelId> unused_;     // channels to free once their free_at_ns passes
+  std::unordered_map<Outlet*, std::unordered_set<cache::ChannelId>> published_by_;  // what each publisher holds
   uint64_t next_rate_sample_ns_ = 0;
   RouterStats stats_;
 

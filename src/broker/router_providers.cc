@@ -198,6 +198,7 @@ void Router::lose_provider(Provider* provider) {
     if (route(ch).exact_refs == 0) {
       ch.clear_image();
       reset_delayed(ch);
+      consider_freeing(ch);
       continue;
     }
     ++stats_.failovers;
@@ -304,6 +305,7 @@ void Router::release_lingering(uint64_t now) {
     ch.clear_image();
     for (Entry& e : route(ch).subscribers) e.image_seq = 0;
     reset_delayed(ch);
+    consider_freeing(ch);
   }
 }
 
@@ -323,6 +325,7 @@ void Router::on_tick() {
   if (!pending_.empty()) expire_requests(now);
   if (!lingering_.empty()) release_lingering(now);
   if (!delayed_.empty()) deliver_due_delayed(now);
+  if (!unused_.empty()) free_unused(now);
   for (auto it = not_found_until_.begin(); it != not_found_until_.end();) {
     it = it->second <= now ? not_found_until_.erase(it) : std::next(it);
   }

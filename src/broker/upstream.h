@@ -20,7 +20,8 @@ class Upstream {
   // The first local subscription to `pattern` was added (add) or the last one removed.
   virtual void interest(std::string_view pattern, bool add) = 0;
   // Names the channel broker-wide (synchronous: it only reads the directory).
-  virtual Outcome advertise(std::string_view topic, wire::PayloadKind kind, cache::ChannelId& out) = 0;
+  virtual Outcome advertise(std::string_view topic, wire::PayloadKind kind, cache::ChannelId& out,
+                            Advertiser* by = nullptr) = 0;
   // Checks what can be checked here (a field list is well formed), then forwards.
   virtual Outcome publish(cache::ChannelId id, std::span<const uint8_t> payload, bool image) = 0;
   virtual Outcome provide(Outlet* outlet, std::string_view service, std::string_view pattern) = 0;

@@ -24,4 +24,13 @@ Channel* ChannelTable::create(std::string_view topic, wire::PayloadKind kind, Ch
   return slot.get();
 }
 
+void ChannelTable::erase(ChannelId id) {
+  owner_.check("ChannelTable");
+  Channel* ch = get(id);
+  if (!ch) return;
+  by_topic_.erase(ch->topic);
+  channels_[id - 1].reset();
+  --count_;
+}
+
 }  // namespace tw::cache

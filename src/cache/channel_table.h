@@ -27,6 +27,9 @@ class ChannelTable {
   // `id` 0 takes the next id; a tiered broker passes the broker-wide id
   // (tier::ChannelDirectory), so a thread's ids may have holes.
   Channel* create(std::string_view topic, wire::PayloadKind kind, ChannelId id = 0);
+  // Frees the channel: its topic, its image, its place under max_channels.
+  // The id is not handed out again (a connection keeps its ids for its life).
+  void erase(ChannelId id);
   // fn(Channel&) for every channel whose topic matches `pattern` (literal or wildcard).
   template <typename Fn>
   void match(std::string_view pattern, Fn&& fn);

@@ -11,7 +11,7 @@ uint32_t ChannelDirectory::shard_of(std::string_view topic) const {
   return static_cast<uint32_t>(std::hash<std::string_view>{}(topic) % gateways_);
 }
 
-ChannelDirectory::Interned ChannelDirectory::intern(std::string_view topic, wire::PayloadKind kind) {
+ChannelDirectory::Interned ChannelDirectory::intern(std::string_view topic, wire::PayloadKind kind, bool may_create) {
   std::lock_guard lock(mutex_);
   auto it = by_topic_.find(std::string(topic));
   if (it != by_topic_.end()) {
@@ -19,10 +19,11 @@ ChannelDirectory::Interned ChannelDirectory::intern(std::string_view topic, wire
     return {k.kind == kind ? Intern::Ok : Intern::KindMismatch, k.id, k.kind};
   }
   if (by_topic_.size() >= max_channels_) return {Intern::Full, 0, kind};
+  if (!may_create) return {Intern::NotCreated, 0, kind};
   const uint32_t shard = shard_of(topic);
   const ChannelId id = 1 + shard + gateways_ * per_shard_[shard]++;
   by_topic_.emplace(std::string(topic), Known{id, kind});
-  return {Intern::Ok, id, kind};
+  return {Intern::Ok, id, kind, true};
 }
 
 }  // namespace tw::cache

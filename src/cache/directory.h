@@ -21,14 +21,16 @@ class ChannelDirectory {
  public:
   ChannelDirectory(uint32_t gateways, size_t max_channels);
 
-  enum class Intern { Ok, KindMismatch, Full };
+  // NotCreated: the topic is new and the caller may not create it (its quota).
+  enum class Intern { Ok, KindMismatch, Full, NotCreated };
   struct Interned {
     Intern result = Intern::Ok;
     ChannelId id = 0;
     wire::PayloadKind kind = wire::PayloadKind::FieldList;  // the channel's kind, when it existed
+    bool created = false;
   };
-  // The channel of `topic`, created with `kind` when new.
-  Interned intern(std::string_view topic, wire::PayloadKind kind);
+  // The channel of `topic`, created with `kind` when new (and `may_create`).
+  Interned intern(std::string_view topic, wire::PayloadKind kind, bool may_create = true);
 
   uint32_t shard_of(std::string_view topic) const;
   uint32_t shard_of(ChannelId id) const { return (id - 1) % gateways_; }

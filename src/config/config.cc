@@ -51,6 +51,7 @@ const std::array kIntegerKeys = {
     TW_INTEGER_KEY(request_timeout_ms, 10, kHourMs),
     TW_INTEGER_KEY(release_linger_ms, 0, kDayMs),
     TW_INTEGER_KEY(not_found_ttl_ms, 0, kDayMs),
+    TW_INTEGER_KEY(channel_linger_ms, 0, kDayMs),
     TW_INTEGER_KEY(gateways, 0, kMaxLoopThreads),
     TW_INTEGER_KEY(access_points, 0, kMaxLoopThreads),
     TW_INTEGER_KEY(delay_max_bytes, int64_t{1} << 20, int64_t{1} << 40),
@@ -61,6 +62,7 @@ const std::array kIntegerKeys = {
     TW_INTEGER_KEY(limits.max_registrations, 1, 0x7FFF'FFFF),  // ids with the top bit are stream ids
     TW_INTEGER_KEY(limits.max_connections, 1, kU32Max),
     TW_INTEGER_KEY(limits.max_channels, 1, kU32Max),
+    TW_INTEGER_KEY(limits.max_channels_per_connection, 1, kU32Max),
     TW_INTEGER_KEY(limits.max_output_buffer, 1024, int64_t{1} << 40),
     TW_INTEGER_KEY(limits.max_topic_length, 1, 65'535),
     TW_INTEGER_KEY(limits.max_topic_depth, 1, 1024),

@@ -19,6 +19,7 @@ struct Limits {
   uint32_t max_registrations = 100'000;        // publish ids per connection
   uint32_t max_connections = 10'000;
   uint32_t max_channels = 1'000'000;
+  uint32_t max_channels_per_connection = 100'000;  // channels one connection may create (REGISTER of a new topic)
   uint64_t max_output_buffer = 64ull << 20;    // bytes queued to one connection
   uint32_t max_topic_length = 256;
   uint32_t max_topic_depth = 16;
@@ -40,6 +41,7 @@ struct BrokerConfig {
   uint32_t request_timeout_ms = 5'000;         // a provider must answer a REQUEST within this
   uint32_t release_linger_ms = 5'000;          // keep an unwatched interactive channel open this long
   uint32_t not_found_ttl_ms = 10'000;          // remember a NOT_FOUND answer this long
+  uint32_t channel_linger_ms = 30'000;         // free a channel nobody publishes, provides or subscribes after this
   std::string provider_balance = "least-loaded";  // or "round-robin"
   // What to do with a subscriber whose queue passes limits.max_output_buffer,
   // for subscriptions that do not choose: "conflate", "drop" or "disconnect".

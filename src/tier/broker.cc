@@ -23,6 +23,7 @@ broker::RouterLimits router_limits_for(const config::BrokerConfig& c) {
   l.request_timeout_ms = c.request_timeout_ms;
   l.release_linger_ms = c.release_linger_ms;
   l.not_found_ttl_ms = c.not_found_ttl_ms;
+  l.channel_linger_ms = c.channel_linger_ms;
   l.delay_max_bytes = c.delay_max_bytes;
   l.delay_bucket_ms = c.delay_bucket_ms;
   l.balance = c.provider_balance == "round-robin" ? broker::Balance::RoundRobin : broker::Balance::LeastLoaded;

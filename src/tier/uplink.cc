@@ -31,12 +31,17 @@ void Uplink::interest(std::string_view pattern, bool add) {
   send(directory_.shard_of(pattern), r);
 }
 
-broker::Outcome Uplink::advertise(std::string_view topic, wire::PayloadKind kind, cache::ChannelId& out) {
-  auto named = directory_.intern(topic, kind);
+broker::Outcome Uplink::advertise(std::string_view topic, wire::PayloadKind kind, cache::ChannelId& out,
+                                  broker::Advertiser* by) {
+  auto named = directory_.intern(topic, kind, !by || by->may_create);
   if (named.result == cache::ChannelDirectory::Intern::KindMismatch) {
     return {wire::Code::KindMismatch, "topic already carries the other payload kind"};
   }
   if (named.result == cache::ChannelDirectory::Intern::Full) return {wire::Code::TooManyChannels, "channel limit reached"};
+  if (named.result == cache::ChannelDirectory::Intern::NotCreated) {
+    return {wire::Code::ChannelQuota, "this connection created max_channels_per_connection channels already"};
+  }
+  if (by) by->created = named.created;
   out = named.id;
   if (out >= kinds_.size()) kinds_.resize(out + 1024, 0);
   if (kinds_[out] == 0) {

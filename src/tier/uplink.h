@@ -19,7 +19,8 @@ class Uplink final : public broker::Upstream {
   Uplink(cache::ChannelDirectory& directory, std::vector<Link*> links, std::vector<Waker*> wakers);
 
   void interest(std::string_view pattern, bool add) override;
-  broker::Outcome advertise(std::string_view topic, wire::PayloadKind kind, cache::ChannelId& out) override;
+  broker::Outcome advertise(std::string_view topic, wire::PayloadKind kind, cache::ChannelId& out,
+                            broker::Advertiser* by = nullptr) override;
   broker::Outcome publish(cache::ChannelId id, std::span<const uint8_t> payload, bool image) override;
   broker::Outcome provide(broker::Outlet* outlet, std::string_view service, std::string_view pattern) override;
   broker::Outcome withdraw(broker::Outlet* outlet, std::string_view service) override;

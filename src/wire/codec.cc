@@ -30,6 +30,8 @@ const char* code_name(Code code) {
     case Code::NoProvider: return "NO_PROVIDER";
     case Code::MessagesDropped: return "MESSAGES_DROPPED";
     case Code::DelayCapacity: return "DELAY_CAPACITY";
+    case Code::ChannelQuota: return "CHANNEL_QUOTA";
+    case Code::InvalidUtf8: return "INVALID_UTF8";
   }
   return "UNKNOWN_CODE";
 }

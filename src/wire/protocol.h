@@ -74,6 +74,8 @@ enum class Code : uint16_t {
   NoProvider = 21,         // the service has no provider that can serve the topic
   MessagesDropped = 22,    // STATUS OK: the broker dropped messages of a slow subscriber (a known gap)
   DelayCapacity = 23,      // ACK: delayed data is over delay_max_bytes, no new delayed subscriptions
+  ChannelQuota = 24,       // ERROR: the connection created max_channels_per_connection channels already
+  InvalidUtf8 = 25,        // ERROR: a topic, name or STRING value is not valid UTF-8
 };
 
 const char* code_name(Code code);

@@ -42,7 +42,7 @@ class RecordingUpstream final : public Upstream {
   void interest(std::string_view pattern, bool add) override {
     calls.push_back({"interest", std::string(pattern), "", add});
   }
-  Outcome advertise(std::string_view topic, wire::PayloadKind, cache::ChannelId& out) override {
+  Outcome advertise(std::string_view topic, wire::PayloadKind, cache::ChannelId& out, Advertiser*) override {
     auto [it, added] = directory_.try_emplace(std::string(topic), static_cast<cache::ChannelId>(directory_.size() + 1));
     (void)added;
     out = it->second;
