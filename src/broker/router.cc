@@ -274,6 +274,8 @@ Outcome Router::advertise(std::string_view topic, wire::PayloadKind kind, cache:
     if (by) by->created = true;
   }
   if (by && by->outlet) hold_publisher(by->outlet, *ch);
+  // A gateway's publishers are held in the directory (checked when it would free).
+  if (directory_) consider_freeing(*ch);
   out = ch->id;
   return {};
 }

@@ -20,6 +20,7 @@
 // and they are requested again from another provider.
 #pragma once
 #include <array>
+#include <deque>
 #include <functional>
 #include <memory>
 #include <string>
@@ -161,6 +162,15 @@ class Router {
   void mirror_status(cache::ChannelId id, wire::ChannelState state, wire::Code code, std::string_view text);
   // Gateway: the outlet (an access point) stands for `count` subscribers of the channel, for listings.
   void set_weight(const Outlet* outlet, cache::ChannelId id, uint32_t count);
+  // Gateway: the last publisher hold of the channel went (tier::Op::Unheld); it may be freed.
+  void channel_unheld(cache::ChannelId id);
+  // Gateway: called with each channel it frees, so the access points drop their copies.
+  void on_channel_freed(std::function<void(cache::ChannelId)> fn) {
+    owner_.check("Router");
+    on_freed_ = std::move(fn);
+  }
+  // Mirror: the gateway freed the channel (tier::Op::Forget).
+  void mirror_forget(cache::ChannelId id);
 
   // Loop-local: other threads read the loop's published snapshot (tier/loop_snapshot.h).
   const RouterStats& stats() const {
@@ -276,6 +286,7 @@ class Router {
   bool unused(const cache::Channel& ch) const;
   void consider_freeing(cache::Channel& ch);
   void free_unused(uint64_t now);
+  void free_channel(cache::Channel& ch);
   void hold_publisher(Outlet* outlet, cache::Channel& ch);
   void release_publisher(Outlet* outlet);
 
@@ -315,7 +326,11 @@ class Router {
   std::unordered_map<std::string, uint64_t> not_found_until_;  // topic -> expiry
   std::unordered_set<cache::ChannelId> pending_;    // channels with a request in flight
   std::unordered_set<cache::ChannelId> lingering_;  // interactive channels nobody watches
-  std::unordered_set<cache::ChannelId> unused_;     // channels to free once their free_at_ns passes
+  // Channels that became unused, in the order they did (the linger is one
+  // constant, so their free times are nearly in order; one whose linger
+  // restarted is freed late, never early): at most one entry per channel.
+  std::deque<std::pair<uint64_t, cache::ChannelId>> unused_;
+  std::function<void(cache::ChannelId)> on_freed_;
   std::unordered_map<Outlet*, std::unordered_set<cache::ChannelId>> published_by_;  // what each publisher holds
   uint64_t next_rate_sample_ns_ = 0;
   RouterStats stats_;

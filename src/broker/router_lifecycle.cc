@@ -6,9 +6,10 @@
 // valid for its life (docs/protocol.md), and a freed id costs the table one
 // empty slot.
 //
-// Only a router that owns its channels alone frees them: the single-threaded
-// broker. A gateway shares names with the directory, a mirror follows its
-// gateway; neither frees (docs/configuration.md says so).
+// The router that owns a channel frees it: the single-threaded broker's, or
+// the gateway's in a tiered broker, which also asks the shared directory
+// whether a publisher on an access point holds the name, and tells the access
+// points (on_channel_freed) so that their mirrors drop their copies.
 #include "broker/router.h"
 #include "broker/services.h"
 
@@ -21,34 +22,55 @@ bool Router::unused(const cache::Channel& ch) const {
 }
 
 void Router::consider_freeing(cache::Channel& ch) {
-  if (upstream_ || directory_ || !unused(ch)) return;
+  if (upstream_ || !unused(ch)) return;
   Route& r = route(ch);
+  const bool queued = r.free_at_ns != 0;
   r.free_at_ns = clock_() + limits_.channel_linger_ms * 1'000'000ull;
-  unused_.insert(ch.id);
+  if (!queued) unused_.emplace_back(r.free_at_ns, ch.id);
 }
 
 void Router::free_unused(uint64_t now) {
-  std::vector<cache::ChannelId> due;
-  for (auto it = unused_.begin(); it != unused_.end();) {
-    Route& r = routes_[*it - 1];
-    if (r.free_at_ns > now) {
-      ++it;
-      continue;
+  while (!unused_.empty() && unused_.front().first <= now) {
+    const cache::ChannelId id = unused_.front().second;
+    unused_.pop_front();
+    cache::Channel* ch = channels_.get(id);
+    if (!ch) continue;
+    Route& r = route(*ch);
+    if (!unused(*ch)) {
+      r.free_at_ns = 0;  // in use again: considered anew when it is left
+    } else if (r.free_at_ns > now) {
+      unused_.emplace_back(r.free_at_ns, id);  // left again later: its linger restarted
+    } else if (directory_ && !directory_->forget_if_unheld(ch->topic, id)) {
+      r.free_at_ns = 0;  // a publisher holds it on an access point: Op::Unheld brings it back here
+    } else {
+      free_channel(*ch);
     }
-    due.push_back(*it);
-    it = unused_.erase(it);
   }
-  for (cache::ChannelId id : due) {
-    cache::Channel& ch = *channels_.get(id);
-    if (!unused(ch)) {
-      route(ch).free_at_ns = 0;  // in use again: considered anew when it is left
-      continue;
-    }
-    if (Service* s = interactive_service(ch.topic)) s->orphans.erase(id);
-    routes_[id - 1] = Route{};
-    channels_.erase(id);
-    ++stats_.channels_freed;
-  }
+}
+
+void Router::free_channel(cache::Channel& ch) {
+  const cache::ChannelId id = ch.id;
+  if (Service* s = interactive_service(ch.topic)) s->orphans.erase(id);
+  routes_[id - 1] = Route{};
+  channels_.erase(id);
+  ++stats_.channels_freed;
+  if (on_freed_) on_freed_(id);
+}
+
+void Router::channel_unheld(cache::ChannelId id) {
+  owner_.check("Router");
+  if (cache::Channel* ch = channels_.get(id)) consider_freeing(*ch);
+}
+
+// Normally nobody here receives it any more (the gateway freed it because no
+// access point subscribed). A subscription that raced the free keeps its
+// entries: the copy stays, inert, and the topic's next channel comes under a new id.
+void Router::mirror_forget(cache::ChannelId id) {
+  owner_.check("Router");
+  cache::Channel* ch = channels_.get(id);
+  if (!ch || !route(*ch).subscribers.empty() || !route(*ch).delayed.empty()) return;
+  routes_[id - 1] = Route{};
+  channels_.erase(id);
 }
 
 void Router::hold_publisher(Outlet* outlet, cache::Channel& ch) {

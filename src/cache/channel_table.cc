@@ -28,7 +28,7 @@ void ChannelTable::erase(ChannelId id) {
   owner_.check("ChannelTable");
   Channel* ch = get(id);
   if (!ch) return;
-  by_topic_.erase(ch->topic);
+  if (const ChannelId* named = by_topic_.find(ch->topic); named && *named == id) by_topic_.erase(ch->topic);
   channels_[id - 1].reset();
   --count_;
 }

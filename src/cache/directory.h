@@ -30,7 +30,13 @@ class ChannelDirectory {
     bool created = false;
   };
   // The channel of `topic`, created with `kind` when new (and `may_create`).
-  Interned intern(std::string_view topic, wire::PayloadKind kind, bool may_create = true);
+  // `hold`: a publisher registers it; the name is kept until release().
+  Interned intern(std::string_view topic, wire::PayloadKind kind, bool may_create = true, bool hold = false);
+  // A publisher's hold ends; true when none is left.
+  bool release(std::string_view topic);
+  // The owning gateway frees the channel: its name goes, unless a publisher
+  // holds it (registered meanwhile, on any thread). True when it went.
+  bool forget_if_unheld(std::string_view topic, ChannelId id);
 
   uint32_t shard_of(std::string_view topic) const;
   uint32_t shard_of(ChannelId id) const { return (id - 1) % gateways_; }
@@ -40,6 +46,7 @@ class ChannelDirectory {
   struct Known {
     ChannelId id;
     wire::PayloadKind kind;
+    uint32_t holds = 0;  // publishers that registered it
   };
   const uint32_t gateways_;
   const size_t max_channels_;

@@ -33,6 +33,7 @@ session::Session* AccessPoint::session_of(uint32_t token) {
 
 void AccessPoint::handle(const Record& r) {
   if (r.op == Op::Stream) return handle_stream(r.bytes);
+  if (r.op == Op::Forget) return router_.mirror_forget(r.id);
   session::Session* session = session_of(r.token);
   if (!session) return;  // it closed while the gateway answered
   switch (r.op) {

@@ -169,6 +169,15 @@ class Gateway::Port {
   // Moves spilled records into the ring as the access point frees it. Not
   // only when this turn produced output: a congested gateway produces none
   // until its spill drains.
+  // The router freed the channel: an access point that was sent it drops its copy.
+  void forget_channel(cache::ChannelId id) {
+    if (id >= shared_.introduced.size() || !shared_.introduced[id]) return;
+    shared_.close_batch();  // after this turn's stream frames, in order
+    Record r{Op::Forget};
+    r.id = id;
+    link_.to_access_point.push(r);
+    shared_.waker.notify();
+  }
   void drain_backlog() {
     if (backlog() == 0) return;
     shared_.close_batch();
@@ -232,6 +241,7 @@ void Gateway::Port::handle(const Record& r) {
     }
     case Op::OutletGone: forget(r.token); return;
     case Op::SubscriberCount: router_.set_weight(&stream_, r.id, r.arg); return;
+    case Op::Unheld: router_.channel_unheld(r.id); return;
     default: TW_WARN("gateway: unexpected link record %u", static_cast<unsigned>(r.op)); return;
   }
 }
@@ -258,6 +268,9 @@ void Gateway::connect(std::vector<Link*> links, std::vector<Waker*> wakers) {
   for (size_t i = 0; i < links.size(); ++i) {
     ports_.push_back(std::make_unique<Port>(*links[i], *wakers[i], router_, fanout_, i));
   }
+  router_.on_channel_freed([this](cache::ChannelId id) {
+    for (auto& port : ports_) port->forget_channel(id);
+  });
 }
 
 bool Gateway::drain_inbound() {

@@ -30,11 +30,13 @@ enum class Op : uint8_t {
   ListChannels,      // token, arg = request id, a = service
   OutletGone,        // token
   SubscriberCount,   // id, arg = local subscribers
+  Unheld,            // id: the last publisher that registered the channel here is gone
   // gateway -> access point
   Stream,            // bytes = CHANNEL / IMAGE / UPDATE / STATUS frame of the access point's subscriptions
   ToOutlet,          // token, bytes = a frame for that connection as is (REQUEST, RELEASE, CHANNEL_INFO)
   SnapshotImage,     // token, arg = request id, a = topic, flags = kind, bytes = IMAGE frame
   Done,              // token, arg = request id, code, a = detail: this gateway's answer is complete
+  Forget,            // id: the gateway freed the channel; the mirror drops its copy
 };
 
 struct Record {

@@ -33,7 +33,8 @@ void Uplink::interest(std::string_view pattern, bool add) {
 
 broker::Outcome Uplink::advertise(std::string_view topic, wire::PayloadKind kind, cache::ChannelId& out,
                                   broker::Advertiser* by) {
-  auto named = directory_.intern(topic, kind, !by || by->may_create);
+  const bool hold = by && by->outlet;
+  auto named = directory_.intern(topic, kind, !by || by->may_create, hold);
   if (named.result == cache::ChannelDirectory::Intern::KindMismatch) {
     return {wire::Code::KindMismatch, "topic already carries the other payload kind"};
   }
@@ -43,6 +44,8 @@ broker::Outcome Uplink::advertise(std::string_view topic, wire::PayloadKind kind
   }
   if (by) by->created = named.created;
   out = named.id;
+  // One hold per connection and channel, however many publish ids name it.
+  if (hold && !held_[by->outlet->token].try_emplace(out, topic).second) directory_.release(topic);
   if (out >= kinds_.size()) kinds_.resize(out + 1024, 0);
   if (kinds_[out] == 0) {
     // The owner learns the topic before the first PUBLISH on the same ring.
@@ -147,10 +150,26 @@ bool Uplink::request_done(uint32_t token, uint32_t request_id) {
 void Uplink::outlet_gone(broker::Outlet* outlet) {
   const uint32_t token = outlet->token;
   provided_.erase(token);
+  release_holds(token);
   std::erase_if(awaiting_, [&](const auto& kv) { return (kv.first >> 32) == token; });
   Record r{Op::OutletGone};
   r.token = token;
   send_all(r);
+}
+
+// The owning gateway frees a channel nobody holds, subscribes or provides
+// (docs/configuration.md, channel_linger_ms); it learns here that the last
+// publisher hold went.
+void Uplink::release_holds(uint32_t token) {
+  auto it = held_.find(token);
+  if (it == held_.end()) return;
+  for (const auto& [id, topic] : it->second) {
+    if (!directory_.release(topic)) continue;
+    Record r{Op::Unheld};
+    r.id = id;
+    send(directory_.shard_of(id), r);
+  }
+  held_.erase(it);
 }
 
 void Uplink::subscribers_changed(cache::ChannelId id, uint32_t count) {

@@ -46,6 +46,7 @@ class Uplink final : public broker::Upstream {
   Pipe& to(uint32_t gateway) { return links_[gateway]->to_gateway; }
   void send(uint32_t gateway, const Record& r);
   void send_all(const Record& r);
+  void release_holds(uint32_t token);
 
   cache::ChannelDirectory& directory_;
   std::vector<Link*> links_;
@@ -53,6 +54,8 @@ class Uplink final : public broker::Upstream {
   std::vector<bool> touched_;  // gateways sent to this turn
   std::vector<uint8_t> kinds_;  // by channel id: 0 = not advertised here yet, else kind + 1
   std::unordered_map<uint32_t, std::vector<std::string>> provided_;  // token -> services
+  // token -> the channels its REGISTERs hold in the directory (id -> topic), released when it goes.
+  std::unordered_map<uint32_t, std::unordered_map<cache::ChannelId, std::string>> held_;
   std::unordered_map<uint64_t, uint32_t> awaiting_;  // (token, request id) -> gateways still to answer
 };
 
