@@ -287,7 +287,7 @@ Outcome Router::publish(cache::ChannelId id, std::span<const uint8_t> payload, b
   if (!ch) return {wire::Code::UnknownPublishId, "no such channel"};
   if (!ch->apply(payload, image, checked)) {
     ++stats_.bad_payloads;
-    return {wire::Code::BadPayload, "malformed field list"};
+    return payload_refusal(payload);
   }
   ++stats_.publishes;
   fan_out(*ch, payload, image);

@@ -78,6 +78,14 @@ struct RouterStats {
 
 using Clock = std::function<uint64_t()>;  // nanoseconds, monotonic
 
+// Why a field list was refused: INVALID_UTF8 for a STRING value's text, BAD_PAYLOAD otherwise.
+inline Outcome payload_refusal(std::span<const uint8_t> payload) {
+  if (fields::why_invalid(payload) == fields::Invalid::Utf8) {
+    return {wire::Code::InvalidUtf8, "a STRING field value is not valid UTF-8"};
+  }
+  return {wire::Code::BadPayload, "malformed field list"};
+}
+
 class Router {
  public:
   Router(const RouterLimits& limits, Fanout& fanout, Clock clock = nullptr);

@@ -212,7 +212,7 @@ Outcome Router::provider_publish(Outlet* outlet, cache::ChannelId id, std::span<
   owner_.check("Router");
   if (upstream_) {
     // Interactive channels carry field lists: a malformed one fails its sender here, at once.
-    if (!fields::validate(payload)) return {wire::Code::BadPayload, "malformed field list"};
+    if (!fields::validate(payload)) return payload_refusal(payload);
     upstream_->provider_publish(outlet, id, payload, image);
     return {};
   }
@@ -229,7 +229,7 @@ Outcome Router::provider_publish(Outlet* outlet, cache::ChannelId id, std::span<
   const bool recovering = ch->state != wire::ChannelState::Ok;
   if (!ch->apply(payload, image, checked)) {
     ++stats_.bad_payloads;
-    return {wire::Code::BadPayload, "malformed field list"};
+    return payload_refusal(payload);
   }
   if (r.pending) {
     r.pending = false;

@@ -4,6 +4,8 @@
 #include <array>
 #include <cstring>
 
+#include "wire/utf8.h"
+
 namespace tw::fields {
 namespace {
 
@@ -145,11 +147,22 @@ bool read_entry(wire::ByteReader& r, uint16_t& id, FieldValue& v) {
   return !r.failed();
 }
 
-bool validate(std::span<const uint8_t> payload) {
+namespace {
+Invalid check(std::span<const uint8_t> payload) {
   FieldIdSet seen;
   bool unique = true;
-  bool well_formed = for_each(payload, [&](uint16_t id, const FieldValue&) { unique = seen.insert(id) && unique; });
-  return well_formed && unique;
+  bool text = true;
+  bool well_formed = for_each(payload, [&](uint16_t id, const FieldValue& v) {
+    unique = seen.insert(id) && unique;
+    if (v.type == FieldType::String) text = text && wire::valid_utf8(v.s);
+  });
+  if (!well_formed || !unique) return Invalid::Malformed;
+  return text ? Invalid::None : Invalid::Utf8;
 }
+}  // namespace
+
+bool validate(std::span<const uint8_t> payload) { return check(payload) == Invalid::None; }
+
+Invalid why_invalid(std::span<const uint8_t> payload) { return check(payload); }
 
 }  // namespace tw::fields

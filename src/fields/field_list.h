@@ -66,8 +66,12 @@ class FieldListWriter {
   bool too_many_ = false;
 };
 
-// Validates a whole payload: structure, known types, no duplicate ids, exponent range.
+// Validates a whole payload: structure, known types, no duplicate ids,
+// exponent range, STRING values in valid UTF-8 (BYTES are any bytes).
 bool validate(std::span<const uint8_t> payload);
+// Why validate() refused a payload: Utf8 when it is well formed but for a STRING value's text.
+enum class Invalid { None, Malformed, Utf8 };
+Invalid why_invalid(std::span<const uint8_t> payload);
 
 // Calls fn(uint16_t id, const FieldValue&) for each entry; false if malformed.
 template <typename Fn>

@@ -1,4 +1,5 @@
 #include "native/native_session.h"
+#include "wire/utf8.h"
 
 #include <algorithm>
 
@@ -72,6 +73,12 @@ void NativeSession::reject(wire::Code code, std::string_view text) {
 void NativeSession::handle_hello(const wire::Frame& frame) {
   wire::Hello hello;
   if (!wire::decode(frame, hello)) return reject(wire::Code::MalformedFrame, "malformed HELLO");
+  if (!wire::valid_text(hello)) return reject(wire::Code::InvalidUtf8, "HELLO client name is not valid UTF-8");
+  // Bounded here so that every reply that names the connection (a provider
+  // in LIST_CHANNELS, logs) fits its frame.
+  if (hello.client_name.size() > wire::kMaxClientName) {
+    return reject(wire::Code::MalformedFrame, "HELLO client name longer than 255 bytes");
+  }
   if (hello.min_version > wire::kProtocolVersion || hello.max_version < wire::kProtocolVersion) {
     return fail(wire::Code::UnsupportedVersion, "this broker speaks protocol version 1 only");
   }

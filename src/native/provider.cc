@@ -2,6 +2,7 @@
 // RELEASE out (docs/protocol.md, "Providers").
 #include "base/log.h"
 #include "native/native_session.h"
+#include "wire/utf8.h"
 
 namespace tw::native {
 
@@ -17,6 +18,7 @@ void NativeSession::handle_provide(const wire::Frame& frame, bool provide) {
     msg.service = w.service;
   }
   if (!ok) return reject(wire::Code::MalformedFrame, provide ? "malformed PROVIDE" : "malformed WITHDRAW");
+  if (!wire::valid_text(msg)) return reject(wire::Code::InvalidUtf8, "service or pattern is not valid UTF-8");
   broker::Outcome outcome = provide ? env().router.provide(this, msg.service, msg.pattern)
                                     : env().router.withdraw(this, msg.service);
   send_ack(msg.request_id, outcome);
@@ -31,6 +33,7 @@ void NativeSession::handle_stream_status(const wire::Frame& frame) {
   if (!wire::decode(frame, msg) || !(msg.stream_id & wire::kStreamIdBit)) {
     return reject(wire::Code::MalformedFrame, "malformed STREAM_STATUS");
   }
+  if (!wire::valid_text(msg)) return reject(wire::Code::InvalidUtf8, "STREAM_STATUS text is not valid UTF-8");
   note_stray(env().router.provider_status(this, msg.stream_id & ~wire::kStreamIdBit, msg.state, msg.code, msg.text));
 }
 

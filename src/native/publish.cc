@@ -1,11 +1,13 @@
 // REGISTER and PUBLISH (docs/protocol.md, "Publishing").
 #include "native/native_session.h"
+#include "wire/utf8.h"
 
 namespace tw::native {
 
 void NativeSession::handle_register(const wire::Frame& frame) {
   wire::Register msg;
   if (!wire::decode(frame, msg) || msg.publish_id == 0) return reject(wire::Code::MalformedFrame, "malformed REGISTER");
+  if (!wire::valid_text(msg)) return reject(wire::Code::InvalidUtf8, "REGISTER topic is not valid UTF-8");
   if (msg.publish_id >= wire::kStreamIdBit) {
     return reject(wire::Code::MalformedFrame, "REGISTER with a stream id (top bit set)");
   }
@@ -29,7 +31,9 @@ void NativeSession::handle_publish(const wire::Frame& frame) {
   if (!wire::decode(frame, msg)) return reject(wire::Code::MalformedFrame, "malformed PUBLISH");
   if (msg.publish_id & wire::kStreamIdBit) {
     auto outcome = env().router.provider_publish(this, msg.publish_id & ~wire::kStreamIdBit, msg.payload, msg.image);
-    if (outcome.code == wire::Code::BadPayload) return reject(outcome.code, outcome.detail);
+    if (outcome.code == wire::Code::BadPayload || outcome.code == wire::Code::InvalidUtf8) {
+      return reject(outcome.code, outcome.detail);
+    }
     return note_stray(outcome);
   }
   if (msg.publish_id >= publish_ids_.size() || publish_ids_[msg.publish_id] == 0) {

@@ -1,5 +1,6 @@
 // SUBSCRIBE, UNSUBSCRIBE and SNAPSHOT (docs/protocol.md, "Subscriptions").
 #include "native/native_session.h"
+#include "wire/utf8.h"
 
 namespace tw::native {
 
@@ -8,6 +9,7 @@ void NativeSession::handle_subscribe(const wire::Frame& frame, bool subscribe) {
   if (!wire::decode(frame, msg)) {
     return reject(wire::Code::MalformedFrame, subscribe ? "malformed SUBSCRIBE" : "malformed UNSUBSCRIBE");
   }
+  if (!wire::valid_text(msg)) return reject(wire::Code::InvalidUtf8, "pattern is not valid UTF-8");
   if (!subscribe) return send_ack(msg.request_id, env().router.unsubscribe(this, msg.pattern));
   // The ACK goes first: the images that follow belong to an accepted subscription.
   broker::Outcome check = env().router.check_subscribe(this, msg.pattern, msg.delay_ms);
@@ -22,6 +24,7 @@ void NativeSession::handle_subscribe(const wire::Frame& frame, bool subscribe) {
 void NativeSession::handle_snapshot(const wire::Frame& frame) {
   wire::Snapshot msg;
   if (!wire::decode(frame, msg)) return reject(wire::Code::MalformedFrame, "malformed SNAPSHOT");
+  if (!wire::valid_text(msg)) return reject(wire::Code::InvalidUtf8, "SNAPSHOT topic is not valid UTF-8");
   send_ack(msg.request_id, env().router.snapshot(this, msg.topic, msg.request_id));
 }
 

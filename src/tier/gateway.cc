@@ -15,7 +15,7 @@ namespace {
 constexpr uint32_t kTickMs = 50;
 constexpr size_t kRecordsPerTurn = 4096;  // per access point, so one busy link cannot starve the others
 constexpr size_t kArenaBytes = 8u << 20;
-constexpr size_t kControlFrameMax = 1024;
+constexpr size_t kControlFrameMax = 1024;  // a control frame's fixed part, with room to spare; strings add their size
 constexpr size_t kStreamBatchBytes = 64u << 10;
 }  // namespace
 
@@ -61,16 +61,19 @@ class RemoteOutlet final : public broker::Outlet {
     introduce(ch);
     stream(encode_control([&](std::span<uint8_t> out) {
       return wire::encode(out, wire::StatusMsg{ch.id, state, code, text});
-    }));
+    }, kControlFrameMax + text.size()));
   }
   void send_request(uint32_t stream_id, std::string_view topic) override {
-    to_outlet(encode_control([&](std::span<uint8_t> out) { return wire::encode(out, wire::Request{stream_id, topic}); }));
+    to_outlet(encode_control([&](std::span<uint8_t> out) { return wire::encode(out, wire::Request{stream_id, topic}); },
+                             kControlFrameMax + topic.size()));
   }
   void send_release(uint32_t stream_id) override {
     to_outlet(encode_control([&](std::span<uint8_t> out) { return wire::encode(out, wire::ReleaseMsg{stream_id}); }));
   }
   void send_channel_info(const wire::ChannelInfo& info) override {
-    to_outlet(encode_control([&](std::span<uint8_t> out) { return wire::encode(out, info); }, 2 * kControlFrameMax));
+    // Sized by its strings: a long topic (max_topic_length goes to 65,535) must not lose its row.
+    to_outlet(encode_control([&](std::span<uint8_t> out) { return wire::encode(out, info); },
+                             kControlFrameMax + info.topic.size() + info.provider.size()));
   }
   void complete_request(uint32_t request_id, const broker::Outcome& outcome) override {
     Record r{Op::Done};
@@ -120,7 +123,7 @@ class RemoteOutlet final : public broker::Outlet {
     s_.introduced[ch.id] = true;
     stream(encode_control([&](std::span<uint8_t> out) {
       return wire::encode(out, wire::ChannelIntro{ch.id, ch.kind, ch.topic});
-    }));
+    }, kControlFrameMax + ch.topic.size()));
   }
   std::span<const uint8_t> encode_image(const cache::Channel& ch, uint32_t request_id) {
     const size_t payload = ch.image_size();

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 
+#include "broker/router.h"
 #include "fields/field_list.h"
 #include "topic/topic.h"
 
@@ -63,7 +64,7 @@ broker::Outcome Uplink::publish(cache::ChannelId id, std::span<const uint8_t> pa
   // A malformed field list fails its sender here, at once; the gateway is
   // told it was checked, so it does not check again.
   const bool field_list = id < kinds_.size() && kinds_[id] == static_cast<uint8_t>(wire::PayloadKind::FieldList) + 1;
-  if (field_list && !fields::validate(payload)) return {wire::Code::BadPayload, "malformed field list"};
+  if (field_list && !fields::validate(payload)) return broker::payload_refusal(payload);
   Record r{Op::Publish};
   r.id = id;
   r.flags = (image ? kFlagImage : 0) | (field_list ? kFlagValidated : 0);

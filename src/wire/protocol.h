@@ -104,6 +104,9 @@ inline constexpr uint8_t kSubscribeDelay = 0x08;
 // REGISTER uses ids below it.
 inline constexpr uint32_t kStreamIdBit = 0x8000'0000u;
 
+// The longest client name HELLO may carry, bytes (longer: MALFORMED_FRAME).
+inline constexpr size_t kMaxClientName = 255;
+
 // Body layouts (after the 8-byte header), in field order.
 struct Hello {  // u16 min_version, u16 max_version, u32 heartbeat_ms, str16 client_name
   uint16_t min_version = kProtocolVersion;

@@ -230,3 +230,33 @@ TEST(FieldList, ReadEntryDecodesOneAtATime) {
 
 }  // namespace
 }  // namespace tw::fields
+
+namespace tw::fields {
+namespace {
+
+std::vector<uint8_t> with_string(std::string_view text, bool as_bytes = false) {
+  std::vector<uint8_t> buf(256);
+  FieldListWriter w(buf);
+  w.add_int(1, 7);
+  if (as_bytes) {
+    w.add_bytes(3, {reinterpret_cast<const uint8_t*>(text.data()), text.size()});
+  } else {
+    w.add_string(3, text);
+  }
+  buf.resize(w.finish());
+  return buf;
+}
+
+TEST(FieldList, StringValuesMustBeUtf8BytesNeedNot) {
+  EXPECT_TRUE(validate(with_string("caf\xC3\xA9")));
+  EXPECT_FALSE(validate(with_string("caf\xE9")));  // Latin-1, not UTF-8
+  EXPECT_EQ(why_invalid(with_string("caf\xE9")), Invalid::Utf8);
+  EXPECT_EQ(why_invalid(with_string("caf\xC3\xA9")), Invalid::None);
+  EXPECT_TRUE(validate(with_string("caf\xE9", true)));  // BYTES carry any bytes
+  auto truncated = with_string("x");
+  truncated.pop_back();
+  EXPECT_EQ(why_invalid(truncated), Invalid::Malformed);
+}
+
+}  // namespace
+}  // namespace tw::fields
