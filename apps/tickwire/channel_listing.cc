@@ -5,6 +5,8 @@
 
 #include <nlohmann/json.hpp>
 
+#include "client/message_format.h"
+
 namespace tw::cli {
 
 namespace {
@@ -38,7 +40,8 @@ std::string format_channel_table(std::vector<client::ChannelRow> rows) {
   std::vector<std::vector<std::string>> cells;
   cells.push_back(header);
   for (const auto& r : rows)
-    cells.push_back({r.topic, wire::state_name(r.state), r.provider.empty() ? "-" : r.provider,
+    cells.push_back({client::terminal_safe(r.topic), wire::state_name(r.state),
+                     r.provider.empty() ? "-" : client::terminal_safe(r.provider),
                      std::to_string(r.subscribers), std::to_string(r.seq), std::to_string(r.rate)});
   std::vector<size_t> width(header.size(), 0);
   for (const auto& line : cells)
@@ -51,7 +54,7 @@ std::string format_channel_table(std::vector<client::ChannelRow> rows) {
   }
   out += '\n';
   for (const auto& [name, n] : provider_distribution(rows))
-    out += name + ": " + std::to_string(n) + (n == 1 ? " channel\n" : " channels\n");
+    out += client::terminal_safe(name) + ": " + std::to_string(n) + (n == 1 ? " channel\n" : " channels\n");
   return out;
 }
 
@@ -69,7 +72,10 @@ std::string format_channel_json(std::vector<client::ChannelRow> rows) {
   }
   nlohmann::json providers = nlohmann::json::object();
   for (const auto& [name, n] : provider_distribution(rows)) providers[name] = n;
-  return nlohmann::json{{"channels", channels}, {"providers", providers}}.dump();
+  // ASCII out (\uXXXX for the rest, U+FFFD for bytes that are not UTF-8): a
+  // name the broker let through must neither abort the dump nor reach the terminal raw.
+  return nlohmann::json{{"channels", channels}, {"providers", providers}}.dump(
+      -1, ' ', true, nlohmann::json::error_handler_t::replace);
 }
 
 }  // namespace tw::cli

@@ -30,8 +30,8 @@ wire::SlowPolicy slow_policy_of(const std::string& name) {
 }
 
 void print_gap(const client::Message& msg) {
-  std::fprintf(stderr, "tickwire sub: gap on %.*s: expected seq %llu, got %llu%s\n",
-               static_cast<int>(msg.topic.size()), msg.topic.data(),
+  const std::string topic = client::terminal_safe(msg.topic);
+  std::fprintf(stderr, "tickwire sub: gap on %s: expected seq %llu, got %llu%s\n", topic.c_str(),
                static_cast<unsigned long long>(msg.expected_seq), static_cast<unsigned long long>(msg.seq),
                msg.gap_announced ? " (announced: the broker dropped them for this slow subscriber)" : "");
 }
@@ -65,12 +65,12 @@ int run_sub(const SubOptions& opts, const CommonOptions& common) {
     return kExitError;
   }
   client.on_connection([](client::ConnectionEvent event, std::string_view reason) {
-    std::fprintf(stderr, "tickwire sub: %s%s%.*s\n", client::event_name(event), reason.empty() ? "" : ": ",
-                 static_cast<int>(reason.size()), reason.data());
+    std::fprintf(stderr, "tickwire sub: %s%s%s\n", client::event_name(event), reason.empty() ? "" : ": ",
+                 client::terminal_safe(reason).c_str());
   });
   client.on_error([&](const client::ErrorInfo& e) {
-    std::fprintf(stderr, "tickwire sub: broker error %s: %.*s\n", wire::code_name(e.code),
-                 static_cast<int>(e.text.size()), e.text.data());
+    std::fprintf(stderr, "tickwire sub: broker error %s: %s\n", wire::code_name(e.code),
+                 client::terminal_safe(e.text).c_str());
     if (e.request_id != 0) {  // our subscription was refused: nothing will ever arrive
       exit_code = kExitError;
       done = true;

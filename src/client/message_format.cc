@@ -2,6 +2,8 @@
 
 #include <nlohmann/json.hpp>
 
+#include "wire/utf8.h"
+
 namespace tw::client {
 
 namespace {
@@ -33,6 +35,55 @@ nlohmann::json json_value(const fields::FieldValue& v) {
 }
 
 }  // namespace
+
+namespace {
+
+void append_escape(std::string& out, const char* prefix, uint8_t code, const char* suffix) {
+  static constexpr char kDigits[] = "0123456789abcdef";
+  out += prefix;
+  out.push_back(kDigits[code >> 4]);
+  out.push_back(kDigits[code & 0xF]);
+  out += suffix;
+}
+
+// The length of the well-formed UTF-8 sequence at the front of `rest`, or 0.
+size_t utf8_length(std::string_view rest) {
+  for (size_t n = 2; n <= 4 && n <= rest.size(); ++n) {
+    if (wire::valid_utf8(rest.substr(0, n))) return n;
+  }
+  return 0;
+}
+
+}  // namespace
+
+std::string terminal_safe(std::string_view text) {
+  std::string out;
+  out.reserve(text.size());
+  for (size_t i = 0; i < text.size();) {
+    const auto b = static_cast<uint8_t>(text[i]);
+    if (b < 0x80) {
+      if (b < 0x20 || b == 0x7F) {
+        append_escape(out, "\\x", b, "");
+      } else {
+        out.push_back(static_cast<char>(b));
+      }
+      ++i;
+      continue;
+    }
+    const size_t n = utf8_length(text.substr(i));
+    if (n == 0) {
+      append_escape(out, "\\x", b, "");
+      ++i;
+    } else if (n == 2 && b == 0xC2 && static_cast<uint8_t>(text[i + 1]) < 0xA0) {
+      append_escape(out, "\\u{", static_cast<uint8_t>(text[i + 1]), "}");  // a C1 control
+      i += n;
+    } else {
+      out.append(text.substr(i, n));
+      i += n;
+    }
+  }
+  return out;
+}
 
 bool is_printable(std::span<const uint8_t> bytes) {
   for (uint8_t b : bytes)
@@ -70,12 +121,12 @@ std::string format_text(const Message& msg, const fields::Dictionary& dict) {
   if (msg.kind == MessageKind::Status) {
     line += std::string(" ") + wire::state_name(msg.state) + " code=" + wire::code_name(msg.code);
     if (!msg.text.empty()) line += " " + std::string(msg.text);
-    return line;
+    return terminal_safe(line);
   }
   line += " seq=" + std::to_string(msg.seq);
   std::string payload = format_payload(msg.payload_kind, msg.payload, dict);
   if (!payload.empty()) line += " " + payload;
-  return line;
+  return terminal_safe(line);
 }
 
 std::string format_json(const Message& msg, const fields::Dictionary& dict) {
@@ -87,7 +138,7 @@ std::string format_json(const Message& msg, const fields::Dictionary& dict) {
     j["state"] = wire::state_name(msg.state);
     j["code"] = wire::code_name(msg.code);
     j["text"] = std::string(msg.text);
-    return j.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
+    return j.dump(-1, ' ', true, nlohmann::json::error_handler_t::replace);
   }
   j["seq"] = msg.seq;
   if (msg.gap) j["gap"] = true;
@@ -104,7 +155,7 @@ std::string format_json(const Message& msg, const fields::Dictionary& dict) {
     j["fields"] = std::move(fields_json);
     if (!ok) j["error"] = "malformed field list";
   }
-  return j.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
+  return j.dump(-1, ' ', true, nlohmann::json::error_handler_t::replace);
 }
 
 }  // namespace tw::client

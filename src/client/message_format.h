@@ -11,6 +11,7 @@
 //         ints as numbers; "gap":true on a gap; opaque payloads as "data" or "hex".
 #pragma once
 #include <string>
+#include <string_view>
 
 #include "client/message.h"
 #include "fields/dictionary.h"
@@ -25,5 +26,11 @@ std::string format_payload(wire::PayloadKind kind, std::span<const uint8_t> payl
 // A field's display name: the dictionary name, or "#ID" when unknown.
 std::string field_name(uint16_t id, const fields::Dictionary& dict);
 bool is_printable(std::span<const uint8_t> bytes);
+// Text from the network made safe to print on a terminal: control characters
+// (C0, DEL and the C1 range U+0080-U+009F, which includes CSI) and bytes that
+// are not valid UTF-8 become \xNN (C1: \u{NN}), so that no topic, name or
+// value can move the cursor, clear the screen or retitle the window.
+// Printable UTF-8 passes as is.
+std::string terminal_safe(std::string_view text);
 
 }  // namespace tw::client

@@ -50,6 +50,21 @@ TEST(ChannelListing, JsonCarriesEveryColumn) {
   EXPECT_NE(json.find("\"providers\":{\"p1@h:1\":1}"), std::string::npos) << json;
 }
 
+// Names a broker let through (older brokers did not check UTF-8) must not
+// abort the JSON dump (it threw a type error: exit 134) or reach the terminal raw.
+TEST(ChannelListing, OddNamesNeitherAbortNorReachTheTerminal) {
+  auto bad = row("S/\xFF\xFE", "p\x1b[2J@h:1");
+  std::string json;
+  ASSERT_NO_THROW(json = format_channel_json({bad, row("S/caf\xC3\xA9", "")}));
+  EXPECT_EQ(json.find('\x1b'), std::string::npos) << json;
+  EXPECT_NE(json.find("\"topic\":\"S/\\ufffd\\ufffd\""), std::string::npos) << json;
+  EXPECT_NE(json.find("S/caf\\u00e9"), std::string::npos) << json;
+  std::string table = format_channel_table({bad});
+  EXPECT_EQ(table.find('\x1b'), std::string::npos) << table;
+  EXPECT_NE(table.find("S/\\xff\\xfe"), std::string::npos) << table;
+  EXPECT_NE(table.find("p\\x1b[2J@h:1"), std::string::npos) << table;
+}
+
 TEST(DemoMarketSymbols, AddedSymbolGetsAnImageAndUpdates) {
   auto market = DemoMarket::create(fields::Dictionary::builtin(), 0, 1);
   ASSERT_TRUE(market.ok()) << market.error().message;

@@ -55,6 +55,29 @@ TEST(MessageFormat, OpaquePayloadsAsTextOrHex) {
   EXPECT_EQ(format_payload(wire::PayloadKind::Opaque, binary, fields::Dictionary::builtin()), "hex=00ff10");
 }
 
+TEST(MessageFormat, TerminalSafeEscapesControlsAndBadBytesOnly) {
+  EXPECT_EQ(terminal_safe("DEMO/EQ/AAPL caf\xC3\xA9 \xE2\x82\xAC"), "DEMO/EQ/AAPL caf\xC3\xA9 \xE2\x82\xAC");
+  EXPECT_EQ(terminal_safe("\x1b[2J\x1b]0;owned\x07"), "\\x1b[2J\\x1b]0;owned\\x07");  // clear screen, retitle
+  EXPECT_EQ(terminal_safe("a\rb\nc\td\x7f"), "a\\x0db\\x0ac\\x09d\\x7f");
+  EXPECT_EQ(terminal_safe("\xC2\x9B" "2J"), "\\u{9b}2J");  // C1 CSI
+  EXPECT_EQ(terminal_safe("\xFF\xC3"), "\\xff\\xc3");      // not UTF-8
+}
+
+TEST(MessageFormat, AValueCannotReachTheTerminalRaw) {
+  std::vector<uint8_t> buf(256);
+  fields::FieldListWriter w(buf);
+  w.add_string(60000, "\x1b[2J");
+  buf.resize(w.finish());
+  Message m = update_of(buf);
+  m.topic = "EVIL/\x1b]0;t\x07";
+  const std::string text = format_text(m, fields::Dictionary::builtin());
+  EXPECT_EQ(text.find('\x1b'), std::string::npos) << text;
+  EXPECT_EQ(text, "UPDATE EVIL/\\x1b]0;t\\x07 seq=13 #60000=\\x1b[2J");
+  const std::string json = format_json(m, fields::Dictionary::builtin());
+  EXPECT_EQ(json.find('\x1b'), std::string::npos) << json;
+  EXPECT_EQ(nlohmann::json::parse(json)["topic"], "EVIL/\x1b]0;t\x07");  // escaped, not lost
+}
+
 TEST(MessageFormat, MalformedFieldListIsShownNotHidden) {
   std::vector<uint8_t> junk{5, 0, 1};
   std::string text = format_payload(wire::PayloadKind::FieldList, junk, fields::Dictionary::builtin());
