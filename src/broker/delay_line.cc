@@ -62,6 +62,26 @@ void DelayLine::clear() {
   entries_.clear();
 }
 
+bool DelayLine::compact_oldest() {
+  if (entries_.size() < 2) return false;
+  Entry& older = entries_[0];
+  Entry& newer = entries_[1];
+  if (!newer.image) {  // a field list (an opaque line's entries are all images)
+    // The newer fields win, as if its messages had been recorded into the older bucket.
+    scratch_.resize(newer.fields.encoded_size());
+    newer.fields.encode(scratch_);
+    older.fields.merge(scratch_, fields::Checked::Already);
+    newer.fields = std::move(older.fields);
+    newer.image = older.image;
+    newer.messages += older.messages;
+    account(newer);
+  } else {
+    newer.messages += older.messages;  // an image replaces whatever came before it
+  }
+  pop();
+  return true;
+}
+
 size_t DelayLine::payload_size(const Entry& entry) const {
   return kind_ == wire::PayloadKind::FieldList ? entry.fields.encoded_size() : entry.opaque.size();
 }

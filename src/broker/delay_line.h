@@ -33,7 +33,8 @@ inline constexpr cache::ChannelId kDelayedChannelBit = 0x4000'0000u;
 struct DelayBudget {
   size_t max_bytes = 0;
   size_t used = 0;
-  // Past the bound new delayed subscriptions are refused; recording continues.
+  // Past the bound new delayed subscriptions are refused, and the lines that
+  // record compact their oldest entries (DelayLine::compact_oldest) to get back under it.
   bool exhausted() const { return used > max_bytes; }
 };
 
@@ -66,6 +67,11 @@ class DelayLine {
   void pop();
   // Forgets every pending entry (the live channel was released or closed).
   void clear();
+  // Merges the oldest entry into the next one (no field value lost; the
+  // merged entry is due when the next one was, so nothing goes out early; it
+  // goes out as one refresh IMAGE, as a bucket that merged several messages
+  // does). Frees what the two held beyond their union. False with under two entries.
+  bool compact_oldest();
 
   // The entry as a payload for IMAGE/UPDATE; returns its size, 0 if it does not fit.
   size_t encode(const Entry& entry, std::span<uint8_t> out) const;
@@ -91,6 +97,7 @@ class DelayLine {
   DelayBudget& budget_;
   std::deque<Entry> entries_;  // oldest first; due times never decrease
   size_t bytes_ = 0;
+  std::vector<uint8_t> scratch_;  // an entry's fields while they are merged into another
 };
 
 }  // namespace tw::broker

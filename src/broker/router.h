@@ -74,6 +74,7 @@ struct RouterStats {
   uint64_t not_found_cached = 0;   // requests answered from the NOT_FOUND memory
   uint64_t stray_provider_messages = 0;  // for channels the provider was not asked for
   uint64_t channels_freed = 0;     // unused channels freed after channel_linger_ms
+  uint64_t delay_compactions = 0;  // delayed entries merged into the next to stay within delay_max_bytes
 };
 
 using Clock = std::function<uint64_t()>;  // nanoseconds, monotonic

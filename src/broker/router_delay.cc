@@ -87,9 +87,17 @@ void Router::drop_delayed_if_unwatched(cache::Channel& ch, uint32_t delay_ms) {
   delayed_.erase(d->copy.id);  // its line gives its bytes back
 }
 
+// Over delay_max_bytes, the lines that record compact their oldest entries
+// until the budget holds or each is down to one entry: a delayed stream then
+// loses intermediate updates (one refresh IMAGE covers them, as for a
+// conflated subscriber), never a field value, and nothing comes early. The
+// busiest channels record most, so they are compacted most.
 void Router::record_delayed(cache::Channel& ch, std::span<const uint8_t> payload, bool image) {
   const uint64_t now = clock_();
-  for (DelayedStream* d : route(ch).delayed) d->line.record(payload, image, ch.seq, now);
+  for (DelayedStream* d : route(ch).delayed) {
+    d->line.record(payload, image, ch.seq, now);
+    while (delay_budget_.exhausted() && d->line.compact_oldest()) ++stats_.delay_compactions;
+  }
 }
 
 void Router::fan_out_delayed_status(cache::Channel& ch, wire::ChannelState state, wire::Code code,

@@ -276,6 +276,55 @@ TEST_F(RouterDelayTest, NewDelayedSubscriptionsAreRefusedPastTheBound) {
   EXPECT_TRUE(tight.subscribe(&late, "NYSE/>", SlowPolicy::Default, 0, 1'000).ok());
 }
 
+// Issue 18: one delayed subscription to ">" with a long delay grew without
+// limit. Recording now compacts the oldest entries past delay_max_bytes:
+// memory stays near the bound, nothing arrives early, and once everything is
+// due the delayed state is the live one (intermediate updates merged away).
+TEST_F(RouterDelayTest, AnExistingDelayedSubscriptionStaysWithinTheBound) {
+  constexpr size_t kBound = 64 << 10;
+  limits = limits_with(kBound);
+  limits.delay_bucket_ms = 10;
+  Router tight{limits, fanout, [this] { return now; }};
+  std::vector<cache::ChannelId> ids(20);
+  for (size_t c = 0; c < ids.size(); ++c) {
+    ASSERT_TRUE(tight.advertise("NYSE/EQ/S" + std::to_string(c), wire::PayloadKind::FieldList, ids[c]).ok());
+  }
+  ASSERT_TRUE(tight.subscribe(&delayed, ">", SlowPolicy::Default, 0, 3'600'000).ok());
+  size_t most = 0;
+  const std::string text(200, 'x');
+  for (int round = 0; round < 400; ++round) {  // 400 buckets x 20 channels x ~250 B: ~2 MB without the bound
+    for (size_t c = 0; c < ids.size(); ++c) {
+      std::vector<uint8_t> buf(512);
+      fields::FieldListWriter w(buf);
+      w.add_int(22, round);
+      w.add_string(static_cast<uint16_t>(100 + round % 50), text);
+      buf.resize(w.finish());
+      ASSERT_TRUE(tight.publish(ids[c], buf, false).ok());
+    }
+    published_at[round] = now;
+    now += 20 * kMs;
+    tight.on_tick();
+    most = std::max(most, tight.delayed_bytes());
+  }
+  EXPECT_GT(tight.stats().delay_compactions, 0u);
+  // Within the bound, but for one merged entry per stream, which no compaction can shrink.
+  EXPECT_LE(most, kBound + ids.size() * 16 * 1024) << most;
+  EXPECT_TRUE(delayed.arrivals.empty());  // nothing early: the delay is an hour
+  for (const uint64_t end = now + 3'601 * kSec; now < end;) {
+    now += 50 * kMs;
+    tight.on_tick();
+  }
+  size_t streams = 0;
+  for (const auto& [id, image] : delayed.state) {
+    if (!(id & kDelayedChannelBit)) continue;
+    ++streams;
+    EXPECT_EQ(delayed.value(id, 22), 399) << id;
+  }
+  EXPECT_EQ(streams, ids.size());
+  EXPECT_LE(delayed.arrivals.size(), 2 * ids.size());  // merged: an image and a refresh per stream at most
+  expect_nothing_early(delayed, 3'600 * kSec);
+}
+
 TEST_F(RouterDelayTest, TheRecordingEndsWithItsLastSubscriber) {
   auto ibm = advertise("NYSE/EQ/IBM");
   publish_bid(ibm, 1);
