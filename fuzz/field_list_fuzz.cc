@@ -1,13 +1,15 @@
 // Fuzzes field-list validation and the last-value image merge. For any bytes:
 // validate() and FieldImage::merge() must agree; a rejected payload must leave
 // the image unchanged; an accepted one must give an image whose encoding is
-// itself valid and re-encodes byte-identically after replace().
+// itself valid and re-encodes byte-identically after replace(). why_invalid()
+// agrees with validate(), and an accepted payload's STRING values are UTF-8.
 #include <cstdio>
 #include <cstdlib>
 #include <span>
 #include <vector>
 
 #include "fields/field_list.h"
+#include "wire/utf8.h"
 
 namespace {
 
@@ -44,9 +46,15 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   std::span<const uint8_t> payload(data, size);
   bool valid = validate(payload);
 
+  if ((why_invalid(payload) == Invalid::None) != valid) fail("why_invalid() and validate() disagree");
   size_t entries = 0;
-  bool walked = for_each(payload, [&](uint16_t, const FieldValue&) { ++entries; });
+  bool text_ok = true;
+  bool walked = for_each(payload, [&](uint16_t, const FieldValue& v) {
+    ++entries;
+    if (v.type == FieldType::String) text_ok = text_ok && tw::wire::valid_utf8(v.s);
+  });
   if (valid && !walked) fail("validate() accepted what for_each() rejects");
+  if (valid && !text_ok) fail("validate() accepted a STRING value that is not UTF-8");
 
   FieldImage image = seeded_image();
   std::vector<uint8_t> before = encode_image(image);

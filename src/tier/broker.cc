@@ -135,6 +135,12 @@ struct Broker::Impl {
               static_cast<unsigned long>(c.conflated_channels), static_cast<unsigned long>(c.refresh_images),
               static_cast<unsigned long>(c.dropped_messages), static_cast<unsigned long>(c.slow_consumers));
     }
+    const broker::RouterStats& r = sum.router;
+    if (r.channels_freed != 0 || r.delay_compactions != 0 || c.channel_quota_hits != 0) {
+      TW_INFO("bounds: %lu unused channels freed, %lu delayed entries compacted, %lu channel quota refusals",
+              static_cast<unsigned long>(r.channels_freed), static_cast<unsigned long>(r.delay_compactions),
+              static_cast<unsigned long>(c.channel_quota_hits));
+    }
     TW_INFO("stopped: %lu connections served, %lu publishes, %lu deliveries, max loop turn %lu us",
             static_cast<unsigned long>(c.connections_accepted), static_cast<unsigned long>(sum.router.publishes),
             static_cast<unsigned long>(sum.router.deliveries),
