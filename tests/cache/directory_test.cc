@@ -146,5 +146,34 @@ TEST(ChannelDirectory, ConcurrentInterningAgreesOnEveryId) {
   }
 }
 
+// The gateway frees a channel only when no publisher holds its name; a
+// REGISTER that comes after the free gets a new id, never the freed one.
+TEST(ChannelDirectory, PublisherHoldsKeepANameUntilReleased) {
+  ChannelDirectory dir(2, 10);
+  auto held = dir.intern("A/B", PayloadKind::FieldList, true, true);
+  ASSERT_EQ(held.result, ChannelDirectory::Intern::Ok);
+  EXPECT_TRUE(held.created);
+  auto again = dir.intern("A/B", PayloadKind::FieldList, true, true);  // a second publisher
+  EXPECT_FALSE(again.created);
+  EXPECT_EQ(again.id, held.id);
+  EXPECT_FALSE(dir.forget_if_unheld("A/B", held.id));
+  EXPECT_FALSE(dir.release("A/B"));  // one hold left
+  EXPECT_FALSE(dir.forget_if_unheld("A/B", held.id));
+  EXPECT_TRUE(dir.release("A/B"));
+  EXPECT_TRUE(dir.forget_if_unheld("A/B", held.id));
+  auto renamed = dir.intern("A/B", PayloadKind::Opaque);  // gone: a new channel, of any kind
+  EXPECT_TRUE(renamed.created);
+  EXPECT_NE(renamed.id, held.id);
+  EXPECT_TRUE(dir.forget_if_unheld("A/B", held.id));  // the old id's name is long gone: nothing to do
+  EXPECT_EQ(dir.intern("A/B", PayloadKind::Opaque).id, renamed.id);
+}
+
+TEST(ChannelDirectory, MayCreateRefusesOnlyNewTopics) {
+  ChannelDirectory dir(1, 10);
+  ASSERT_EQ(dir.intern("A/B", PayloadKind::FieldList).result, ChannelDirectory::Intern::Ok);
+  EXPECT_EQ(dir.intern("A/B", PayloadKind::FieldList, false).result, ChannelDirectory::Intern::Ok);
+  EXPECT_EQ(dir.intern("A/C", PayloadKind::FieldList, false).result, ChannelDirectory::Intern::NotCreated);
+}
+
 }  // namespace
 }  // namespace tw::cache
