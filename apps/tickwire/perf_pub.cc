@@ -1,6 +1,6 @@
 // tickwire perf pub: the load generator of `tickwire perf` (docs/perf.md).
 //   tickwire perf pub --topics N --rate R --size B [--seconds D] [--count C] [--prefix PERF]
-//       [--transport native|mqtt|nats] [--server HOST:PORT] [--id K] [--topic-offset O]
+//       [--transport native|mqtt|nats|mqtt-raw|nats-raw] [--server HOST:PORT] [--id K] [--topic-offset O]
 //       [--probe-rate P] [--skip-seq S] [--clock monotonic|realtime] [--json]
 #include <cstdio>
 #include <memory>
@@ -74,8 +74,8 @@ void add_perf_pub_command(CLI::App& perf, const CommonOptions& common, int& exit
   cmd->add_option("--seconds", p.seconds, "how long to publish, 0 = until --count")->check(CLI::NonNegativeNumber);
   cmd->add_option("--count", p.count, "stop after this many load messages (0 = no limit)");
   cmd->add_option("--prefix", p.prefix, "topic prefix");
-  cmd->add_option("--transport", opts->transport, "native, mqtt or nats")
-      ->check(CLI::IsMember({"native", "mqtt", "nats"}));
+  cmd->add_option("--transport", opts->transport, "native, mqtt, nats, mqtt-raw or nats-raw")
+      ->check(CLI::IsMember(perf::transport_names()));
   cmd->add_option("--id", p.publisher_id, "publisher id written in every header")
       ->check(CLI::Range(0u, perf::kMaxPublisherId - 1));
   cmd->add_option("--topic-offset", p.topic_offset, "index of the first topic");

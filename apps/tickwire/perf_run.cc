@@ -172,7 +172,7 @@ void add_perf_run_command(CLI::App& perf, const CommonOptions& common, int& exit
   CLI::App* cmd = perf.add_subcommand("run", "start a broker and load processes, measure, report");
   cmd->add_option("--mode", o->mode, "throughput, latency or sweep")
       ->check(CLI::IsMember({"throughput", "latency", "sweep"}));
-  cmd->add_option("--transport", o->transport, "native, mqtt or nats")->check(CLI::IsMember({"native", "mqtt", "nats"}));
+  cmd->add_option("--transport", o->transport, "native, mqtt, nats, mqtt-raw or nats-raw")->check(CLI::IsMember(perf::transport_names()));
   auto* server = cmd->add_option("--server", o->server, "use a running broker at HOST:PORT");
   cmd->add_option("--broker-cmd", o->broker_cmd, "start this broker command; {port} is replaced by a free port")
       ->excludes(server);

@@ -1,5 +1,5 @@
 // tickwire perf sub: the measuring consumer of `tickwire perf` (docs/perf.md).
-//   tickwire perf sub PATTERN | --prefix P --topics T [--groups G --group g]   [--seconds D] [--transport native|mqtt|nats] [--server HOST:PORT]
+//   tickwire perf sub PATTERN | --prefix P --topics T [--groups G --group g]   [--seconds D] [--transport native|mqtt|nats|mqtt-raw|nats-raw] [--server HOST:PORT]
 //       [--json] [--expect-publishers N] [--idle-exit-ms M] [--wait-ms W] [--clock monotonic|realtime]
 //       [--connections K] [--probe-log FILE]
 #include <poll.h>
@@ -278,8 +278,8 @@ void add_perf_sub_command(CLI::App& perf, const CommonOptions& common, int& exit
   cmd->add_option("--group", opts->group, "without PATTERN: this subscriber's group g < G");
   cmd->add_option("--seconds", opts->seconds, "stop this long after the first message, 0 = no limit")
       ->check(CLI::NonNegativeNumber);
-  cmd->add_option("--transport", opts->transport, "native, mqtt or nats")
-      ->check(CLI::IsMember({"native", "mqtt", "nats"}));
+  cmd->add_option("--transport", opts->transport, "native, mqtt, nats, mqtt-raw or nats-raw")
+      ->check(CLI::IsMember(perf::transport_names()));
   cmd->add_option("--clock", opts->clock, "clock the publishers stamp with: monotonic or realtime")
       ->check(CLI::IsMember({"monotonic", "realtime"}));
   cmd->add_flag("--json", opts->json, "per-second lines and the summary as JSON lines");
