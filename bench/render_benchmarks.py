@@ -19,7 +19,8 @@ BROKERS = [("tickwire", "Tickwire (native)"), ("nats", "nats-server (NATS, raw c
            ("mqtt", "mosquitto (MQTT, raw client)")]
 # Rows a run has only when it measured them: the peers driven through their client libraries (what a
 # user's application gets), TLS, and an earlier build of the broker.
-EXTRA_BROKERS = [("nats-libnats", "nats-server through libnats"),
+EXTRA_BROKERS = [("tickwire-fields", "Tickwire (native, 20-field lists)"),
+                 ("nats-libnats", "nats-server through libnats"),
                  ("mqtt-libmosquitto", "mosquitto through libmosquitto"),
                  ("tickwire-tls", "Tickwire (native over TLS)"),
                  ("tickwire-before", "Tickwire, earlier build (TICKWIRED_BEFORE)")]
@@ -245,8 +246,24 @@ def render_targets(results):
                        f"p99 {t['p99'] - f['p99']:+.1f} µs")
     else:
         out.append("- 100K msg/s latency targets: not measured")
-    out += tls_targets(results) + before_after(results)
+    out += field_list_line(results) + tls_targets(results) + before_after(results)
     return "\n".join(out) + "\n"
+
+
+def field_list_line(results):
+    """W3 with field-list payloads: latency beside opaque payloads, and the fields every subscriber found missing."""
+    r = load(results, "w3", "tickwire-fields")
+    if not r:
+        return []
+    trials = [t for t in r["trials"] if t.get("phase") == "latency"]
+    missing = sum(t.get("missing_fids", 0) for t in trials)
+    wrong = sum(t.get("wrong_values", 0) for t in trials)
+    out = [f"- W3 with 20-field lists (updates merged into the image, every field checked): MISSING FIDS {missing}, "
+           f"wrong values {wrong}, lost {sum(t.get('lost', 0) for t in trials)} over {len(trials)} runs"]
+    for rate, fl, op in w3_pairs(results, "tickwire-fields", "tickwire"):
+        out.append(f"  - at {num(rate)} msg/s: p50 {fl['p50']:.1f} µs, p99 {fl['p99']:.1f} µs "
+                   f"(opaque 100 B: {op['p50']:.1f} / {op['p99']:.1f} µs)")
+    return out
 
 
 def tls_targets(results):

@@ -5,6 +5,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "perf/field_payload.h"
 #include "perf/probe.h"
 
 namespace tw::perf {
@@ -85,7 +86,15 @@ void Consumer::check_sequence(Stream& s, uint64_t seq) {
 }
 
 void Consumer::on_message(std::span<const uint8_t> payload, bool is_initial_image, uint64_t now_ns) {
-  auto header = decode_probe(payload);
+  std::optional<ProbeHeader> header;
+  if (fields_ > 0) {
+    FieldCheck check = check_fields(payload, fields_);
+    header = check.header;
+    totals_.missing_fids += check.missing;
+    totals_.wrong_values += check.wrong;
+  } else {
+    header = decode_probe(payload);
+  }
   Stream* s = header ? stream(header->publisher_id, header->topic_index) : nullptr;
   if (s == nullptr) {
     ++totals_.malformed;
@@ -211,6 +220,8 @@ std::string summary_json(const SubSummary& s) {
                               {"late_joins", t.late_joins},
                               {"before_join", t.before_join},
                               {"malformed", t.malformed},
+                              {"missing_fids", t.missing_fids},
+                              {"wrong_values", t.wrong_values},
                               {"publishers", t.publishers},
                               {"seconds", round3(s.seconds)},
                               {"last_ns", s.last_ns},
@@ -232,7 +243,10 @@ std::string summary_text(const SubSummary& s) {
                 static_cast<unsigned long long>(t.dups), static_cast<unsigned long long>(t.late_joins),
                 static_cast<unsigned long long>(t.before_join), static_cast<unsigned long long>(t.malformed), s.cpu_s, "min", "mean", "p50", "p90", "p99", "p99.9",
                 "max");
-  return head + latency_row("all", s.latency) + latency_row("probes", s.probe_latency);
+  std::string fids;
+  if (t.missing_fids + t.wrong_values > 0)
+    fids = "         missing fids " + std::to_string(t.missing_fids) + "  wrong values " + std::to_string(t.wrong_values) + "\n";
+  return head + fids + latency_row("all", s.latency) + latency_row("probes", s.probe_latency);
 }
 
 }  // namespace tw::perf

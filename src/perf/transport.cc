@@ -98,12 +98,15 @@ std::string unique_client_id(const std::string& name) {
 }
 
 Result<std::unique_ptr<Transport>> make_transport(TransportKind kind, const std::string& client_name,
-                                                  const TlsOptions& tls) {
+                                                  const TlsOptions& tls, PayloadFormat format) {
   if (tls.on && kind != TransportKind::Native) {
     return Error{std::string("TLS is supported for the native transport only, not ") + transport_name(kind)};
   }
+  if (format == PayloadFormat::FieldList && kind != TransportKind::Native) {
+    return Error{std::string("field lists (--fields) are the native transport's only, not ") + transport_name(kind)};
+  }
   switch (kind) {
-    case TransportKind::Native: return make_native_transport(client_name, tls);
+    case TransportKind::Native: return make_native_transport(client_name, tls, format);
     case TransportKind::Mqtt: return make_mqtt_transport(client_name);
     case TransportKind::Nats: return make_nats_transport(client_name);
     case TransportKind::MqttRaw: return make_mqtt_raw_transport(client_name);

@@ -106,12 +106,16 @@ struct TlsOptions {
   bool on = false;
   std::string ca, cert, key;
 };
-// TLS is the native transport's only: an error for mqtt and nats.
+// Native channels carry opaque payloads, or field lists (perf --fields).
+enum class PayloadFormat : uint8_t { Opaque, FieldList };
+// TLS and field lists are the native transport's only: an error for the others.
 Result<std::unique_ptr<Transport>> make_transport(TransportKind kind, const std::string& client_name,
-                                                  const TlsOptions& tls = {});
+                                                  const TlsOptions& tls = {},
+                                                  PayloadFormat format = PayloadFormat::Opaque);
 
 // Each transport's factory (one file each).
-std::unique_ptr<Transport> make_native_transport(const std::string& client_name, const TlsOptions& tls);
+std::unique_ptr<Transport> make_native_transport(const std::string& client_name, const TlsOptions& tls,
+                                                 PayloadFormat format);
 std::unique_ptr<Transport> make_mqtt_transport(const std::string& client_name);
 std::unique_ptr<Transport> make_nats_transport(const std::string& client_name);
 std::unique_ptr<Transport> make_mqtt_raw_transport(const std::string& client_name);

@@ -18,7 +18,7 @@ json options_json(const RunOptions& o) {
   const TrialSpec& t = o.trial;
   return {{"mode", mode_name(o.mode)}, {"label", o.label},         {"transport", t.transport},
           {"server", t.server},        {"publishers", t.publishers}, {"subscribers", t.subscribers},
-          {"topics", t.topics},        {"fanout", t.fanout},       {"size", t.size},
+          {"topics", t.topics},        {"fanout", t.fanout},       {"size", t.size}, {"fields", t.fields},
           {"seconds", t.seconds},      {"rate", t.rate},           {"probe_rate", t.probe_rate},
           {"rates", o.rates},          {"runs", o.runs},           {"load_batch_us", t.load_batch_us},
           {"connections_per_sub", t.connections_per_sub}, {"drain_bound_ms", drain_bound_ms(t)}};
@@ -71,13 +71,13 @@ std::string header(const RunReport& r) {
 // p99 is the latency of every message at that load.
 std::string trials_table(const RunReport& r) {
   std::string out =
-      "phase      offered/s  achieved/s    delivered         lost   gaps  sat  drain ms   p99 us  broker CPU s"
+      "phase      offered/s  achieved/s    delivered         lost   gaps  mfids  sat  drain ms   p99 us  broker CPU s"
       "  past bound s  CPU us/deliv  verdict\n";
   for (const TrialRecord& record : r.trials) {
     const TrialResult& t = record.result;
     char line[320];
-    std::snprintf(line, sizeof line, "%-9s %10.0f %11.0f %12llu %12llu %6llu  %-3s %8.1f %8.1f %13.3f %13.3f %13.3f  %s\n",
-                  record.phase.c_str(), t.offered_rate, t.achieved_rate, t.received, t.lost(), t.gaps,
+    std::snprintf(line, sizeof line, "%-9s %10.0f %11.0f %12llu %12llu %6llu %6llu  %-3s %8.1f %8.1f %13.3f %13.3f %13.3f  %s\n",
+                  record.phase.c_str(), t.offered_rate, t.achieved_rate, t.received, t.lost(), t.gaps, t.missing_fids,
                   t.saturated ? "yes" : "no", t.drain_ms(), t.latency.p99, t.broker_cpu_s, t.broker_cpu_past_bound_s,
                   t.broker_cpu_per_delivery_us(), verdict_name(t.verdict));
     out += line;

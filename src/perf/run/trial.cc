@@ -40,6 +40,7 @@ std::vector<std::string> common_args(const TrialSpec& spec, const char* role) {
   std::vector<std::string> args = {spec.tickwire};
   args.insert(args.end(), spec.global_args.begin(), spec.global_args.end());
   args.insert(args.end(), {"perf", role, "--json", "--transport", spec.transport, "--server", spec.server});
+  if (spec.fields > 0) args.insert(args.end(), {"--fields", std::to_string(spec.fields)});
   return args;
 }
 
@@ -199,6 +200,8 @@ bool absorb_json_line(const std::string& line, TrialResult& result) {
     result.gaps += value.value("gaps", 0ULL);
     result.missing += value.value("missing", 0ULL);
     result.dups += value.value("dups", 0ULL);
+    result.missing_fids += value.value("missing_fids", 0ULL);
+    result.wrong_values += value.value("wrong_values", 0ULL);
     result.last_arrival_ns = std::max(result.last_arrival_ns, value.value("last_ns", 0ULL));
     if (value.contains("latency_us")) merge_latency(result.latency, value["latency_us"], first);
     if (value.contains("probe_latency_us")) merge_latency(result.probe_latency, value["probe_latency_us"], first);
@@ -212,6 +215,7 @@ void judge_trial(TrialResult& result, int fanout, double bound_ms) {
   result.expected = result.sent * static_cast<unsigned long long>(fanout);
   result.drain_bound_ms = bound_ms;
   bool lossy = !result.problems.empty() || result.gaps > 0 || result.missing > 0 ||
+               result.missing_fids > 0 || result.wrong_values > 0 ||
                result.received < result.expected || result.sent == 0;
   bool late = result.drain_ms() > bound_ms || result.broker_busy_past_bound();
   if (result.saturated) result.verdict = Verdict::Saturated;
@@ -300,6 +304,8 @@ nlohmann::json to_json(const TrialResult& r) {
           {"gaps", r.gaps},
           {"missing", r.missing},
           {"dups", r.dups},
+          {"missing_fids", r.missing_fids},
+          {"wrong_values", r.wrong_values},
           {"saturated", r.saturated},
           {"window_s", r.window_s},
           {"drain_ms", r.drain_ms()},

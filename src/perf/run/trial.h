@@ -35,6 +35,7 @@ struct TrialSpec {
   int topics = 1;
   int fanout = 1;
   int size = 100;
+  int fields = 0;               // > 0: field-list payloads of this many value fields (perf pub/sub --fields)
   double seconds = 2;
   double rate = 0;              // total over all publishers, msgs/s
   double probe_rate = 0;        // total, msgs/s; 0 = none
@@ -59,6 +60,7 @@ struct TrialResult {
   unsigned long long images = 0;    // of received: delivered as a native IMAGE (a new channel's first message)
   unsigned long long probes_received = 0;
   unsigned long long gaps = 0, missing = 0, dups = 0;
+  unsigned long long missing_fids = 0, wrong_values = 0;  // --fields: checked in every message
   bool saturated = false;       // a publisher fell behind its schedule
   double achieved_rate = 0;     // sent / publish seconds (sum over publishers)
   double window_s = 0;          // first publisher start .. last subscriber exit
