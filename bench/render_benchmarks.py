@@ -175,9 +175,10 @@ def render_tables(results):
                          f"{vs_cpu} | {num(c['steal'], 1)} |")
     lines.append("")
     lines.append("### Latency (probe messages, µs; median of runs, [min..max] over runs)\n")
-    lines.append("| Background rate | Broker | p50 | p99 | p99.9 | max | clean | broker CPU µs / delivery | p99 vs NATS | "
+    lines.append("| Background rate | Broker | p50 | p99 | p99.9 | max | σ µs / under 50 µs / over 1 ms | clean | "
+                 "broker CPU µs / delivery | p99 vs NATS | "
                  "publisher wake after a probe's due time, p50 / p99 (left out) | host steal % (worst run) |")
-    lines.append("|---:|---|---:|---:|---:|---:|---|---:|---:|---|---:|")
+    lines.append("|---:|---|---:|---:|---:|---:|---|---|---:|---:|---|---:|")
     results_w3 = {b: load(results, "w3", b) for b, _ in brokers(results)}
     points = {b: latency_points(r) for b, r in results_w3.items()}
     floors = floor_points(results)
@@ -189,7 +190,7 @@ def render_tables(results):
             if p is None and b in dict(EXTRA_BROKERS):
                 continue
             if p is None:
-                lines.append(f"| {num(rate)} | {name} | not run | | | | | | | | |")
+                lines.append(f"| {num(rate)} | {name} | not run | | | | | | | | | |")
                 continue
             m, lo, hi = p["probe_latency_us"], p["spread_min_us"], p["spread_max_us"]
             vs = ratio(m["p99"], nats["probe_latency_us"]["p99"]) if nats and b != "nats" else ""
@@ -197,14 +198,21 @@ def render_tables(results):
             late_cell = f"{late[0]:.1f} / {late[1]:.0f}" if late else "n/a"
             lines.append(f"| {num(rate)} | {name} | {m['p50']:.1f} [{lo['p50']:.0f}..{hi['p50']:.0f}] | "
                          f"{m['p99']:.1f} [{lo['p99']:.0f}..{hi['p99']:.0f}] | {m['p999']:.1f} | {m['max']:.1f} | "
-                         f"{'yes' if p['clean'] else 'NO (loss or saturation)'} | {num(p['broker_cpu_us_per_delivery'], 3)} | "
+                         f"{spread_cell(m)} | {'yes' if p['clean'] else 'NO (loss or saturation)'} | {num(p['broker_cpu_us_per_delivery'], 3)} | "
                          f"{vs} | {late_cell} | {num(steal(results_w3[b], rate), 1)} |")
         f = floors.get(rate)
         if f:
             lines.append(f"| {num(rate)} | floor: null relay | {f['p50']:.1f} [{f['p50_lo']:.0f}..{f['p50_hi']:.0f}] | "
-                         f"{f['p99']:.1f} [{f['p99_lo']:.0f}..{f['p99_hi']:.0f}] | {f['p999']:.1f} | {f['max']:.1f} | "
+                         f"{f['p99']:.1f} [{f['p99_lo']:.0f}..{f['p99_hi']:.0f}] | {f['p999']:.1f} | {f['max']:.1f} | | "
                          f"{'yes' if f['lost'] == 0 else 'NO (lost probes)'} | | | | {num(f['steal'], 1)} |")
     return "\n".join(lines) + "\n"
+
+
+def spread_cell(m):
+    """Standard deviation, share under 50 µs and count over 1 ms of the probes (n/a before perf recorded them)."""
+    if "stddev" not in m:
+        return "n/a"
+    return f"{m['stddev']:.1f} / {m['under_50us']:.0%} / {m['over_1ms']:.0f}"
 
 
 def verdict(ok):

@@ -19,7 +19,8 @@ double round3(double v) { return std::round(v * 1000.0) / 1000.0; }
 nlohmann::ordered_json latency_json(const LatencySummary& l) {
   return {{"min", round3(l.min_us)}, {"mean", round3(l.mean_us)}, {"p50", round3(l.p50_us)},
           {"p90", round3(l.p90_us)}, {"p99", round3(l.p99_us)},   {"p999", round3(l.p999_us)},
-          {"max", round3(l.max_us)}};
+          {"max", round3(l.max_us)},   {"stddev", round3(l.stddev_us)}, {"under_50us", round3(l.under_50us)},
+          {"over_1ms", l.over_1ms}};
 }
 
 std::string latency_row(const char* label, const LatencySummary& l) {
@@ -43,6 +44,9 @@ LatencySummary summarize(const Histogram& h) {
   l.p99_us = us(h.value_at_percentile(99));
   l.p999_us = us(h.value_at_percentile(99.9));
   l.max_us = us(h.max());
+  l.stddev_us = h.stddev() / 1000.0;
+  l.under_50us = static_cast<double>(h.count_at_or_below(kFastNs - 1)) / static_cast<double>(l.count);
+  l.over_1ms = l.count - h.count_at_or_below(kSlowNs);
   return l;
 }
 

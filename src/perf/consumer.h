@@ -65,8 +65,15 @@ struct ProbeArrival {
   uint64_t receive_ns = 0;
 };
 
+// The reference reports' latency figures: percentiles, the standard
+// deviation, the share of samples under 50 µs and the count over 1 ms.
+inline constexpr uint64_t kFastNs = 50'000;
+inline constexpr uint64_t kSlowNs = 1'000'000;
 struct LatencySummary {
   double min_us = 0, mean_us = 0, p50_us = 0, p90_us = 0, p99_us = 0, p999_us = 0, max_us = 0;
+  double stddev_us = 0;
+  double under_50us = 0;   // share of samples, 0..1
+  uint64_t over_1ms = 0;   // samples
   uint64_t count = 0;
 };
 LatencySummary summarize(const Histogram& histogram);

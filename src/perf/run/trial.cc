@@ -86,9 +86,13 @@ ChildSpec publisher_spec(const TrialSpec& spec, const TopicRange& range, int ind
 void merge_latency(LatencySummary& into, const json& from, bool first) {
   auto get = [&](const char* key) { return from.value(key, 0.0); };
   if (first) {
-    into = {get("min"), get("mean"), get("p50"), get("p90"), get("p99"), get("p999"), get("max")};
+    into = {get("min"), get("mean"), get("p50"), get("p90"),       get("p99"),
+            get("p999"), get("max"), get("stddev"), get("under_50us"), get("over_1ms")};
     return;
   }
+  into.stddev = std::max(into.stddev, get("stddev"));
+  into.under_50us = std::min(into.under_50us, get("under_50us"));
+  into.over_1ms += get("over_1ms");
   into.min = std::min(into.min, get("min"));
   into.mean = std::max(into.mean, get("mean"));
   into.p50 = std::max(into.p50, get("p50"));
@@ -115,6 +119,19 @@ void pump_and_absorb(std::vector<Child*>& live, TrialResult& result, int timeout
                                 std::to_string(child->exit_status()));
     return true;
   });
+}
+
+// The broker's peak RSS and each of its threads' share of a core since `start`.
+void record_broker_threads(pid_t pid, const std::map<std::string, double>& start, Clock::time_point since,
+                           TrialResult& result) {
+  if (pid <= 0) return;
+  if (auto kib = peak_rss_kib(pid)) result.broker_peak_rss_kib = *kib;
+  double window = std::chrono::duration<double>(Clock::now() - since).count();
+  if (window <= 0) return;
+  for (const auto& [name, seconds] : thread_cpu_seconds(pid)) {
+    auto before = start.find(name);
+    result.broker_thread_cores[name] = (seconds - (before != start.end() ? before->second : 0)) / window;
+  }
 }
 
 void sample_broker_cpu(pid_t pid, CpuTimeline& timeline) {
@@ -251,6 +268,7 @@ Result<TrialResult> run_trial(const TrialSpec& spec) {
 
   CpuTimeline broker_cpu;
   sample_broker_cpu(spec.broker_pid, broker_cpu);
+  auto threads_start = spec.broker_pid > 0 ? thread_cpu_seconds(spec.broker_pid) : std::map<std::string, double>{};
   auto machine_start = machine_ticks();
   auto window_start = Clock::now();
   std::vector<Child> pubs;
@@ -268,6 +286,7 @@ Result<TrialResult> run_trial(const TrialSpec& spec) {
     sample_broker_cpu(spec.broker_pid, broker_cpu);
   }
   sample_broker_cpu(spec.broker_pid, broker_cpu);
+  record_broker_threads(spec.broker_pid, threads_start, window_start, result);
   result.steal_pct = steal_percent(machine_start, machine_ticks());
   result.window_s = std::chrono::duration<double>(Clock::now() - window_start).count();
   if (!live_pubs.empty() || !live_subs.empty())
@@ -288,7 +307,8 @@ Result<TrialResult> run_trial(const TrialSpec& spec) {
 
 nlohmann::json to_json(const LatencySummary& l) {
   return {{"min", l.min}, {"mean", l.mean}, {"p50", l.p50}, {"p90", l.p90},
-          {"p99", l.p99}, {"p999", l.p999}, {"max", l.max}};
+          {"p99", l.p99}, {"p999", l.p999}, {"max", l.max}, {"stddev", l.stddev},
+          {"under_50us", l.under_50us}, {"over_1ms", l.over_1ms}};
 }
 
 nlohmann::json to_json(const TrialResult& r) {
@@ -304,6 +324,8 @@ nlohmann::json to_json(const TrialResult& r) {
           {"gaps", r.gaps},
           {"missing", r.missing},
           {"dups", r.dups},
+          {"broker_peak_rss_kib", r.broker_peak_rss_kib},
+          {"broker_thread_cores", r.broker_thread_cores},
           {"missing_fids", r.missing_fids},
           {"wrong_values", r.wrong_values},
           {"saturated", r.saturated},
