@@ -46,19 +46,21 @@ endforeach()
 set_target_properties(tickwire_shared PROPERTIES EXPORT_NAME client VERSION ${PROJECT_VERSION}
                       SOVERSION ${PROJECT_VERSION_MAJOR})
 
+# Components: lib (the shared object) and dev (the rest), the packages of cmake/debian_package.cmake.
 install(TARGETS tickwire_static tickwire_shared EXPORT TickwireTargets
-        ARCHIVE DESTINATION ${CMAKE_INSTALL_LIBDIR} LIBRARY DESTINATION ${CMAKE_INSTALL_LIBDIR})
-install(EXPORT TickwireTargets NAMESPACE Tickwire:: DESTINATION ${CMAKE_INSTALL_LIBDIR}/cmake/Tickwire)
+        ARCHIVE DESTINATION ${CMAKE_INSTALL_LIBDIR} COMPONENT dev
+        LIBRARY DESTINATION ${CMAKE_INSTALL_LIBDIR} COMPONENT lib NAMELINK_COMPONENT dev)
+install(EXPORT TickwireTargets NAMESPACE Tickwire:: DESTINATION ${CMAKE_INSTALL_LIBDIR}/cmake/Tickwire COMPONENT dev)
 configure_package_config_file(${CMAKE_SOURCE_DIR}/cmake/TickwireConfig.cmake.in
                               ${CMAKE_BINARY_DIR}/TickwireConfig.cmake
                               INSTALL_DESTINATION ${CMAKE_INSTALL_LIBDIR}/cmake/Tickwire)
 write_basic_package_version_file(${CMAKE_BINARY_DIR}/TickwireConfigVersion.cmake COMPATIBILITY SameMajorVersion)
 install(FILES ${CMAKE_BINARY_DIR}/TickwireConfig.cmake ${CMAKE_BINARY_DIR}/TickwireConfigVersion.cmake
-        DESTINATION ${CMAKE_INSTALL_LIBDIR}/cmake/Tickwire)
+        DESTINATION ${CMAKE_INSTALL_LIBDIR}/cmake/Tickwire COMPONENT dev)
 # The prefix is found from the .pc file's own place, so `cmake --install --prefix P` works for any P.
 file(RELATIVE_PATH TW_PC_TO_PREFIX /${CMAKE_INSTALL_LIBDIR}/pkgconfig /)
 configure_file(${CMAKE_SOURCE_DIR}/cmake/tickwire.pc.in ${CMAKE_BINARY_DIR}/tickwire.pc @ONLY)
-install(FILES ${CMAKE_BINARY_DIR}/tickwire.pc DESTINATION ${CMAKE_INSTALL_LIBDIR}/pkgconfig)
+install(FILES ${CMAKE_BINARY_DIR}/tickwire.pc DESTINATION ${CMAKE_INSTALL_LIBDIR}/pkgconfig COMPONENT dev)
 install(CODE "
   foreach(header ${TW_PUBLIC_HEADERS})
     file(READ \"${CMAKE_SOURCE_DIR}/src/\${header}\" text)
@@ -67,4 +69,4 @@ install(CODE "
     file(MAKE_DIRECTORY \"\$ENV{DESTDIR}\${CMAKE_INSTALL_PREFIX}/${CMAKE_INSTALL_INCLUDEDIR}/tickwire/\${dir}\")
     file(WRITE \"\$ENV{DESTDIR}\${CMAKE_INSTALL_PREFIX}/${CMAKE_INSTALL_INCLUDEDIR}/tickwire/\${header}\" \"\${text}\")
     message(STATUS \"Installing: \$ENV{DESTDIR}\${CMAKE_INSTALL_PREFIX}/${CMAKE_INSTALL_INCLUDEDIR}/tickwire/\${header}\")
-  endforeach()")
+  endforeach()" COMPONENT dev)
