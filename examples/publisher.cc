@@ -4,8 +4,8 @@
 #include <cstdio>
 #include <vector>
 
-#include "client/client.h"
-#include "fields/field_list.h"
+#include <tickwire/client/client.h>
+#include <tickwire/fields/field_list.h>
 
 using namespace tw;
 

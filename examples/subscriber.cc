@@ -4,8 +4,8 @@
 #include <csignal>
 #include <cstdio>
 
-#include "client/client.h"
-#include "client/message_format.h"
+#include <tickwire/client/client.h>
+#include <tickwire/client/message_format.h>
 
 using namespace tw;
 

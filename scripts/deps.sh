@@ -13,6 +13,10 @@ PACKAGES=(
   libgtest-dev libgmock-dev libbenchmark-dev libtomlplusplus-dev libcli11-dev nlohmann-json3-dev
   # TLS listeners and clients (OpenSSL 3), and the openssl tool the TLS tests drive as an external client
   libssl-dev openssl
+  # systemd readiness and watchdog of the packaged service; pkg-config finds it (and tests the installed client)
+  libsystemd-dev pkg-config
+  # the Debian package's check (tests/package)
+  lintian dpkg-dev fakeroot
   # optional: NUMA node of each cpu, for thread placement (src/base/affinity.cc)
   libnuma-dev
   # peers for the perf comparison tooling, and python for its scripts

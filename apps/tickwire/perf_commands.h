@@ -11,6 +11,10 @@ namespace tw::cli {
 inline perf::TlsOptions perf_tls(const CommonOptions& common) {
   return {wants_tls(common), common.ca, common.cert, common.key};
 }
+// --fields N: field lists when N > 0.
+inline perf::PayloadFormat payload_format(uint32_t fields) {
+  return fields > 0 ? perf::PayloadFormat::FieldList : perf::PayloadFormat::Opaque;
+}
 // The global TLS flags as arguments, for the perf pub and perf sub processes perf run starts.
 inline std::vector<std::string> tls_args(const CommonOptions& common) {
   std::vector<std::string> args;

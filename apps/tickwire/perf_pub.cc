@@ -1,6 +1,6 @@
 // tickwire perf pub: the load generator of `tickwire perf` (docs/perf.md).
 //   tickwire perf pub --topics N --rate R --size B [--seconds D] [--count C] [--prefix PERF]
-//       [--transport native|mqtt|nats] [--server HOST:PORT] [--id K] [--topic-offset O]
+//       [--transport native|mqtt|nats|mqtt-raw|nats-raw] [--server HOST:PORT] [--id K] [--topic-offset O]
 //       [--probe-rate P] [--skip-seq S] [--clock monotonic|realtime] [--json]
 #include <cstdio>
 #include <memory>
@@ -9,6 +9,7 @@
 #include "perf/pacer.h"
 #include "perf/producer.h"
 #include "perf/transport.h"
+#include "perf/field_payload.h"
 #include "perf_commands.h"
 
 namespace tw::cli {
@@ -42,7 +43,7 @@ int run_perf_pub(PerfPubOptions opts, const CommonOptions& common) {
   if (!server) return fail(server.error().message);
 
   auto made = perf::make_transport(*kind, "tickwire-perf-pub-" + std::to_string(opts.producer.publisher_id),
-                                   perf_tls(common));
+                                   perf_tls(common), payload_format(opts.producer.fields));
   if (!made) return fail(made.error().message);
   auto transport = std::move(*made);
   perf::Producer producer(*transport, opts.producer);
@@ -72,10 +73,14 @@ void add_perf_pub_command(CLI::App& perf, const CommonOptions& common, int& exit
   cmd->add_option("--size", p.payload_size, "payload bytes, >= 32 (the probe header)")
       ->check(CLI::Range(perf::kProbeHeaderSize, size_t{16u << 20}));
   cmd->add_option("--seconds", p.seconds, "how long to publish, 0 = until --count")->check(CLI::NonNegativeNumber);
+  cmd->add_option("--fields", p.fields,
+                  "publish field lists of this many value fields (native only; replaces --size): the probe header "
+                  "in FID 1, FID 100+i = seq * 1000 + i")
+      ->check(CLI::Range(0u, perf::kMaxFields));
   cmd->add_option("--count", p.count, "stop after this many load messages (0 = no limit)");
   cmd->add_option("--prefix", p.prefix, "topic prefix");
-  cmd->add_option("--transport", opts->transport, "native, mqtt or nats")
-      ->check(CLI::IsMember({"native", "mqtt", "nats"}));
+  cmd->add_option("--transport", opts->transport, "native, mqtt, nats, mqtt-raw or nats-raw")
+      ->check(CLI::IsMember(perf::transport_names()));
   cmd->add_option("--id", p.publisher_id, "publisher id written in every header")
       ->check(CLI::Range(0u, perf::kMaxPublisherId - 1));
   cmd->add_option("--topic-offset", p.topic_offset, "index of the first topic");

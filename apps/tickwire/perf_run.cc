@@ -14,6 +14,7 @@
 #include "perf/run/broker.h"
 #include "perf/run/orchestrator.h"
 #include "perf/run/report.h"
+#include "perf/field_payload.h"
 #include "perf_commands.h"
 
 namespace tw::cli {
@@ -39,6 +40,7 @@ struct PerfRunOptions {
   int topics = 1;
   int fanout = 1;
   int size = 100;
+  int fields = 0;
   double seconds = 0;  // 0: kThroughputTrialSeconds or kLatencyTrialSeconds
   double drain_bound_ms = 0;  // 0: run::default_drain_bound_ms(seconds)
   double rate = 0;  // 0: 50,000 start (throughput), 10,000 (latency)
@@ -93,6 +95,7 @@ Result<run::RunOptions> build_options(const PerfRunOptions& o) {
   t.topics = o.topics;
   t.fanout = o.fanout;
   t.size = o.size;
+  t.fields = o.fields;
   double default_seconds = *mode == run::Mode::Throughput ? kThroughputTrialSeconds : kLatencyTrialSeconds;
   t.seconds = o.seconds > 0 ? o.seconds : default_seconds;
   t.drain_bound_ms = o.drain_bound_ms;
@@ -172,7 +175,7 @@ void add_perf_run_command(CLI::App& perf, const CommonOptions& common, int& exit
   CLI::App* cmd = perf.add_subcommand("run", "start a broker and load processes, measure, report");
   cmd->add_option("--mode", o->mode, "throughput, latency or sweep")
       ->check(CLI::IsMember({"throughput", "latency", "sweep"}));
-  cmd->add_option("--transport", o->transport, "native, mqtt or nats")->check(CLI::IsMember({"native", "mqtt", "nats"}));
+  cmd->add_option("--transport", o->transport, "native, mqtt, nats, mqtt-raw or nats-raw")->check(CLI::IsMember(perf::transport_names()));
   auto* server = cmd->add_option("--server", o->server, "use a running broker at HOST:PORT");
   cmd->add_option("--broker-cmd", o->broker_cmd, "start this broker command; {port} is replaced by a free port")
       ->excludes(server);
@@ -185,6 +188,10 @@ void add_perf_run_command(CLI::App& perf, const CommonOptions& common, int& exit
   cmd->add_option("--fanout", o->fanout, "subscribers receiving each message (divides --subscribers)")
       ->check(CLI::PositiveNumber);
   cmd->add_option("--size", o->size, "payload bytes (>= 32)")->check(CLI::Range(32, 1 << 24));
+  cmd->add_option("--fields", o->fields,
+                  "field-list payloads of this many value fields (native; replaces --size), every field checked "
+                  "by the subscribers: MISSING FIDS")
+      ->check(CLI::Range(0, static_cast<int>(perf::kMaxFields)));
   cmd->add_option("--seconds", o->seconds, "seconds per trial (default 5 for throughput, 2 for latency and sweep)")
       ->check(CLI::PositiveNumber);
   cmd->add_option("--drain-bound-ms", o->drain_bound_ms,

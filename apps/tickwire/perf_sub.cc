@@ -1,5 +1,5 @@
 // tickwire perf sub: the measuring consumer of `tickwire perf` (docs/perf.md).
-//   tickwire perf sub PATTERN | --prefix P --topics T [--groups G --group g]   [--seconds D] [--transport native|mqtt|nats] [--server HOST:PORT]
+//   tickwire perf sub PATTERN | --prefix P --topics T [--groups G --group g]   [--seconds D] [--transport native|mqtt|nats|mqtt-raw|nats-raw] [--server HOST:PORT]
 //       [--json] [--expect-publishers N] [--idle-exit-ms M] [--wait-ms W] [--clock monotonic|realtime]
 //       [--connections K] [--probe-log FILE]
 #include <poll.h>
@@ -17,6 +17,7 @@
 #include "perf/cpu_time.h"
 #include "perf/probe.h"
 #include "perf/transport.h"
+#include "perf/field_payload.h"
 #include "perf_commands.h"
 
 namespace tw::cli {
@@ -43,6 +44,7 @@ struct PerfSubOptions {
   uint64_t wait_ms = 0;
   uint32_t connections = 1;  // subscribers hosted by this process, same topics each
   std::string probe_log;     // append every probe's send and arrival time here at the end
+  uint32_t fields = 0;       // > 0: field-list payloads of this many value fields, each checked
 };
 
 int fail(const std::string& message) {
@@ -239,9 +241,10 @@ int run_perf_sub(const PerfSubOptions& opts, const CommonOptions& common) {
   std::vector<std::unique_ptr<Connection>> connections;
   for (uint32_t i = 0; i < opts.connections; ++i) {
     auto c = std::make_unique<Connection>();
-    auto made = perf::make_transport(*kind, "tickwire-perf-sub", perf_tls(common));
+    auto made = perf::make_transport(*kind, "tickwire-perf-sub", perf_tls(common), payload_format(opts.fields));
     if (!made) return fail(made.error().message);
     c->transport = std::move(*made);
+    c->consumer = perf::Consumer(opts.fields);
     perf::Consumer& consumer = c->consumer;
     if (!opts.probe_log.empty()) consumer.keep_probe_arrivals(kProbeLogCapacity);
     perf::ClockKind clock_kind = *clock;
@@ -278,8 +281,8 @@ void add_perf_sub_command(CLI::App& perf, const CommonOptions& common, int& exit
   cmd->add_option("--group", opts->group, "without PATTERN: this subscriber's group g < G");
   cmd->add_option("--seconds", opts->seconds, "stop this long after the first message, 0 = no limit")
       ->check(CLI::NonNegativeNumber);
-  cmd->add_option("--transport", opts->transport, "native, mqtt or nats")
-      ->check(CLI::IsMember({"native", "mqtt", "nats"}));
+  cmd->add_option("--transport", opts->transport, "native, mqtt, nats, mqtt-raw or nats-raw")
+      ->check(CLI::IsMember(perf::transport_names()));
   cmd->add_option("--clock", opts->clock, "clock the publishers stamp with: monotonic or realtime")
       ->check(CLI::IsMember({"monotonic", "realtime"}));
   cmd->add_flag("--json", opts->json, "per-second lines and the summary as JSON lines");
@@ -291,6 +294,9 @@ void add_perf_sub_command(CLI::App& perf, const CommonOptions& common, int& exit
       ->check(CLI::Range(1, 1000));
   cmd->add_option("--probe-log", opts->probe_log,
                   "at the end, append each probe's connection, send_ns and arrival time to this file");
+  cmd->add_option("--fields", opts->fields,
+                  "payloads are field lists of this many value fields (native only): every field is checked")
+      ->check(CLI::Range(0u, perf::kMaxFields));
   cmd->add_option("--wait-ms", opts->wait_ms, "give up (exit 1) if no message came within this long, 0 = wait forever");
   cmd->callback([opts, &common, &exit_code]() { exit_code = run_perf_sub(*opts, common); });
 }

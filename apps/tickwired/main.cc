@@ -18,6 +18,7 @@
 #include "base/log.h"
 #include "tier/broker.h"
 #include "command_line.h"
+#include "systemd.h"
 
 namespace {
 
@@ -96,7 +97,12 @@ int serve(const tw::tickwired::Invocation& invocation) {
       return tw::tickwired::kExitRuntimeError;
     }
   }
+  tw::tickwired::Systemd systemd;
+  systemd.ready();
+  systemd.start_watchdog(broker);
   broker.run();
+  systemd.stopping();
+  systemd.stop_watchdog();
   g_broker = nullptr;
   return tw::tickwired::kExitOk;
 }

@@ -5,6 +5,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "perf/field_payload.h"
 #include "perf/probe.h"
 
 namespace tw::perf {
@@ -18,7 +19,8 @@ double round3(double v) { return std::round(v * 1000.0) / 1000.0; }
 nlohmann::ordered_json latency_json(const LatencySummary& l) {
   return {{"min", round3(l.min_us)}, {"mean", round3(l.mean_us)}, {"p50", round3(l.p50_us)},
           {"p90", round3(l.p90_us)}, {"p99", round3(l.p99_us)},   {"p999", round3(l.p999_us)},
-          {"max", round3(l.max_us)}};
+          {"max", round3(l.max_us)},   {"stddev", round3(l.stddev_us)}, {"under_50us", round3(l.under_50us)},
+          {"over_1ms", l.over_1ms}};
 }
 
 std::string latency_row(const char* label, const LatencySummary& l) {
@@ -42,6 +44,9 @@ LatencySummary summarize(const Histogram& h) {
   l.p99_us = us(h.value_at_percentile(99));
   l.p999_us = us(h.value_at_percentile(99.9));
   l.max_us = us(h.max());
+  l.stddev_us = h.stddev() / 1000.0;
+  l.under_50us = static_cast<double>(h.count_at_or_below(kFastNs - 1)) / static_cast<double>(l.count);
+  l.over_1ms = l.count - h.count_at_or_below(kSlowNs);
   return l;
 }
 
@@ -85,7 +90,15 @@ void Consumer::check_sequence(Stream& s, uint64_t seq) {
 }
 
 void Consumer::on_message(std::span<const uint8_t> payload, bool is_initial_image, uint64_t now_ns) {
-  auto header = decode_probe(payload);
+  std::optional<ProbeHeader> header;
+  if (fields_ > 0) {
+    FieldCheck check = check_fields(payload, fields_);
+    header = check.header;
+    totals_.missing_fids += check.missing;
+    totals_.wrong_values += check.wrong;
+  } else {
+    header = decode_probe(payload);
+  }
   Stream* s = header ? stream(header->publisher_id, header->topic_index) : nullptr;
   if (s == nullptr) {
     ++totals_.malformed;
@@ -211,6 +224,8 @@ std::string summary_json(const SubSummary& s) {
                               {"late_joins", t.late_joins},
                               {"before_join", t.before_join},
                               {"malformed", t.malformed},
+                              {"missing_fids", t.missing_fids},
+                              {"wrong_values", t.wrong_values},
                               {"publishers", t.publishers},
                               {"seconds", round3(s.seconds)},
                               {"last_ns", s.last_ns},
@@ -232,7 +247,10 @@ std::string summary_text(const SubSummary& s) {
                 static_cast<unsigned long long>(t.dups), static_cast<unsigned long long>(t.late_joins),
                 static_cast<unsigned long long>(t.before_join), static_cast<unsigned long long>(t.malformed), s.cpu_s, "min", "mean", "p50", "p90", "p99", "p99.9",
                 "max");
-  return head + latency_row("all", s.latency) + latency_row("probes", s.probe_latency);
+  std::string fids;
+  if (t.missing_fids + t.wrong_values > 0)
+    fids = "         missing fids " + std::to_string(t.missing_fids) + "  wrong values " + std::to_string(t.wrong_values) + "\n";
+  return head + fids + latency_row("all", s.latency) + latency_row("probes", s.probe_latency);
 }
 
 }  // namespace tw::perf

@@ -43,6 +43,8 @@ struct ConsumerTotals {
                             // (image seq, or seq - 1 of a late join): received +
                             // before_join = everything the publishers sent
   uint64_t malformed = 0;  // shorter than the header or ids out of range
+  uint64_t missing_fids = 0;  // --fields: value fields absent from a message (OpenMAMA's MISSING FIDS)
+  uint64_t wrong_values = 0;  // --fields: value fields whose value is not their message's
   uint64_t publishers = 0; // distinct publisher ids seen
 };
 
@@ -63,14 +65,24 @@ struct ProbeArrival {
   uint64_t receive_ns = 0;
 };
 
+// The reference reports' latency figures: percentiles, the standard
+// deviation, the share of samples under 50 µs and the count over 1 ms.
+inline constexpr uint64_t kFastNs = 50'000;
+inline constexpr uint64_t kSlowNs = 1'000'000;
 struct LatencySummary {
   double min_us = 0, mean_us = 0, p50_us = 0, p90_us = 0, p99_us = 0, p999_us = 0, max_us = 0;
+  double stddev_us = 0;
+  double under_50us = 0;   // share of samples, 0..1
+  uint64_t over_1ms = 0;   // samples
   uint64_t count = 0;
 };
 LatencySummary summarize(const Histogram& histogram);
 
 class Consumer {
  public:
+  // fields > 0: payloads are field lists of that many value fields (field_payload.h), each checked.
+  explicit Consumer(uint32_t fields = 0) : fields_(fields) {}
+
   // `now_ns` is on the clock the publishers stamp send_ns with.
   void on_message(std::span<const uint8_t> payload, bool is_initial_image, uint64_t now_ns);
 
@@ -102,6 +114,7 @@ class Consumer {
   Stream* stream(uint32_t publisher_id, uint32_t topic_index);
   void check_sequence(Stream& s, uint64_t seq);
 
+  uint32_t fields_;
   std::vector<std::vector<Stream>> streams_;  // [publisher_id][topic_index]
   size_t tracked_streams_ = 0;                // slots allocated in streams_, at most kMaxTrackedStreams
   ConsumerTotals totals_;

@@ -37,6 +37,22 @@ uint64_t Histogram::value_at_percentile(double p) const {
   return max_;
 }
 
+double Histogram::stddev() const {
+  if (count_ == 0) return 0;
+  double n = static_cast<double>(count_);
+  double mean = sum_ / n;
+  return std::sqrt(std::max(0.0, sum_squares_ / n - mean * mean));
+}
+
+uint64_t Histogram::count_at_or_below(uint64_t value) const {
+  if (count_ == 0 || value < min()) return 0;
+  if (value >= max_) return count_;
+  uint64_t seen = 0;
+  for (size_t b = bucket_of(min_); b <= bucket_of(max_) && bucket_low(b) + bucket_width(b) / 2 <= value; ++b)
+    seen += counts_[b];
+  return seen;
+}
+
 void Histogram::merge(const Histogram& other) {
   if (other.count_ == 0) return;
   const size_t last = bucket_of(other.max_);
@@ -44,6 +60,7 @@ void Histogram::merge(const Histogram& other) {
   count_ += other.count_;
   clamped_ += other.clamped_;
   sum_ += other.sum_;
+  sum_squares_ += other.sum_squares_;
   min_ = std::min(min_, other.min_);
   max_ = std::max(max_, other.max_);
 }
@@ -56,6 +73,7 @@ void Histogram::reset() {
   count_ = 0;
   clamped_ = 0;
   sum_ = 0;
+  sum_squares_ = 0;
   min_ = UINT64_MAX;
   max_ = 0;
 }

@@ -38,6 +38,7 @@ class Histogram {
     ++counts_[bucket_of(value)];
     ++count_;
     sum_ += static_cast<double>(value);
+    sum_squares_ += static_cast<double>(value) * static_cast<double>(value);
     if (value < min_) min_ = value;
     if (value > max_) max_ = value;
   }
@@ -47,6 +48,10 @@ class Histogram {
   uint64_t min() const { return count_ ? min_ : 0; }
   uint64_t max() const { return max_; }
   double mean() const { return count_ ? sum_ / static_cast<double>(count_) : 0.0; }
+  double stddev() const;  // population standard deviation, from exact sums (not buckets)
+  // Values recorded at or below `value`, counted whole buckets at a time: a
+  // bucket that straddles `value` counts when its midpoint does not exceed it.
+  uint64_t count_at_or_below(uint64_t value) const;
   // The value v such that p percent of the recorded values are <= v
   // (rank ceil(p/100 * count)), within the bucket precision; p in [0, 100].
   // 0 when empty; p = 0 gives min(), p = 100 gives max().
@@ -70,6 +75,7 @@ class Histogram {
   uint64_t count_ = 0;
   uint64_t clamped_ = 0;
   double sum_ = 0;
+  double sum_squares_ = 0;
   uint64_t min_ = UINT64_MAX;
   uint64_t max_ = 0;
 };

@@ -19,7 +19,9 @@ constexpr int kSyncTimeoutMs = 10'000;
 MessageStream::MessageStream(const ProducerOptions& options)
     : options_(options),
       next_seq_(std::max<uint32_t>(options.topics, 1), 1),
-      payload_(std::max(options.payload_size, kProbeHeaderSize), 0) {}
+      payload_(std::max(options.payload_size, kProbeHeaderSize), 0),
+      field_payload_(options.fields),
+      payload_view_(payload_) {}
 
 uint64_t MessageStream::take_seq(uint32_t local_index) {
   uint64_t seq = next_seq_[local_index]++;
@@ -37,7 +39,11 @@ uint32_t MessageStream::next(bool probe, uint64_t send_ns) {
   header.publisher_id = options_.publisher_id;
   header.topic_index = options_.topic_offset + local;
   header.flags = probe ? kFlagProbe : 0;
-  encode_probe(header, payload_);
+  if (options_.fields > 0) {
+    payload_view_ = field_payload_.build(header);
+  } else {
+    encode_probe(header, payload_);
+  }
   return local;
 }
 

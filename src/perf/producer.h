@@ -19,6 +19,7 @@
 #include <vector>
 
 #include "base/result.h"
+#include "perf/field_payload.h"
 #include "perf/histogram.h"
 #include "perf/probe.h"
 #include "perf/transport.h"
@@ -41,6 +42,7 @@ struct ProducerOptions {
   double seconds = 10;        // 0 = until count (or a stop signal)
   uint64_t count = 0;         // load messages, 0 = until seconds
   uint64_t skip_seq = 0;      // test aid: topic 0 never uses this seq (a gap of 1)
+  uint32_t fields = 0;        // > 0: field-list payloads of this many value fields (field_payload.h), not payload_size
   ClockKind clock = ClockKind::Monotonic;
 };
 
@@ -51,7 +53,7 @@ class MessageStream {
   // Writes the next message's header (load or probe, each with its own round
   // robin over the topics) and returns its local topic index.
   uint32_t next(bool probe, uint64_t send_ns);
-  std::span<const uint8_t> payload() const { return payload_; }
+  std::span<const uint8_t> payload() const { return payload_view_; }
   std::string topic_name(uint32_t local_index) const;
 
  private:
@@ -60,6 +62,8 @@ class MessageStream {
   ProducerOptions options_;
   std::vector<uint64_t> next_seq_;  // per local topic
   std::vector<uint8_t> payload_;
+  FieldPayload field_payload_;
+  std::span<const uint8_t> payload_view_;  // payload_, or the field list just built
   uint32_t next_load_topic_ = 0;
   uint32_t next_probe_topic_ = 0;
 };

@@ -1,5 +1,8 @@
 #include "perf/transport.h"
 
+#include <unistd.h>
+
+#include <atomic>
 #include <cstdlib>
 
 #include "client/options.h"
@@ -10,7 +13,17 @@ Result<TransportKind> parse_transport(std::string_view name) {
   if (name == "native") return TransportKind::Native;
   if (name == "mqtt") return TransportKind::Mqtt;
   if (name == "nats") return TransportKind::Nats;
-  return Error{"unknown transport '" + std::string(name) + "' (expected native, mqtt or nats)"};
+  if (name == "mqtt-raw") return TransportKind::MqttRaw;
+  if (name == "nats-raw") return TransportKind::NatsRaw;
+  return Error{"unknown transport '" + std::string(name) + "' (expected native, mqtt, nats, mqtt-raw or nats-raw)"};
+}
+
+std::vector<std::string> transport_names() {
+  std::vector<std::string> names;
+  for (auto kind : {TransportKind::Native, TransportKind::Mqtt, TransportKind::Nats, TransportKind::MqttRaw,
+                    TransportKind::NatsRaw})
+    names.emplace_back(transport_name(kind));
+  return names;
 }
 
 const char* transport_name(TransportKind kind) {
@@ -18,17 +31,27 @@ const char* transport_name(TransportKind kind) {
     case TransportKind::Native: return "native";
     case TransportKind::Mqtt: return "mqtt";
     case TransportKind::Nats: return "nats";
+    case TransportKind::MqttRaw: return "mqtt-raw";
+    case TransportKind::NatsRaw: return "nats-raw";
   }
   return "?";
 }
 
-uint16_t default_port(TransportKind kind) {
+TransportKind protocol_of(TransportKind kind) {
   switch (kind) {
+    case TransportKind::MqttRaw: return TransportKind::Mqtt;
+    case TransportKind::NatsRaw: return TransportKind::Nats;
+    default: return kind;
+  }
+}
+
+uint16_t default_port(TransportKind kind) {
+  switch (protocol_of(kind)) {
     case TransportKind::Native: return 9400;
     case TransportKind::Mqtt: return 1883;
     case TransportKind::Nats: return 4222;
+    default: return 0;
   }
-  return 0;
 }
 
 Result<ServerAddress> resolve_server(TransportKind kind, std::string_view flag) {
@@ -45,14 +68,14 @@ Result<ServerAddress> resolve_server(TransportKind kind, std::string_view flag) 
 
 std::string map_topic(TransportKind kind, std::string_view topic) {
   std::string mapped(topic);
-  if (kind == TransportKind::Nats)
+  if (protocol_of(kind) == TransportKind::Nats)
     for (char& c : mapped)
       if (c == '/') c = '.';
   return mapped;
 }
 
 std::string map_pattern(TransportKind kind, std::string_view pattern) {
-  if (kind != TransportKind::Mqtt) return map_topic(kind, pattern);
+  if (protocol_of(kind) != TransportKind::Mqtt) return map_topic(kind, pattern);
   // Wildcards are whole levels in native syntax; only those are mapped.
   std::string mapped;
   size_t start = 0;
@@ -69,15 +92,25 @@ std::string map_pattern(TransportKind kind, std::string_view pattern) {
   return mapped;
 }
 
+std::string unique_client_id(const std::string& name) {
+  static std::atomic<unsigned> counter{0};
+  return name + "-" + std::to_string(getpid()) + "-" + std::to_string(counter++);
+}
+
 Result<std::unique_ptr<Transport>> make_transport(TransportKind kind, const std::string& client_name,
-                                                  const TlsOptions& tls) {
+                                                  const TlsOptions& tls, PayloadFormat format) {
   if (tls.on && kind != TransportKind::Native) {
     return Error{std::string("TLS is supported for the native transport only, not ") + transport_name(kind)};
   }
+  if (format == PayloadFormat::FieldList && kind != TransportKind::Native) {
+    return Error{std::string("field lists (--fields) are the native transport's only, not ") + transport_name(kind)};
+  }
   switch (kind) {
-    case TransportKind::Native: return make_native_transport(client_name, tls);
+    case TransportKind::Native: return make_native_transport(client_name, tls, format);
     case TransportKind::Mqtt: return make_mqtt_transport(client_name);
     case TransportKind::Nats: return make_nats_transport(client_name);
+    case TransportKind::MqttRaw: return make_mqtt_raw_transport(client_name);
+    case TransportKind::NatsRaw: return make_nats_raw_transport(client_name);
   }
   return Error{"unknown transport"};
 }

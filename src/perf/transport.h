@@ -3,6 +3,9 @@
 //   native  tw::client::Client (libtickwire), opaque channels, topic PREFIX/i
 //   mqtt    libmosquitto, QoS 0, topic PREFIX/i, pattern '*'->'+', '>'->'#'
 //   nats    libnats, subject PREFIX.i ('/'->'.'); '*' and '>' keep their meaning
+//   mqtt-raw, nats-raw  the same protocols spoken directly (raw_stream.h): what
+//           the broker can do, where mqtt and nats show what a user's client
+//           library gets
 //
 // Patterns and topics are always given in native syntax; each transport maps them.
 //
@@ -21,15 +24,20 @@
 #include <span>
 #include <string>
 #include <string_view>
+#include <vector>
 
 #include "base/result.h"
 
 namespace tw::perf {
 
-enum class TransportKind : uint8_t { Native, Mqtt, Nats };
-Result<TransportKind> parse_transport(std::string_view name);  // "native" | "mqtt" | "nats"
+enum class TransportKind : uint8_t { Native, Mqtt, Nats, MqttRaw, NatsRaw };
+// "native" | "mqtt" | "nats" | "mqtt-raw" | "nats-raw"
+Result<TransportKind> parse_transport(std::string_view name);
+std::vector<std::string> transport_names();  // every name parse_transport takes
 const char* transport_name(TransportKind kind);
-uint16_t default_port(TransportKind kind);  // 9400, 1883, 4222
+uint16_t default_port(TransportKind kind);  // 9400, 1883 (MQTT), 4222 (NATS)
+// The protocol family: mqtt-raw speaks MQTT as mqtt does, nats-raw NATS.
+TransportKind protocol_of(TransportKind kind);
 
 struct ServerAddress {
   std::string host;
@@ -42,6 +50,10 @@ Result<ServerAddress> resolve_server(TransportKind kind, std::string_view flag);
 // Native topic/pattern -> the transport's syntax.
 std::string map_topic(TransportKind kind, std::string_view topic);
 std::string map_pattern(TransportKind kind, std::string_view pattern);
+
+// MQTT client ids must be unique per broker (a duplicate id disconnects the
+// older client): the name plus the process id and a per-process counter.
+std::string unique_client_id(const std::string& name);
 
 inline constexpr size_t kFlushBytes = 64u << 10;
 
@@ -94,13 +106,19 @@ struct TlsOptions {
   bool on = false;
   std::string ca, cert, key;
 };
-// TLS is the native transport's only: an error for mqtt and nats.
+// Native channels carry opaque payloads, or field lists (perf --fields).
+enum class PayloadFormat : uint8_t { Opaque, FieldList };
+// TLS and field lists are the native transport's only: an error for the others.
 Result<std::unique_ptr<Transport>> make_transport(TransportKind kind, const std::string& client_name,
-                                                  const TlsOptions& tls = {});
+                                                  const TlsOptions& tls = {},
+                                                  PayloadFormat format = PayloadFormat::Opaque);
 
 // Each transport's factory (one file each).
-std::unique_ptr<Transport> make_native_transport(const std::string& client_name, const TlsOptions& tls);
+std::unique_ptr<Transport> make_native_transport(const std::string& client_name, const TlsOptions& tls,
+                                                 PayloadFormat format);
 std::unique_ptr<Transport> make_mqtt_transport(const std::string& client_name);
 std::unique_ptr<Transport> make_nats_transport(const std::string& client_name);
+std::unique_ptr<Transport> make_mqtt_raw_transport(const std::string& client_name);
+std::unique_ptr<Transport> make_nats_raw_transport(const std::string& client_name);
 
 }  // namespace tw::perf

@@ -25,12 +25,6 @@ void init_library_once() {
   std::call_once(once, [] { mosquitto_lib_init(); });
 }
 
-// Client ids must be unique per broker: a duplicate id disconnects the older client.
-std::string unique_client_id(const std::string& name) {
-  static std::atomic<unsigned> counter{0};
-  return name + "-" + std::to_string(getpid()) + "-" + std::to_string(counter++);
-}
-
 class MqttTransport final : public Transport {
  public:
   explicit MqttTransport(const std::string& client_name) : client_id_(unique_client_id(client_name)) {

@@ -17,7 +17,8 @@ namespace {
 
 class NativeTransport final : public Transport {
  public:
-  NativeTransport(std::string client_name, TlsOptions tls) : client_name_(std::move(client_name)), tls_(std::move(tls)) {}
+  NativeTransport(std::string client_name, TlsOptions tls, PayloadFormat format)
+      : client_name_(std::move(client_name)), tls_(std::move(tls)), format_(format) {}
 
   Status connect(const std::string& host, uint16_t port) override {
     client::Options options;
@@ -34,7 +35,8 @@ class NativeTransport final : public Transport {
   }
 
   Status advertise(uint32_t index, std::string_view topic) override {
-    auto id = client_.advertise(topic, wire::PayloadKind::Opaque);
+    auto id = client_.advertise(
+        topic, format_ == PayloadFormat::FieldList ? wire::PayloadKind::FieldList : wire::PayloadKind::Opaque);
     if (!id) return id.error();
     if (ids_.size() <= index) ids_.resize(index + 1, 0);
     ids_[index] = *id;
@@ -90,12 +92,14 @@ class NativeTransport final : public Transport {
   std::string first_topic_;
   bool synced_since_subscribe_ = true;
   TlsOptions tls_;
+  PayloadFormat format_;
 };
 
 }  // namespace
 
-std::unique_ptr<Transport> make_native_transport(const std::string& client_name, const TlsOptions& tls) {
-  return std::make_unique<NativeTransport>(client_name, tls);
+std::unique_ptr<Transport> make_native_transport(const std::string& client_name, const TlsOptions& tls,
+                                                 PayloadFormat format) {
+  return std::make_unique<NativeTransport>(client_name, tls, format);
 }
 
 }  // namespace tw::perf

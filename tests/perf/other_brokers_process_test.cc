@@ -90,6 +90,7 @@ TEST(PerfOtherBrokers, MqttRoundTripThroughMosquitto) {
   Process server(mosquitto, {"-c", config});
   ASSERT_TRUE(wait_listening(port, server)) << server.err();
   expect_round_trip("mqtt", port);
+  expect_round_trip("mqtt-raw", port);
 }
 
 TEST(PerfOtherBrokers, NatsRoundTripThroughNatsServer) {
@@ -99,6 +100,7 @@ TEST(PerfOtherBrokers, NatsRoundTripThroughNatsServer) {
   Process server(nats, {"-a", "127.0.0.1", "-p", std::to_string(port)});
   ASSERT_TRUE(wait_listening(port, server)) << server.err();
   expect_round_trip("nats", port);
+  expect_round_trip("nats-raw", port);
 }
 
 }  // namespace

@@ -59,6 +59,31 @@ TEST_F(PerfPubSub, SubscriberFirstReceivesEveryMessageInOrder) {
   EXPECT_GE(count_of_type(lines, "second"), 1u);
 }
 
+// Field lists merge into the broker's image; a subscriber joining late gets
+// that image, and every update's fields are checked (MISSING FIDS).
+TEST_F(PerfPubSub, FieldListsArriveWithEveryFieldRight) {
+  auto sub = start_sub({"PERF/>", "--json", "--fields", "20", "--idle-exit-ms", "800", "--wait-ms", "20000"});
+  ASSERT_TRUE(wait_ready(*sub)) << sub->err();
+  auto pub = run_pub({"--topics", "4", "--rate", "2000", "--count", "1000", "--fields", "20", "--json"});
+  ASSERT_TRUE(pub.status.clean()) << pub.err;
+  uint64_t sent = nlohmann::json::parse(pub.out)["sent"];
+  auto exit = sub->wait(20000);
+  ASSERT_TRUE(exit && exit->clean()) << sub->err();
+  auto summary = line_of_type(json_lines(sub->out()), "summary");
+  ASSERT_FALSE(summary.is_null()) << sub->out();
+  EXPECT_EQ(summary["received"], sent);
+  EXPECT_EQ(summary["gaps"], 0);
+  EXPECT_EQ(summary["malformed"], 0);
+  EXPECT_EQ(summary["missing_fids"], 0);
+  EXPECT_EQ(summary["wrong_values"], 0);
+}
+
+TEST_F(PerfPubSub, FieldListsAreRefusedForOtherTransports) {
+  auto pub = run_pub({"--transport", "nats-raw", "--count", "1", "--fields", "3"});
+  EXPECT_FALSE(pub.status.clean());
+  EXPECT_NE(pub.err.find("native transport"), std::string::npos) << pub.err;
+}
+
 TEST_F(PerfPubSub, OneProcessHostsSeveralSubscribersEachWithItsOwnReport) {
   auto sub = start_sub({"PERF/>", "--json", "--connections", "3", "--idle-exit-ms", "800", "--wait-ms", "20000"});
   ASSERT_TRUE(sub->wait_for_out("\"ready\"}\n{\"role\":\"sub\",\"type\":\"ready\"}\n{\"role\":\"sub\",\"type\":\"ready\"}",

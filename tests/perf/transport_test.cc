@@ -11,10 +11,14 @@ TEST(Transport, NamesAndDefaultPorts) {
   EXPECT_EQ(*parse_transport("native"), TransportKind::Native);
   EXPECT_EQ(*parse_transport("mqtt"), TransportKind::Mqtt);
   EXPECT_EQ(*parse_transport("nats"), TransportKind::Nats);
+  EXPECT_EQ(*parse_transport("mqtt-raw"), TransportKind::MqttRaw);
+  EXPECT_EQ(*parse_transport("nats-raw"), TransportKind::NatsRaw);
   EXPECT_FALSE(parse_transport("kafka"));
   EXPECT_EQ(default_port(TransportKind::Native), 9400);
   EXPECT_EQ(default_port(TransportKind::Mqtt), 1883);
   EXPECT_EQ(default_port(TransportKind::Nats), 4222);
+  EXPECT_EQ(default_port(TransportKind::MqttRaw), 1883);
+  EXPECT_EQ(default_port(TransportKind::NatsRaw), 4222);
 }
 
 TEST(Transport, MqttMapsWholeLevelWildcards) {
@@ -29,6 +33,8 @@ TEST(Transport, NatsUsesDotsAndKeepsWildcards) {
   EXPECT_EQ(map_topic(TransportKind::Nats, "PERF/12"), "PERF.12");
   EXPECT_EQ(map_pattern(TransportKind::Nats, "PERF/>"), "PERF.>");
   EXPECT_EQ(map_pattern(TransportKind::Nats, "*/EQ/>"), "*.EQ.>");
+  EXPECT_EQ(map_pattern(TransportKind::NatsRaw, "*/EQ/>"), "*.EQ.>");
+  EXPECT_EQ(map_pattern(TransportKind::MqttRaw, "*/EQ/>"), "+/EQ/#");
 }
 
 TEST(Transport, NativeKeepsEverything) {

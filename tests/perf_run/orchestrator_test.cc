@@ -185,6 +185,21 @@ TEST(ProcStat, RejectsMalformedText) {
   EXPECT_FALSE(parse_proc_stat("1 (x) S 1 1 1 0 -1 0 0 0 0 0 12x 5"));
 }
 
+TEST(ProcStat, ParsesPeakRss) {
+  auto kib = parse_peak_rss_kib("Name:\tx\nVmPeak:\t  9000 kB\nVmHWM:\t   5120 kB\nVmRSS:\t 4000 kB\n");
+  ASSERT_TRUE(kib) << kib.error().message;
+  EXPECT_EQ(*kib, 5120u);
+  EXPECT_FALSE(parse_peak_rss_kib("Name:\tx\nVmRSS:\t 4000 kB\n"));
+  EXPECT_FALSE(parse_peak_rss_kib("\nVmHWM:\t 12x kB\n"));
+}
+
+TEST(ProcStat, ReadsOwnPeakRssAndThreads) {
+  auto kib = peak_rss_kib(getpid());
+  ASSERT_TRUE(kib) << kib.error().message;
+  EXPECT_GT(*kib, 0u);
+  EXPECT_FALSE(thread_cpu_seconds(getpid()).empty());
+}
+
 TEST(ProcStat, ReadsOwnCpuTime) {
   volatile unsigned long spin = 0;
   for (unsigned long i = 0; i < 50'000'000; ++i) spin = spin + i;

@@ -10,7 +10,8 @@ namespace {
 // Fields of LatencySummary in a fixed order, for per-statistic folds.
 constexpr double LatencySummary::* kStats[] = {&LatencySummary::min, &LatencySummary::mean, &LatencySummary::p50,
                                                &LatencySummary::p90, &LatencySummary::p99, &LatencySummary::p999,
-                                               &LatencySummary::max};
+                                               &LatencySummary::max, &LatencySummary::stddev,
+                                               &LatencySummary::under_50us, &LatencySummary::over_1ms};
 
 Result<TrialResult> run_logged(const RunOptions& options, const TrialRunner& runner, TrialSpec spec,
                                const char* phase, RunReport& report) {

@@ -4,6 +4,7 @@
 #include <unistd.h>
 
 #include <charconv>
+#include <filesystem>
 #include <fstream>
 #include <sstream>
 #include <thread>
@@ -53,6 +54,36 @@ Result<double> process_cpu_seconds(pid_t pid) {
   if (!ticks) return ticks.error();
   static const double ticks_per_second = static_cast<double>(sysconf(_SC_CLK_TCK));
   return static_cast<double>(ticks->utime + ticks->stime) / ticks_per_second;
+}
+
+Result<unsigned long long> parse_peak_rss_kib(std::string_view status) {
+  size_t at = status.find("\nVmHWM:");
+  if (at == std::string_view::npos) return Error{"no VmHWM line"};
+  std::string_view rest = trim(status.substr(at + 7, status.find('\n', at + 1) - at - 7));
+  unsigned long long kib = 0;
+  auto [end, error] = std::from_chars(rest.data(), rest.data() + rest.size(), kib);
+  if (error != std::errc() || trim(std::string_view(end, rest.data() + rest.size() - end)) != "kB")
+    return Error{"malformed VmHWM line"};
+  return kib;
+}
+
+Result<unsigned long long> peak_rss_kib(pid_t pid) {
+  return parse_peak_rss_kib("\n" + read_whole_file("/proc/" + std::to_string(pid) + "/status"));
+}
+
+std::map<std::string, double> thread_cpu_seconds(pid_t pid) {
+  static const double ticks_per_second = static_cast<double>(sysconf(_SC_CLK_TCK));
+  std::map<std::string, double> threads;
+  std::error_code ignored;
+  std::string tasks = "/proc/" + std::to_string(pid) + "/task";
+  for (const auto& task : std::filesystem::directory_iterator(tasks, ignored)) {
+    std::string text = read_whole_file(task.path() / "stat");
+    size_t open = text.find('('), close = text.rfind(')');
+    auto ticks = parse_proc_stat(text);
+    if (open == std::string::npos || close == std::string::npos || !ticks) continue;  // the thread just ended
+    threads[text.substr(open + 1, close - open - 1)] += static_cast<double>(ticks->utime + ticks->stime) / ticks_per_second;
+  }
+  return threads;
 }
 
 Result<MachineTicks> parse_machine_ticks(std::string_view proc_stat) {

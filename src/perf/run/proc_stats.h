@@ -2,6 +2,7 @@
 #pragma once
 #include <sys/types.h>
 
+#include <map>
 #include <string>
 #include <string_view>
 
@@ -20,6 +21,14 @@ Result<CpuTicks> parse_proc_stat(std::string_view text);
 
 // utime + stime of a live process, in seconds.
 Result<double> process_cpu_seconds(pid_t pid);
+
+// The peak resident set (VmHWM) from the text of /proc/<pid>/status, in KiB.
+Result<unsigned long long> parse_peak_rss_kib(std::string_view status);
+Result<unsigned long long> peak_rss_kib(pid_t pid);
+
+// utime + stime of each thread of a live process, in seconds, by thread name
+// (threads of one name added together): the tiered broker names its loops.
+std::map<std::string, double> thread_cpu_seconds(pid_t pid);
 
 // The machine's CPU time from the first line of /proc/stat, in clock ticks:
 // all of it, and the part "stolen" by the hypervisor for other guests (a

@@ -18,7 +18,7 @@ json options_json(const RunOptions& o) {
   const TrialSpec& t = o.trial;
   return {{"mode", mode_name(o.mode)}, {"label", o.label},         {"transport", t.transport},
           {"server", t.server},        {"publishers", t.publishers}, {"subscribers", t.subscribers},
-          {"topics", t.topics},        {"fanout", t.fanout},       {"size", t.size},
+          {"topics", t.topics},        {"fanout", t.fanout},       {"size", t.size}, {"fields", t.fields},
           {"seconds", t.seconds},      {"rate", t.rate},           {"probe_rate", t.probe_rate},
           {"rates", o.rates},          {"runs", o.runs},           {"load_batch_us", t.load_batch_us},
           {"connections_per_sub", t.connections_per_sub}, {"drain_bound_ms", drain_bound_ms(t)}};
@@ -71,13 +71,13 @@ std::string header(const RunReport& r) {
 // p99 is the latency of every message at that load.
 std::string trials_table(const RunReport& r) {
   std::string out =
-      "phase      offered/s  achieved/s    delivered         lost   gaps  sat  drain ms   p99 us  broker CPU s"
+      "phase      offered/s  achieved/s    delivered         lost   gaps  mfids  sat  drain ms   p99 us  broker CPU s"
       "  past bound s  CPU us/deliv  verdict\n";
   for (const TrialRecord& record : r.trials) {
     const TrialResult& t = record.result;
     char line[320];
-    std::snprintf(line, sizeof line, "%-9s %10.0f %11.0f %12llu %12llu %6llu  %-3s %8.1f %8.1f %13.3f %13.3f %13.3f  %s\n",
-                  record.phase.c_str(), t.offered_rate, t.achieved_rate, t.received, t.lost(), t.gaps,
+    std::snprintf(line, sizeof line, "%-9s %10.0f %11.0f %12llu %12llu %6llu %6llu  %-3s %8.1f %8.1f %13.3f %13.3f %13.3f  %s\n",
+                  record.phase.c_str(), t.offered_rate, t.achieved_rate, t.received, t.lost(), t.gaps, t.missing_fids,
                   t.saturated ? "yes" : "no", t.drain_ms(), t.latency.p99, t.broker_cpu_s, t.broker_cpu_past_bound_s,
                   t.broker_cpu_per_delivery_us(), verdict_name(t.verdict));
     out += line;
@@ -103,16 +103,33 @@ std::string throughput_summary(const RunReport& r) {
   return text;
 }
 
+// The broker's peak RSS over the run and, from the last trial, each of its
+// threads' share of a core (the tiered broker's gateways and access points).
+std::string broker_usage(const RunReport& r) {
+  if (r.trials.empty()) return "";
+  unsigned long long peak = 0;
+  for (const TrialRecord& record : r.trials) peak = std::max(peak, record.result.broker_peak_rss_kib);
+  if (peak == 0) return "";
+  std::string out = "\nBroker: peak RSS " + std::to_string(peak / 1024) + " MiB; CPU per thread in the last trial (cores):";
+  for (const auto& [name, cores] : r.trials.back().result.broker_thread_cores) {
+    char cell[96];
+    std::snprintf(cell, sizeof cell, " %s %.2f", name.c_str(), cores);
+    out += cell;
+  }
+  return out + "\n";
+}
+
 std::string latency_summary(const RunReport& r) {
   std::string out = "\nProbe latency (us), median of runs [min..max over runs]:\n"
-                    "    rate/s      min     mean      p50               p99             p99.9       max  clean  "
-                    "CPU us/deliv\n";
+                    "    rate/s      min     mean      p50               p99             p99.9       max   stddev  "
+                    "<50us   >1ms  clean  CPU us/deliv\n";
   for (const LatencyPoint& p : r.latency) {
     char line[320];
     std::snprintf(line, sizeof line,
-                  "%10.0f %8.1f %8.1f %8.1f %8.1f [%.0f..%.0f] %8.1f [%.0f..%.0f] %9.1f  %-5s %12.3f\n", p.rate,
-                  p.median.min, p.median.mean, p.median.p50, p.median.p99, p.low.p99, p.high.p99, p.median.p999,
-                  p.low.p999, p.high.p999, p.median.max, p.clean ? "yes" : "NO", p.broker_cpu_us_per_delivery);
+                  "%10.0f %8.1f %8.1f %8.1f %8.1f [%.0f..%.0f] %8.1f [%.0f..%.0f] %9.1f %8.1f %5.1f%% %6.0f  %-5s %12.3f\n",
+                  p.rate, p.median.min, p.median.mean, p.median.p50, p.median.p99, p.low.p99, p.high.p99,
+                  p.median.p999, p.low.p999, p.high.p999, p.median.max, p.median.stddev, 100 * p.median.under_50us,
+                  p.median.over_1ms, p.clean ? "yes" : "NO", p.broker_cpu_us_per_delivery);
     out += line;
   }
   return out;
@@ -164,6 +181,7 @@ json report_json(const RunReport& r, const RunContext& c) {
 std::string report_table(const RunReport& r) {
   std::string out = header(r) + trials_table(r);
   out += r.options.mode == Mode::Throughput ? throughput_summary(r) : latency_summary(r);
+  out += broker_usage(r);
   return out;
 }
 

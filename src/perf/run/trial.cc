@@ -40,6 +40,7 @@ std::vector<std::string> common_args(const TrialSpec& spec, const char* role) {
   std::vector<std::string> args = {spec.tickwire};
   args.insert(args.end(), spec.global_args.begin(), spec.global_args.end());
   args.insert(args.end(), {"perf", role, "--json", "--transport", spec.transport, "--server", spec.server});
+  if (spec.fields > 0) args.insert(args.end(), {"--fields", std::to_string(spec.fields)});
   return args;
 }
 
@@ -85,9 +86,13 @@ ChildSpec publisher_spec(const TrialSpec& spec, const TopicRange& range, int ind
 void merge_latency(LatencySummary& into, const json& from, bool first) {
   auto get = [&](const char* key) { return from.value(key, 0.0); };
   if (first) {
-    into = {get("min"), get("mean"), get("p50"), get("p90"), get("p99"), get("p999"), get("max")};
+    into = {get("min"), get("mean"), get("p50"), get("p90"),       get("p99"),
+            get("p999"), get("max"), get("stddev"), get("under_50us"), get("over_1ms")};
     return;
   }
+  into.stddev = std::max(into.stddev, get("stddev"));
+  into.under_50us = std::min(into.under_50us, get("under_50us"));
+  into.over_1ms += get("over_1ms");
   into.min = std::min(into.min, get("min"));
   into.mean = std::max(into.mean, get("mean"));
   into.p50 = std::max(into.p50, get("p50"));
@@ -114,6 +119,19 @@ void pump_and_absorb(std::vector<Child*>& live, TrialResult& result, int timeout
                                 std::to_string(child->exit_status()));
     return true;
   });
+}
+
+// The broker's peak RSS and each of its threads' share of a core since `start`.
+void record_broker_threads(pid_t pid, const std::map<std::string, double>& start, Clock::time_point since,
+                           TrialResult& result) {
+  if (pid <= 0) return;
+  if (auto kib = peak_rss_kib(pid)) result.broker_peak_rss_kib = *kib;
+  double window = std::chrono::duration<double>(Clock::now() - since).count();
+  if (window <= 0) return;
+  for (const auto& [name, seconds] : thread_cpu_seconds(pid)) {
+    auto before = start.find(name);
+    result.broker_thread_cores[name] = (seconds - (before != start.end() ? before->second : 0)) / window;
+  }
 }
 
 void sample_broker_cpu(pid_t pid, CpuTimeline& timeline) {
@@ -199,6 +217,8 @@ bool absorb_json_line(const std::string& line, TrialResult& result) {
     result.gaps += value.value("gaps", 0ULL);
     result.missing += value.value("missing", 0ULL);
     result.dups += value.value("dups", 0ULL);
+    result.missing_fids += value.value("missing_fids", 0ULL);
+    result.wrong_values += value.value("wrong_values", 0ULL);
     result.last_arrival_ns = std::max(result.last_arrival_ns, value.value("last_ns", 0ULL));
     if (value.contains("latency_us")) merge_latency(result.latency, value["latency_us"], first);
     if (value.contains("probe_latency_us")) merge_latency(result.probe_latency, value["probe_latency_us"], first);
@@ -212,6 +232,7 @@ void judge_trial(TrialResult& result, int fanout, double bound_ms) {
   result.expected = result.sent * static_cast<unsigned long long>(fanout);
   result.drain_bound_ms = bound_ms;
   bool lossy = !result.problems.empty() || result.gaps > 0 || result.missing > 0 ||
+               result.missing_fids > 0 || result.wrong_values > 0 ||
                result.received < result.expected || result.sent == 0;
   bool late = result.drain_ms() > bound_ms || result.broker_busy_past_bound();
   if (result.saturated) result.verdict = Verdict::Saturated;
@@ -247,6 +268,7 @@ Result<TrialResult> run_trial(const TrialSpec& spec) {
 
   CpuTimeline broker_cpu;
   sample_broker_cpu(spec.broker_pid, broker_cpu);
+  auto threads_start = spec.broker_pid > 0 ? thread_cpu_seconds(spec.broker_pid) : std::map<std::string, double>{};
   auto machine_start = machine_ticks();
   auto window_start = Clock::now();
   std::vector<Child> pubs;
@@ -264,6 +286,7 @@ Result<TrialResult> run_trial(const TrialSpec& spec) {
     sample_broker_cpu(spec.broker_pid, broker_cpu);
   }
   sample_broker_cpu(spec.broker_pid, broker_cpu);
+  record_broker_threads(spec.broker_pid, threads_start, window_start, result);
   result.steal_pct = steal_percent(machine_start, machine_ticks());
   result.window_s = std::chrono::duration<double>(Clock::now() - window_start).count();
   if (!live_pubs.empty() || !live_subs.empty())
@@ -284,7 +307,8 @@ Result<TrialResult> run_trial(const TrialSpec& spec) {
 
 nlohmann::json to_json(const LatencySummary& l) {
   return {{"min", l.min}, {"mean", l.mean}, {"p50", l.p50}, {"p90", l.p90},
-          {"p99", l.p99}, {"p999", l.p999}, {"max", l.max}};
+          {"p99", l.p99}, {"p999", l.p999}, {"max", l.max}, {"stddev", l.stddev},
+          {"under_50us", l.under_50us}, {"over_1ms", l.over_1ms}};
 }
 
 nlohmann::json to_json(const TrialResult& r) {
@@ -300,6 +324,10 @@ nlohmann::json to_json(const TrialResult& r) {
           {"gaps", r.gaps},
           {"missing", r.missing},
           {"dups", r.dups},
+          {"broker_peak_rss_kib", r.broker_peak_rss_kib},
+          {"broker_thread_cores", r.broker_thread_cores},
+          {"missing_fids", r.missing_fids},
+          {"wrong_values", r.wrong_values},
           {"saturated", r.saturated},
           {"window_s", r.window_s},
           {"drain_ms", r.drain_ms()},

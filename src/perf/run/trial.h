@@ -4,6 +4,7 @@
 #pragma once
 #include <sys/types.h>
 
+#include <map>
 #include <string>
 #include <vector>
 
@@ -35,6 +36,7 @@ struct TrialSpec {
   int topics = 1;
   int fanout = 1;
   int size = 100;
+  int fields = 0;               // > 0: field-list payloads of this many value fields (perf pub/sub --fields)
   double seconds = 2;
   double rate = 0;              // total over all publishers, msgs/s
   double probe_rate = 0;        // total, msgs/s; 0 = none
@@ -48,6 +50,9 @@ double drain_bound_ms(const TrialSpec& spec);
 
 struct LatencySummary {
   double min = 0, mean = 0, p50 = 0, p90 = 0, p99 = 0, p999 = 0, max = 0;  // µs
+  double stddev = 0;      // µs, the worst subscriber's
+  double under_50us = 0;  // share of samples under 50 µs, the worst subscriber's (0..1)
+  double over_1ms = 0;    // samples over 1 ms, all subscribers together
 };
 
 struct TrialResult {
@@ -59,6 +64,7 @@ struct TrialResult {
   unsigned long long images = 0;    // of received: delivered as a native IMAGE (a new channel's first message)
   unsigned long long probes_received = 0;
   unsigned long long gaps = 0, missing = 0, dups = 0;
+  unsigned long long missing_fids = 0, wrong_values = 0;  // --fields: checked in every message
   bool saturated = false;       // a publisher fell behind its schedule
   double achieved_rate = 0;     // sent / publish seconds (sum over publishers)
   double window_s = 0;          // first publisher start .. last subscriber exit
@@ -75,6 +81,8 @@ struct TrialResult {
   double broker_cpu_after_stop_s = -1;   // from the publishers' stop to the last subscriber exit
   double broker_cpu_past_bound_s = -1;   // from the stop plus the bound to the last subscriber exit
   double pub_cpu_s = 0, sub_cpu_s = 0;
+  unsigned long long broker_peak_rss_kib = 0;  // VmHWM at the trial's end (since the broker started); 0 unknown
+  std::map<std::string, double> broker_thread_cores;  // per broker thread name: its CPU over the window, in cores
   double steal_pct = -1;        // the hypervisor's steal over the window, % of the machine's CPU time; -1 unknown
   LatencySummary latency;       // all messages; the worst subscriber's percentiles
   LatencySummary probe_latency; // probes only; the worst subscriber's percentiles

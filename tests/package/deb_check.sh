@@ -1,0 +1,41 @@
+#!/usr/bin/env bash
+# deb_check.sh BUILD_DIR WORK_DIR
+# Builds the Debian packages (cmake/debian_package.cmake) into WORK_DIR, checks what each holds and its
+# control data, and fails on any lintian error (warnings are printed: no manual pages yet, ldconfig calls
+# that CPack adds beside the trigger, a pkg-config file without a cross-compilation wrapper).
+set -euo pipefail
+BUILD=$1 WORK=$2
+(cd "$BUILD" && cpack -G DEB -B "$WORK" >"$WORK/cpack.log" 2>&1) || { cat "$WORK/cpack.log" >&2; exit 1; }
+V=$(sed -n 's/^CPACK_PACKAGE_VERSION:.*=//p' "$BUILD/CMakeCache.txt" 2>/dev/null || true)
+deb() { find "$WORK" -maxdepth 1 -name "$1_*.deb" -print -quit; }
+expect_files() {  # package paths...
+  local package=$1 file contents
+  shift
+  file=$(deb "$package")
+  [[ -n $file ]] || { echo "no $package package" >&2; exit 1; }
+  contents=$(dpkg-deb -c "$file")
+  for path in "$@"; do
+    grep -q " \./$path\( \|$\)" <<<"$contents" || { echo "$package lacks $path" >&2; echo "$contents" >&2; exit 1; }
+  done
+}
+expect_files tickwire usr/bin/tickwired usr/bin/tickwire etc/tickwire/tickwired.toml \
+  usr/lib/systemd/system/tickwired.service usr/share/doc/tickwire/copyright usr/share/doc/tickwire/changelog.gz
+expect_files libtickwire0 usr/lib/libtickwire.so.0
+expect_files libtickwire-dev usr/include/tickwire/client/client.h usr/lib/libtickwire.a usr/lib/libtickwire.so \
+  usr/lib/cmake/Tickwire/TickwireConfig.cmake usr/lib/pkgconfig/tickwire.pc
+
+TW=$(deb tickwire)
+[[ $(dpkg-deb -f "$TW" Depends) == *adduser* ]] || { echo "tickwire does not depend on adduser" >&2; exit 1; }
+dpkg-deb --ctrl-tarfile "$TW" | tar -xO ./conffiles | grep -qx /etc/tickwire/tickwired.toml
+dpkg-deb --ctrl-tarfile "$TW" | tar -xO ./postinst | grep -q "adduser --system"
+dpkg-deb --fsys-tarfile "$TW" | tar -xO ./usr/lib/systemd/system/tickwired.service | grep -qx "Type=notify"
+dpkg-deb --fsys-tarfile "$TW" | tar -xO ./usr/lib/systemd/system/tickwired.service | grep -q "^WatchdogSec="
+dpkg-deb --ctrl-tarfile "$(deb libtickwire0)" | tar -xO ./triggers | grep -qx "activate-noawait ldconfig"
+
+lintian --tag-display-limit 0 "$WORK"/*.deb >"$WORK/lintian.txt" 2>&1 || true
+cat "$WORK/lintian.txt"
+if grep -q "^E: " "$WORK/lintian.txt"; then
+  echo "lintian found errors" >&2
+  exit 1
+fi
+echo "packages: $(cd "$WORK" && ls ./*.deb | tr '\n' ' ')${V:+(version $V)}; lintian: no errors"
