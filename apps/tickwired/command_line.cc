@@ -36,7 +36,7 @@ struct Flags {
        "subscriber past --max-output-buffer: conflate (default), drop or disconnect"},
       {"--cpus", "cpus", "pin loop threads, gateways first, to this cpu list (2-7, 0,2,4-6)"},
   }};
-  std::array<IntegerFlag, 20> integers{{
+  std::array<IntegerFlag, 22> integers{{
       {"--gateways", "gateways", "gateway loop threads (0 with --access-points 0: single-threaded)"},
       {"--access-points", "access_points", "access-point loop threads (0 with --gateways 0)"},
       {"--loop-slice-us", "loop_slice_us", "scheduler slice of each loop thread, µs (100-100000; 0: the kernel's)"},
@@ -48,6 +48,7 @@ struct Flags {
       {"--heartbeat-ms", "heartbeat_ms", "heartbeat interval offered to clients"},
       {"--idle-timeout-ms", "idle_timeout_ms", "close a connection silent this long"},
       {"--hello-timeout-ms", "hello_timeout_ms", "close a connection that sends no HELLO"},
+      {"--frame-deadline-ms", "frame_deadline_ms", "close a connection whose frame is not whole this long after it began"},
       {"--shutdown-grace-ms", "shutdown_grace_ms", "time to flush output on shutdown"},
       {"--max-frame", "limits.max_frame", "largest accepted frame, bytes"},
       {"--max-subscriptions", "limits.max_subscriptions", "subscriptions per connection"},
@@ -55,6 +56,7 @@ struct Flags {
       {"--max-connections", "limits.max_connections", "open client connections"},
       {"--max-channels", "limits.max_channels", "channels (topics) held by the broker"},
       {"--max-output-buffer", "limits.max_output_buffer", "bytes queued to one connection"},
+      {"--max-partial-input", "limits.max_partial_input", "bytes all connections hold in partial frames"},
       {"--max-topic-length", "limits.max_topic_length", "longest topic, bytes"},
       {"--max-topic-depth", "limits.max_topic_depth", "most levels in a topic"},
   }};

@@ -68,18 +68,28 @@ tw::Status write_port_file(const std::string& path, uint16_t port) {
 }
 
 // Connections are file descriptors: allow as many as the hard limit does,
-// so max_connections, not the default soft limit of 1024, is the bound.
-void raise_fd_limit() {
+// so max_connections, not the default soft limit of 1024, is the bound. The
+// log says what the kernel granted, and warns when it is below max_connections.
+void raise_fd_limit(const tw::config::BrokerConfig& config) {
   rlimit limit{};
-  if (getrlimit(RLIMIT_NOFILE, &limit) == 0 && limit.rlim_cur < limit.rlim_max) {
+  if (getrlimit(RLIMIT_NOFILE, &limit) != 0) return;
+  if (limit.rlim_cur < limit.rlim_max) {
     limit.rlim_cur = limit.rlim_max;
-    setrlimit(RLIMIT_NOFILE, &limit);
+    if (setrlimit(RLIMIT_NOFILE, &limit) != 0) getrlimit(RLIMIT_NOFILE, &limit);
+  }
+  const auto granted = static_cast<unsigned long long>(limit.rlim_cur);
+  if (granted < config.limits.max_connections + 64ull) {
+    TW_WARN("file descriptor limit %llu (hard limit %llu) is below max_connections %u: connections past it are "
+            "refused (raise it with ulimit -n or LimitNOFILE)",
+            granted, static_cast<unsigned long long>(limit.rlim_max), config.limits.max_connections);
+  } else {
+    TW_INFO("file descriptor limit %llu", granted);
   }
 }
 
 int serve(const tw::tickwired::Invocation& invocation) {
   const tw::config::BrokerConfig& config = invocation.config;
-  raise_fd_limit();
+  raise_fd_limit(config);
   tw::tier::Broker broker(config);
   // Before the port file is written: whoever reads it may signal us at once.
   install_signal_handlers(broker);

@@ -352,19 +352,29 @@ Outcome Router::snapshot(Outlet* outlet, std::string_view topic, uint32_t reques
 }
 
 Outcome Router::list_channels(Outlet* outlet, std::string_view service, uint32_t request_id) {
+  ListingCursor cursor{std::string(service), request_id};
+  Outcome outcome;
+  while (!cursor.done) outcome = list_channels_page(outlet, cursor, ~size_t{0});
+  return outcome;
+}
+
+Outcome Router::list_channels_page(Outlet* outlet, ListingCursor& cursor, size_t max_visits) {
   owner_.check("Router");
   if (upstream_) {
-    upstream_->list_channels(outlet, service, request_id);
+    upstream_->list_channels(outlet, cursor.service, cursor.request_id);
+    cursor.done = true;
     return {wire::Code::Ok, "", true};
   }
-  for (cache::ChannelId id = 1; id < channels_.id_limit(); ++id) {
+  const std::string_view service = cursor.service;
+  for (size_t visits = 0; visits < max_visits && cursor.next < channels_.id_limit(); ++visits) {
+    const cache::ChannelId id = cursor.next++;
     if (!channels_.get(id)) continue;
     cache::Channel& ch = *channels_.get(id);
     if (!service.empty() && topic::service_of(ch.topic) != service) continue;
     const Route& r = route(ch);
     if (r.interactive && !r.provider && !r.pending && !ch.has_data() && r.subscribers.empty()) continue;
     wire::ChannelInfo info;
-    info.request_id = request_id;
+    info.request_id = cursor.request_id;
     info.channel_id = ch.id;
     info.state = ch.state;
     info.subscribers = subscriber_count(r);
@@ -374,6 +384,7 @@ Outcome Router::list_channels(Outlet* outlet, std::string_view service, uint32_t
     info.provider = r.provider ? r.provider->outlet->name() : std::string_view{};
     outlet->send_channel_info(info);
   }
+  cursor.done = cursor.next >= channels_.id_limit();
   return {};
 }
 

@@ -73,6 +73,14 @@ struct RouterStats {
 
 using Clock = std::function<uint64_t()>;  // nanoseconds, monotonic
 
+// Where a paged LIST_CHANNELS stands (Router::list_channels_page).
+struct ListingCursor {
+  std::string service;  // "" = all
+  uint32_t request_id = 0;
+  cache::ChannelId next = 1;
+  bool done = false;
+};
+
 class Router {
  public:
   Router(const RouterLimits& limits, Fanout& fanout, Clock clock = nullptr);
@@ -130,6 +138,12 @@ class Router {
   // Sends one ChannelInfo per channel of `service` ("" = all) to the outlet.
   // A pending Outcome when another thread answers (tiered broker).
   Outcome list_channels(Outlet* outlet, std::string_view service, uint32_t request_id);
+  // The same, a page at a time, so that a large listing neither stalls the
+  // loop nor outgrows the connection's output: sends the rows of the
+  // channels from cursor.next on, looking at no more than `max_visits`
+  // channel ids, and sets cursor.done after the last. With an upstream the
+  // gateways answer the whole request at once (pending, done).
+  Outcome list_channels_page(Outlet* outlet, ListingCursor& cursor, size_t max_visits);
   // Request timeouts, release lingers, NOT_FOUND expiry, rate samples.
   void on_tick();
 

@@ -8,6 +8,7 @@
 
 #include "base/clock.h"
 #include "base/log.h"
+#include "base/rate_limit.h"
 #include "io/socket.h"
 #include "native/native_session.h"
 #include "session/tcp_transport.h"
@@ -27,10 +28,11 @@ size_t arena_capacity_for(const config::BrokerConfig& c) {
 }  // namespace
 
 AccessPoint::AccessPoint(const config::BrokerConfig& config, const broker::RouterLimits& limits,
-                         std::atomic<uint32_t>& open_connections)
+                         std::atomic<uint32_t>& open_connections, size_t input_budget)
     : config_(config),
       fanout_(arena_capacity_for(config)),
       router_(limits, fanout_),
+      loop_(input_budget),
       open_connections_(open_connections),
       spare_fd_(::open("/dev/null", O_RDONLY | O_CLOEXEC)) {}
 
@@ -108,7 +110,7 @@ void AccessPoint::accept_pending(const ListenSocket& socket) {
 void AccessPoint::start_tls(int fd, std::string peer, session::TlsContext& tls, AccessPoint* target) {
   auto transport = session::TlsTransport::accept(tls, fd);  // SSL_new: cheap; the handshake is not
   if (!transport) {
-    TW_WARN("%s", transport.error().message.c_str());
+    TW_WARN_LIMITED("%s", transport.error().message.c_str());
     open_connections_.fetch_sub(1, std::memory_order_relaxed);
     return;
   }
@@ -151,10 +153,13 @@ bool AccessPoint::take_handoffs() {
 // connection and close it at once, then take the spare back.
 void AccessPoint::shed_one_connection(int listen_fd) {
   ++counters_.connections_rejected;
+  ++counters_.fd_exhausted;
   io::close_fd(spare_fd_);
   io::close_fd(io::accept_nonblocking(listen_fd));
   spare_fd_ = ::open("/dev/null", O_RDONLY | O_CLOEXEC);
-  TW_WARN("out of file descriptors: a new connection was refused");
+  TW_ERROR_LIMITED("out of file descriptors (%u connections open): a new connection was refused; raise the "
+                   "process's file descriptor limit (ulimit -n) or lower limits.max_connections",
+                   open_connections_.load(std::memory_order_relaxed));
 }
 
 void AccessPoint::reject(int fd) {
@@ -166,29 +171,40 @@ void AccessPoint::reject(int fd) {
   io::close_fd(fd);
 }
 
-// Flush every connection with output (one writev each), then reap the ones
-// that are closing: their final bytes go out after everything queued before.
-// Only then are the gateways' records released: queued output may point into them.
+// Paced replies produce their next part, every connection with output is
+// flushed (one writev each), then the ones that are closing are reaped: their
+// final bytes go out after everything queued before. Only then are the
+// gateways' records released: queued output may point into them. Idle
+// connections cost nothing here: only the dirty, closing and paced ones are visited.
 void AccessPoint::end_of_turn() {
+  session::Session::pace_all(loop_);
   fanout_.flush_all();
-  closing_.clear();
-  for (auto& [token, session] : sessions_) {
-    if (session->closing()) closing_.push_back(token);
-  }
-  for (uint32_t token : closing_) {
-    auto it = sessions_.find(token);
-    session::Session* s = it->second.get();
-    router_.remove_outlet(s);
-    fanout_.forget(s);
-    s->finish();
-    sessions_.erase(it);
-    open_connections_.fetch_sub(1, std::memory_order_relaxed);
-  }
+  reap_closing();
+  pacing_ready_ = session::Session::pacing_ready(loop_);
   counters_.connections_open = sessions_.size();
   if (uplink_) {
     for (Link* link : uplink_->links()) link->to_access_point.ring().release();
     uplink_->flush();
     apply_input_pressure();
+  }
+}
+
+// A session's goodbye can make others close (a provider's subscribers that
+// turn slow): they list themselves again and are reaped in the same pass.
+void AccessPoint::reap_closing() {
+  while (!loop_.closing.empty()) {
+    closing_.swap(loop_.closing);
+    for (session::Session* s : closing_) {
+      std::erase(loop_.paced, s);
+      auto it = sessions_.find(s->token);
+      if (it == sessions_.end() || it->second.get() != s) continue;  // never registered (reactor add failed)
+      router_.remove_outlet(s);
+      fanout_.forget(s);
+      s->finish();
+      sessions_.erase(it);
+      open_connections_.fetch_sub(1, std::memory_order_relaxed);
+    }
+    closing_.clear();
   }
 }
 
@@ -238,6 +254,7 @@ void AccessPoint::run(const std::atomic<bool>& stop) {
     if (tls_reload_requested_.exchange(false, std::memory_order_relaxed)) reload_tls();
     bool busy = take_handoffs();
     busy |= drain_gateways();
+    busy |= pacing_ready_;
     int wait = busy ? 0 : -1;
     if (!busy && uplink_) {
       if (uplink_->backlog() > 0) wait = 1;  // spilled records wait for ring space

@@ -42,15 +42,18 @@ size_t ring_bytes_for(const config::BrokerConfig& c) {
 struct Broker::Impl {
   explicit Impl(config::BrokerConfig c) : config(std::move(c)), limits(router_limits_for(config)) {
     if (single_threaded(config)) {
-      access_points.push_back(std::make_unique<AccessPoint>(config, limits, open_connections));
+      access_points.push_back(
+          std::make_unique<AccessPoint>(config, limits, open_connections, config.limits.max_partial_input));
       return;
     }
     directory = std::make_unique<cache::ChannelDirectory>(config.gateways, config.limits.max_channels);
     for (uint32_t g = 0; g < config.gateways; ++g) {
       gateways.push_back(std::make_unique<Gateway>(config, limits, *directory));
     }
+    // Each access point holds its connections' partial frames: an equal share of the budget each.
+    const size_t input_share = config.limits.max_partial_input / config.access_points;
     for (uint32_t a = 0; a < config.access_points; ++a) {
-      access_points.push_back(std::make_unique<AccessPoint>(config, limits, open_connections));
+      access_points.push_back(std::make_unique<AccessPoint>(config, limits, open_connections, input_share));
     }
     wire_links();
   }
