@@ -69,7 +69,8 @@ tw::Status write_port_file(const std::string& path, uint16_t port) {
 
 // Connections are file descriptors: allow as many as the hard limit does,
 // so max_connections, not the default soft limit of 1024, is the bound. The
-// log says what the kernel granted, and warns when it is below max_connections.
+// log (info: a broker sized for fewer connections than the default
+// max_connections is normal) says what the kernel granted.
 void raise_fd_limit(const tw::config::BrokerConfig& config) {
   rlimit limit{};
   if (getrlimit(RLIMIT_NOFILE, &limit) != 0) return;
@@ -79,8 +80,8 @@ void raise_fd_limit(const tw::config::BrokerConfig& config) {
   }
   const auto granted = static_cast<unsigned long long>(limit.rlim_cur);
   if (granted < config.limits.max_connections + 64ull) {
-    TW_WARN("file descriptor limit %llu (hard limit %llu) is below max_connections %u: connections past it are "
-            "refused (raise it with ulimit -n or LimitNOFILE)",
+    TW_INFO("file descriptor limit %llu (the hard limit %llu) is below max_connections %u: connections past it "
+            "are refused, with an ERROR line (raise it with ulimit -Hn or LimitNOFILE)",
             granted, static_cast<unsigned long long>(limit.rlim_max), config.limits.max_connections);
   } else {
     TW_INFO("file descriptor limit %llu", granted);

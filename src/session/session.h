@@ -96,6 +96,7 @@ class Session : public broker::Outlet, public reactor::IoHandler, private InputB
   virtual void pace() {}
   // Below this many queued bytes a paced reply may produce more.
   bool output_has_room() const;
+  bool paced() const { return paced_; }
   // At the end of each turn, before the flush: every paced session produces its next part.
   static void pace_all(LoopState& loop);
   // True when a paced session could produce more now (the loop should not sleep).
@@ -128,7 +129,6 @@ class Session : public broker::Outlet, public reactor::IoHandler, private InputB
   // socket) until end_paced(), so replies keep the order of the requests.
   void begin_paced();
   void end_paced();
-  bool paced() const { return paced_; }
 
   const Env& env() const { return env_; }
   Output& output() { return output_; }
