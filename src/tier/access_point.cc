@@ -1,6 +1,7 @@
 #include "tier/access_point.h"
 
 #include <fcntl.h>
+#include <malloc.h>
 #include <sys/epoll.h>
 #include <sys/socket.h>
 
@@ -83,8 +84,11 @@ void AccessPoint::reload_tls() {
   }
 }
 
+// At most kAcceptsPerTurn connections per turn: the listener is level-triggered,
+// so a storm of connections is taken a slice per turn, between the other
+// connections' input, instead of in one long turn.
 void AccessPoint::accept_pending(const ListenSocket& socket) {
-  for (;;) {
+  for (size_t accepted = 0; accepted < kAcceptsPerTurn; ++accepted) {
     std::string peer;
     int fd = io::accept_nonblocking(socket.fd, &peer);
     if (fd < 0) {
@@ -203,6 +207,7 @@ void AccessPoint::reap_closing() {
       s->finish();
       sessions_.erase(it);
       open_connections_.fetch_sub(1, std::memory_order_relaxed);
+      ++reaped_since_trim_;
     }
     closing_.clear();
   }
@@ -224,7 +229,18 @@ void AccessPoint::tick(uint64_t now_ns) {
   for (auto& [token, session] : sessions_) session->on_tick(now_ns);
   router_.on_tick();
   end_of_turn();
+  return_freed_memory(now_ns);
   publish_snapshot();
+}
+
+// Many connections closed (a storm, a mass disconnect): the allocator keeps
+// their memory in its free lists, and the broker would stay at its peak RSS.
+// Give the free pages back, at most once a second (it walks the heap).
+void AccessPoint::return_freed_memory(uint64_t now_ns) {
+  if (reaped_since_trim_ < kTrimAfterReaped || now_ns - last_trim_ns_ < 1'000'000'000) return;
+  reaped_since_trim_ = 0;
+  last_trim_ns_ = now_ns;
+  ::malloc_trim(0);
 }
 
 void AccessPoint::publish_snapshot() { published_.publish({counters_, reactor_.stats(), router_.stats()}); }

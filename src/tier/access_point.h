@@ -62,7 +62,8 @@ class AccessPoint final {
   LoopSnapshot snapshot() const { return published_.read(); }
 
  private:
-  static constexpr size_t kRecordsPerTurn = 4096;  // per gateway, so sockets are served between batches
+  static constexpr size_t kRecordsPerTurn = 4096;
+  static constexpr size_t kAcceptsPerTurn = 64;  // per listening socket  // per gateway, so sockets are served between batches
   // Records spilled towards the gateways (their rings full): stop reading
   // connections above the first, resume below the second.
   static constexpr size_t kPauseInputAbove = 64u << 20;
@@ -101,6 +102,7 @@ class AccessPoint final {
   void reap_closing();
   void apply_input_pressure();
   void tick(uint64_t now_ns);
+  void return_freed_memory(uint64_t now_ns);
   void publish_snapshot();
   void shutdown();
   session::Session::Env env() { return {config_, reactor_, router_, fanout_, counters_, loop_}; }
@@ -126,7 +128,10 @@ class AccessPoint final {
   uint32_t next_token_ = 1;
   std::unordered_map<uint32_t, std::unique_ptr<session::Session>> sessions_;  // by token
   std::vector<session::Session*> closing_;  // the reap's working copy of loop_.closing
-  bool pacing_ready_ = false;  // a paced reply can produce more: the loop does not sleep
+  bool pacing_ready_ = false;
+  static constexpr size_t kTrimAfterReaped = 1024;  // connections closed before freed memory is returned
+  size_t reaped_since_trim_ = 0;
+  uint64_t last_trim_ns_ = 0;  // a paced reply can produce more: the loop does not sleep
   bool input_paused_ = false;  // the gateways are behind: connections are not read
   PublishedSnapshot published_;
 };
