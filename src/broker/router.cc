@@ -354,15 +354,17 @@ Outcome Router::snapshot(Outlet* outlet, std::string_view topic, uint32_t reques
 Outcome Router::list_channels(Outlet* outlet, std::string_view service, uint32_t request_id) {
   ListingCursor cursor{std::string(service), request_id};
   Outcome outcome;
-  while (!cursor.done) outcome = list_channels_page(outlet, cursor, ~size_t{0});
+  while (!cursor.done && !cursor.waiting) outcome = list_channels_page(outlet, cursor, ~size_t{0});
   return outcome;
 }
 
 Outcome Router::list_channels_page(Outlet* outlet, ListingCursor& cursor, size_t max_visits) {
   owner_.check("Router");
   if (upstream_) {
-    upstream_->list_channels(outlet, cursor.service, cursor.request_id);
-    cursor.done = true;
+    if (!cursor.waiting && !cursor.done) {
+      upstream_->list_channels(outlet, cursor.service, cursor.request_id, cursor.shard, cursor.next);
+      cursor.waiting = true;
+    }
     return {wire::Code::Ok, "", true};
   }
   const std::string_view service = cursor.service;
@@ -386,6 +388,15 @@ Outcome Router::list_channels_page(Outlet* outlet, ListingCursor& cursor, size_t
   }
   cursor.done = cursor.next >= channels_.id_limit();
   return {};
+}
+
+void Router::listing_page_answered(ListingCursor& cursor, cache::ChannelId next, bool shard_done) {
+  owner_.check("Router");
+  cursor.waiting = false;
+  cursor.next = next;
+  if (!shard_done) return;
+  cursor.next = 1;
+  if (++cursor.shard >= (upstream_ ? upstream_->shards() : 1)) cursor.done = true;
 }
 
 }  // namespace tw::broker

@@ -79,6 +79,9 @@ struct ListingCursor {
   uint32_t request_id = 0;
   cache::ChannelId next = 1;
   bool done = false;
+  // Tiered: the gateway listed now, and whether its page is on its way.
+  uint32_t shard = 0;
+  bool waiting = false;
 };
 
 class Router {
@@ -142,8 +145,11 @@ class Router {
   // loop nor outgrows the connection's output: sends the rows of the
   // channels from cursor.next on, looking at no more than `max_visits`
   // channel ids, and sets cursor.done after the last. With an upstream the
-  // gateways answer the whole request at once (pending, done).
+  // page is asked of the gateways, one after the other (pending, cursor.waiting
+  // until listing_page_answered).
   Outcome list_channels_page(Outlet* outlet, ListingCursor& cursor, size_t max_visits);
+  // Tiered: the gateway's page arrived (Outlet::listing_page); moves the cursor on.
+  void listing_page_answered(ListingCursor& cursor, cache::ChannelId next, bool shard_done);
   // Request timeouts, release lingers, NOT_FOUND expiry, rate samples.
   void on_tick();
 

@@ -22,25 +22,29 @@ void NativeSession::handle_list_channels(const wire::Frame& frame) {
 void NativeSession::continue_listing() {
   for (size_t visits = 0; listing_ && !closing() && output_has_room() && visits < kListingVisitsPerTurn;
        visits += kListingPage) {
-    const broker::Outcome outcome = env().router.list_channels_page(this, *listing_, kListingPage);
+    env().router.list_channels_page(this, *listing_, kListingPage);
+    if (listing_->waiting) break;  // tiered: a gateway's page is on its way (listing_page)
     if (!listing_->done) continue;
     const uint32_t request_id = listing_->request_id;
     listing_.reset();
-    send_ack(request_id, outcome);
+    send_ack(request_id, {});
   }
   if (listing_ && !closing()) return begin_paced();
   end_paced();
 }
 
-// Rows a gateway sends (tiered broker) arrive whole, not paced: a client
-// that does not read them is a slow consumer past max_output_buffer.
+void NativeSession::listing_page(uint32_t request_id, cache::ChannelId next, bool shard_done) {
+  if (closing() || !listing_ || listing_->request_id != request_id || !listing_->waiting) return;
+  env().router.listing_page_answered(*listing_, next, shard_done);
+  if (listing_->done) return continue_listing();  // the ACK
+  // The next page is asked for at the turn's end, when the output has room (pace).
+}
+
+// Rows come from this loop's router, or a page at a time from the gateways
+// (tiered), only while the output has room: a client that does not read its
+// listing holds a page of it, not the whole listing.
 void NativeSession::send_channel_info(const wire::ChannelInfo& info) {
-  if (closing()) return;
-  if (queued_output() > env().config.limits.max_output_buffer) {
-    ++env().counters.slow_consumers;
-    return fail(wire::Code::SlowConsumer, "channel listing not read: output buffer limit exceeded");
-  }
-  queue_control(info, 2 * kControlFrameMax);
+  if (!closing()) queue_control(info, 2 * kControlFrameMax);
 }
 
 }  // namespace tw::native

@@ -29,12 +29,14 @@ class NativeSession final : public session::Session {
   void send_release(uint32_t stream_id) override;
   void send_channel_info(const wire::ChannelInfo& info) override;
   void complete_request(uint32_t request_id, const broker::Outcome& outcome) override;
+  void listing_page(uint32_t request_id, cache::ChannelId next, bool shard_done) override;
 
  protected:
   size_t parse(std::span<const uint8_t> in) override;
   size_t encode_goodbye(std::span<uint8_t> out, wire::Code code, std::string_view text) override;
   void on_open_tick(uint64_t now_ns) override;
   void pace() override { continue_listing(); }
+  bool can_pace() const override { return !listing_ || !listing_->waiting; }
 
  private:
   void handle(const wire::Frame& frame);

@@ -157,7 +157,7 @@ void Session::pace_all(LoopState& loop) {
 
 bool Session::pacing_ready(const LoopState& loop) {
   for (const Session* s : loop.paced) {
-    if (!s->closing() && s->output_has_room()) return true;
+    if (!s->closing() && s->output_has_room() && s->can_pace()) return true;
   }
   return false;
 }

@@ -94,6 +94,8 @@ class Session : public broker::Outlet, public reactor::IoHandler, private InputB
   // A paced reply (listed in LoopState::paced) produces its next part while
   // the output has room, and calls end_paced() once it is complete.
   virtual void pace() {}
+  // False while the paced reply waits for another thread (the loop may sleep).
+  virtual bool can_pace() const { return true; }
   // Below this many queued bytes a paced reply may produce more.
   bool output_has_room() const;
   bool paced() const { return paced_; }
