@@ -37,6 +37,15 @@ size_t rss_bytes(pid_t pid) {
   return 0;
 }
 
+// Sanitizer builds keep freed memory in quarantine (ASan) or shadow it
+// (TSan): RSS then says nothing about what the broker holds, so the memory
+// bounds are checked in plain builds only; the attacks run everywhere.
+#if defined(TW_SANITIZED) || defined(__SANITIZE_ADDRESS__) || defined(__SANITIZE_THREAD__)
+constexpr bool kRssMeaningful = false;
+#else
+constexpr bool kRssMeaningful = true;
+#endif
+
 // The header of a frame of `type` claiming `length` bytes in all.
 std::vector<uint8_t> header_claiming(uint32_t length, wire::MsgType type) {
   std::vector<uint8_t> h(wire::kHeaderSize, 0);
@@ -116,7 +125,9 @@ TEST_F(HostileIo, AThousandPartialMegabyteFramesStayWithinThePartialInputBudget)
   // The budget, plus the sessions themselves and the allocator's slack; without the
   // budget the partial frames alone would be 125 MiB.
   constexpr size_t kAllowance = kBudget + (24u << 20);
-  EXPECT_LT(peak - before, kAllowance) << "broker RSS grew from " << before << " to " << peak << " bytes";
+  if (kRssMeaningful) {
+    EXPECT_LT(peak - before, kAllowance) << "broker RSS grew from " << before << " to " << peak << " bytes";
+  }
   attackers.clear();
   ASSERT_NO_FATAL_FAILURE(expect_healthy());
 }
@@ -144,8 +155,10 @@ TEST_F(HostileIo, ListChannelsFromANonReaderStaysBounded) {
   for (uint32_t r = 1; r <= kRequests; ++r) ASSERT_TRUE(reader_later.send_list_channels(100 + r, "LISTED"));
   for (int i = 0; i < 20; ++i) ASSERT_NO_FATAL_FAILURE(expect_healthy());
   const size_t during = rss_bytes(broker->pid());
-  EXPECT_LT(during - std::min(during, before), size_t{8} << 20)
-      << "broker RSS grew from " << before << " to " << during << " bytes for unread listings";
+  if (kRssMeaningful) {
+    EXPECT_LT(during - std::min(during, before), size_t{8} << 20)
+        << "broker RSS grew from " << before << " to " << during << " bytes for unread listings";
+  }
 
   for (uint32_t r = 1; r <= 2; ++r) {
     testing::ListReply reply = reader_later.list_channels_reply(100 + r, 20'000);
