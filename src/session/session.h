@@ -145,7 +145,9 @@ class Session : public broker::Outlet, public reactor::IoHandler, private InputB
   void read_input();
   void read_once();
   void parse_input();
-  // After parsing `used` bytes of `in` (the read buffer or in_): keeps what is left in in_.
+  // After a parse: keeps `rest` (what it left of the read buffer or of in_)
+  // at the front of in_; `frame_completed`: a frame ended in this parse, so
+  // the next one began now (its deadline starts again).
   void keep_unparsed(std::span<const uint8_t> rest, bool frame_completed);
   void release_input();
   bool tick_input(uint64_t now_ns);

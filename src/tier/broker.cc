@@ -137,6 +137,12 @@ struct Broker::Impl {
               static_cast<unsigned long>(c.conflated_channels), static_cast<unsigned long>(c.refresh_images),
               static_cast<unsigned long>(c.dropped_messages), static_cast<unsigned long>(c.slow_consumers));
     }
+    if (c.partial_input_closes != 0 || c.frame_deadline_closes != 0 || c.fd_exhausted != 0) {
+      TW_INFO("input bounds: %lu connections closed past max_partial_input, %lu past frame_deadline_ms; %lu "
+              "refused for lack of file descriptors",
+              static_cast<unsigned long>(c.partial_input_closes), static_cast<unsigned long>(c.frame_deadline_closes),
+              static_cast<unsigned long>(c.fd_exhausted));
+    }
     TW_INFO("stopped: %lu connections served, %lu publishes, %lu deliveries, max loop turn %lu us",
             static_cast<unsigned long>(c.connections_accepted), static_cast<unsigned long>(sum.router.publishes),
             static_cast<unsigned long>(sum.router.deliveries),
