@@ -49,6 +49,7 @@ struct Flags {
       {"--heartbeat-ms", "heartbeat_ms", "heartbeat interval offered to clients"},
       {"--idle-timeout-ms", "idle_timeout_ms", "close a connection silent this long"},
       {"--hello-timeout-ms", "hello_timeout_ms", "close a connection that sends no HELLO"},
+      {"--frame-deadline-ms", "frame_deadline_ms", "close a connection whose frame is not whole this long after it began"},
       {"--shutdown-grace-ms", "shutdown_grace_ms", "time to flush output on shutdown"},
       {"--max-frame", "limits.max_frame", "largest accepted frame, bytes"},
       {"--max-subscriptions", "limits.max_subscriptions", "subscriptions per connection"},
@@ -57,6 +58,7 @@ struct Flags {
       {"--max-channels", "limits.max_channels", "channels (topics) held by the broker"},
       {"--max-channels-per-connection", "limits.max_channels_per_connection", "channels one connection may create"},
       {"--max-output-buffer", "limits.max_output_buffer", "bytes queued to one connection"},
+      {"--max-partial-input", "limits.max_partial_input", "bytes all connections hold in partial frames"},
       {"--max-topic-length", "limits.max_topic_length", "longest topic, bytes"},
       {"--max-topic-depth", "limits.max_topic_depth", "most levels in a topic"},
   }};

@@ -70,17 +70,32 @@ tw::Status write_port_file(const std::string& path, uint16_t port) {
 
 // Connections are file descriptors: allow as many as the hard limit does,
 // so max_connections, not the default soft limit of 1024, is the bound.
-void raise_fd_limit() {
+rlimit raise_fd_limit() {
   rlimit limit{};
-  if (getrlimit(RLIMIT_NOFILE, &limit) == 0 && limit.rlim_cur < limit.rlim_max) {
+  if (getrlimit(RLIMIT_NOFILE, &limit) != 0) return limit;
+  if (limit.rlim_cur < limit.rlim_max) {
     limit.rlim_cur = limit.rlim_max;
-    setrlimit(RLIMIT_NOFILE, &limit);
+    if (setrlimit(RLIMIT_NOFILE, &limit) != 0) getrlimit(RLIMIT_NOFILE, &limit);
+  }
+  return limit;
+}
+
+// Once listening, what the kernel granted (info: a broker sized for fewer
+// connections than the default max_connections is normal).
+void log_fd_limit(const rlimit& limit, const tw::config::BrokerConfig& config) {
+  const auto granted = static_cast<unsigned long long>(limit.rlim_cur);
+  if (granted < config.limits.max_connections + 64ull) {
+    TW_INFO("file descriptor limit %llu (the hard limit %llu) is below max_connections %u: connections past it "
+            "are refused, with an ERROR line (raise it with ulimit -Hn or LimitNOFILE)",
+            granted, static_cast<unsigned long long>(limit.rlim_max), config.limits.max_connections);
+  } else {
+    TW_INFO("file descriptor limit %llu", granted);
   }
 }
 
 int serve(const tw::tickwired::Invocation& invocation) {
   const tw::config::BrokerConfig& config = invocation.config;
-  raise_fd_limit();
+  const rlimit fd_limit = raise_fd_limit();
   tw::tier::Broker broker(config);
   // Before the port file is written: whoever reads it may signal us at once.
   install_signal_handlers(broker);
@@ -90,6 +105,7 @@ int serve(const tw::tickwired::Invocation& invocation) {
     return tw::tickwired::kExitRuntimeError;
   }
   for (const std::string& listener : broker.listening()) TW_INFO("listening on %s", listener.c_str());
+  log_fd_limit(fd_limit, config);
   if (!invocation.port_file.empty()) {
     if (auto status = write_port_file(invocation.port_file, broker.port()); !status) {
       std::cerr << "tickwired: cannot write port file " << invocation.port_file << ": "

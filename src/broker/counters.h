@@ -24,6 +24,11 @@ struct Counters {
   uint64_t subscription_limit_hits = 0;
   uint64_t channel_quota_hits = 0;     // REGISTERs refused: max_channels_per_connection (CHANNEL_QUOTA)
   uint64_t stray_provider_messages = 0;  // provider messages for channels it was not asked for
+  // Input bounds (docs/configuration.md, "Limits"):
+  uint64_t partial_input_bytes = 0;    // gauge: bytes held in partial frames now (limits.max_partial_input)
+  uint64_t partial_input_closes = 0;   // connections closed because the partial frames passed max_partial_input
+  uint64_t frame_deadline_closes = 0;  // connections closed with a frame not whole within frame_deadline_ms
+  uint64_t fd_exhausted = 0;           // connections refused because the process was out of file descriptors
 };
 
 }  // namespace tw::broker

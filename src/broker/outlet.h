@@ -78,6 +78,9 @@ class Outlet {
   // The late answer to a request that returned a pending Outcome (a
   // snapshot or listing served by another thread): the outlet sends its ACK.
   virtual void complete_request(uint32_t request_id, const Outcome& outcome) = 0;
+  // Tiered broker: a gateway sent one page of listing `request_id` and
+  // stopped before channel id `next` (`shard_done`: it has no more).
+  virtual void listing_page(uint32_t /*request_id*/, cache::ChannelId /*next*/, bool /*shard_done*/) {}
   // Writes queued output; called once per loop turn, or when the arena fills.
   virtual void flush_output() = 0;
   // Who this is, for logs and the admin view ("client-name@host:port").

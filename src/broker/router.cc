@@ -349,19 +349,31 @@ Outcome Router::snapshot(Outlet* outlet, std::string_view topic, uint32_t reques
 }
 
 Outcome Router::list_channels(Outlet* outlet, std::string_view service, uint32_t request_id) {
+  ListingCursor cursor{std::string(service), request_id};
+  Outcome outcome;
+  while (!cursor.done && !cursor.waiting) outcome = list_channels_page(outlet, cursor, ~size_t{0});
+  return outcome;
+}
+
+Outcome Router::list_channels_page(Outlet* outlet, ListingCursor& cursor, size_t max_visits) {
   owner_.check("Router");
   if (upstream_) {
-    upstream_->list_channels(outlet, service, request_id);
+    if (!cursor.waiting && !cursor.done) {
+      upstream_->list_channels(outlet, cursor.service, cursor.request_id, cursor.shard, cursor.next);
+      cursor.waiting = true;
+    }
     return {wire::Code::Ok, "", true};
   }
-  for (cache::ChannelId id = 1; id < channels_.id_limit(); ++id) {
+  const std::string_view service = cursor.service;
+  for (size_t visits = 0; visits < max_visits && cursor.next < channels_.id_limit(); ++visits) {
+    const cache::ChannelId id = cursor.next++;
     if (!channels_.get(id)) continue;
     cache::Channel& ch = *channels_.get(id);
     if (!service.empty() && topic::service_of(ch.topic) != service) continue;
     const Route& r = route(ch);
     if (r.interactive && !r.provider && !r.pending && !ch.has_data() && r.subscribers.empty()) continue;
     wire::ChannelInfo info;
-    info.request_id = request_id;
+    info.request_id = cursor.request_id;
     info.channel_id = ch.id;
     info.state = ch.state;
     info.subscribers = subscriber_count(r);
@@ -371,7 +383,17 @@ Outcome Router::list_channels(Outlet* outlet, std::string_view service, uint32_t
     info.provider = r.provider ? r.provider->outlet->name() : std::string_view{};
     outlet->send_channel_info(info);
   }
+  cursor.done = cursor.next >= channels_.id_limit();
   return {};
+}
+
+void Router::listing_page_answered(ListingCursor& cursor, cache::ChannelId next, bool shard_done) {
+  owner_.check("Router");
+  cursor.waiting = false;
+  cursor.next = next;
+  if (!shard_done) return;
+  cursor.next = 1;
+  if (++cursor.shard >= (upstream_ ? upstream_->shards() : 1)) cursor.done = true;
 }
 
 }  // namespace tw::broker

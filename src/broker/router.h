@@ -86,6 +86,16 @@ inline Outcome payload_refusal(std::span<const uint8_t> payload) {
   }
   return {wire::Code::BadPayload, "malformed field list"};
 }
+// Where a paged LIST_CHANNELS stands (Router::list_channels_page).
+struct ListingCursor {
+  std::string service;  // "" = all
+  uint32_t request_id = 0;
+  cache::ChannelId next = 1;
+  bool done = false;
+  // Tiered: the gateway listed now, and whether its page is on its way.
+  uint32_t shard = 0;
+  bool waiting = false;
+};
 
 class Router {
  public:
@@ -145,6 +155,15 @@ class Router {
   // Sends one ChannelInfo per channel of `service` ("" = all) to the outlet.
   // A pending Outcome when another thread answers (tiered broker).
   Outcome list_channels(Outlet* outlet, std::string_view service, uint32_t request_id);
+  // The same, a page at a time, so that a large listing neither stalls the
+  // loop nor outgrows the connection's output: sends the rows of the
+  // channels from cursor.next on, looking at no more than `max_visits`
+  // channel ids, and sets cursor.done after the last. With an upstream the
+  // page is asked of the gateways, one after the other (pending, cursor.waiting
+  // until listing_page_answered).
+  Outcome list_channels_page(Outlet* outlet, ListingCursor& cursor, size_t max_visits);
+  // Tiered: the gateway's page arrived (Outlet::listing_page); moves the cursor on.
+  void listing_page_answered(ListingCursor& cursor, cache::ChannelId next, bool shard_done);
   // Request timeouts, release lingers, NOT_FOUND expiry, rate samples.
   void on_tick();
 

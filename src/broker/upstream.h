@@ -32,7 +32,13 @@ class Upstream {
                                std::string_view text) = 0;
   // Answered later through outlet->send_image / complete_request.
   virtual void snapshot(Outlet* outlet, std::string_view topic, uint32_t request_id) = 0;
-  virtual void list_channels(Outlet* outlet, std::string_view service, uint32_t request_id) = 0;
+  // One page of a listing: the rows of gateway `shard`'s channels from id
+  // `from` on, a bounded number of ids, then outlet->listing_page says where
+  // that gateway stopped.
+  virtual void list_channels(Outlet* outlet, std::string_view service, uint32_t request_id, uint32_t shard,
+                             cache::ChannelId from) = 0;
+  // How many gateways a listing goes through, one after the other.
+  virtual uint32_t shards() const = 0;
   virtual void outlet_gone(Outlet* outlet) = 0;
   // How many local outlets receive the channel now (for channel listings).
   virtual void subscribers_changed(cache::ChannelId id, uint32_t count) = 0;

@@ -46,6 +46,7 @@ const std::array kIntegerKeys = {
     TW_INTEGER_KEY(heartbeat_ms, 10, kHourMs),
     TW_INTEGER_KEY(idle_timeout_ms, 10, kDayMs),
     TW_INTEGER_KEY(hello_timeout_ms, 10, kHourMs),
+    TW_INTEGER_KEY(frame_deadline_ms, 10, kHourMs),
     TW_INTEGER_KEY(handshake_timeout_ms, 10, kHourMs),
     TW_INTEGER_KEY(shutdown_grace_ms, 0, 60'000),
     TW_INTEGER_KEY(request_timeout_ms, 10, kHourMs),
@@ -64,6 +65,7 @@ const std::array kIntegerKeys = {
     TW_INTEGER_KEY(limits.max_channels, 1, kU32Max),
     TW_INTEGER_KEY(limits.max_channels_per_connection, 1, kU32Max),
     TW_INTEGER_KEY(limits.max_output_buffer, 1024, int64_t{1} << 40),
+    TW_INTEGER_KEY(limits.max_partial_input, int64_t{1} << 20, int64_t{1} << 40),
     TW_INTEGER_KEY(limits.max_topic_length, 1, 65'535),
     TW_INTEGER_KEY(limits.max_topic_depth, 1, 1024),
 };

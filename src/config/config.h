@@ -17,10 +17,13 @@ struct Limits {
   uint32_t max_frame = 1u << 20;               // bytes, largest accepted frame
   uint32_t max_subscriptions = 10'000;         // patterns per connection
   uint32_t max_registrations = 100'000;        // publish ids per connection
-  uint32_t max_connections = 10'000;
+  uint32_t max_connections = 100'000;
   uint32_t max_channels = 1'000'000;
   uint32_t max_channels_per_connection = 100'000;  // channels one connection may create (REGISTER of a new topic)
   uint64_t max_output_buffer = 64ull << 20;    // bytes queued to one connection
+  // Bytes all connections together hold in partial frames (per loop thread: an
+  // equal share each); past it the largest holder is closed (FRAME_TOO_LARGE).
+  uint64_t max_partial_input = 256ull << 20;
   uint32_t max_topic_length = 256;
   uint32_t max_topic_depth = 16;
 };
@@ -34,6 +37,7 @@ struct BrokerConfig {
   uint32_t heartbeat_ms = 5'000;               // offered to clients; a client may ask for another
   uint32_t idle_timeout_ms = 15'000;           // close a connection silent this long
   uint32_t hello_timeout_ms = 5'000;           // close a connection that sends no HELLO
+  uint32_t frame_deadline_ms = 10'000;         // a frame must be whole this long after its first byte
   uint32_t handshake_timeout_ms = 2'000;       // close a TLS connection whose handshake has not completed
   uint32_t shutdown_grace_ms = 500;            // time to flush output on shutdown
   log::Level log_level = log::Level::Info;

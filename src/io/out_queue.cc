@@ -8,7 +8,10 @@ namespace tw::io {
 
 namespace {
 constexpr size_t kMaxIov = 256;  // well under IOV_MAX; coalescing keeps counts low
-constexpr size_t kInitialRefs = 1024;
+// Small: every connection has one, idle ones too (16 KiB here was a page of
+// RSS per idle connection). A busy connection's vector grows once and keeps
+// its capacity, so the hot path still allocates nothing in the steady state.
+constexpr size_t kInitialRefs = 16;
 }  // namespace
 
 OutQueue::OutQueue() { refs_.reserve(kInitialRefs); }

@@ -20,7 +20,7 @@ NativeSession::NativeSession(Env env, std::unique_ptr<session::Transport> transp
 
 size_t NativeSession::parse(std::span<const uint8_t> in) {
   size_t pos = 0;
-  while (!closing()) {
+  while (!closing() && !paced()) {  // a paced reply holds the requests behind it
     wire::Frame frame;
     auto result = wire::split_frame(in.subspan(pos), env().config.limits.max_frame, frame);
     if (result == wire::SplitResult::NeedMore) break;

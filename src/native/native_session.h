@@ -12,6 +12,7 @@
 #pragma once
 #include <cstdint>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -28,11 +29,14 @@ class NativeSession final : public session::Session {
   void send_release(uint32_t stream_id) override;
   void send_channel_info(const wire::ChannelInfo& info) override;
   void complete_request(uint32_t request_id, const broker::Outcome& outcome) override;
+  void listing_page(uint32_t request_id, cache::ChannelId next, bool shard_done) override;
 
  protected:
   size_t parse(std::span<const uint8_t> in) override;
   size_t encode_goodbye(std::span<uint8_t> out, wire::Code code, std::string_view text) override;
   void on_open_tick(uint64_t now_ns) override;
+  void pace() override { continue_listing(); }
+  bool can_pace() const override { return !listing_ || !listing_->waiting; }
 
  private:
   void handle(const wire::Frame& frame);
@@ -44,6 +48,9 @@ class NativeSession final : public session::Session {
   void handle_provide(const wire::Frame& frame, bool provide);
   void handle_stream_status(const wire::Frame& frame);
   void handle_list_channels(const wire::Frame& frame);
+  // Sends the listing's next rows while the output has room (a bounded
+  // number of channels per turn); paced until the last row and the ACK.
+  void continue_listing();
   // Bad input: counted, and the connection closes with `code`.
   void reject(wire::Code code, std::string_view text);
   // A provider message the router ignored: counted, and logged once per connection.
@@ -60,6 +67,7 @@ class NativeSession final : public session::Session {
   bool stray_logged_ = false;
   std::vector<cache::ChannelId> publish_ids_;  // publish_id -> channel
   uint32_t channels_created_ = 0;              // by this connection's REGISTERs, against max_channels_per_connection
+  std::optional<broker::ListingCursor> listing_;  // a LIST_CHANNELS in progress
 };
 
 }  // namespace tw::native

@@ -1,6 +1,7 @@
 // Interactive providers: PROVIDE, WITHDRAW and STREAM_STATUS in; REQUEST and
 // RELEASE out (docs/protocol.md, "Providers").
 #include "base/log.h"
+#include "base/rate_limit.h"
 #include "native/native_session.h"
 #include "wire/utf8.h"
 
@@ -42,7 +43,7 @@ void NativeSession::note_stray(const broker::Outcome& outcome) {
   ++env().counters.stray_provider_messages;
   if (stray_logged_) return;
   stray_logged_ = true;
-  TW_WARN("provider %.*s: %s (ignored; further ones are counted, not logged)", static_cast<int>(name().size()),
+  TW_WARN_LIMITED("provider %.*s: %s (ignored; further ones are counted, not logged)", static_cast<int>(name().size()),
           name().data(), outcome.detail);
 }
 

@@ -7,6 +7,7 @@
 
 #include "base/clock.h"
 #include "base/log.h"
+#include "base/rate_limit.h"
 
 namespace tw::session {
 
@@ -127,7 +128,7 @@ void Handshaker::expire(uint64_t now_ns) {
 
 void Handshaker::drop(int fd, const std::string& why) {
   auto it = pending_.find(fd);
-  TW_WARN("session %s closed: %s", it->second.peer.c_str(), why.c_str());
+  TW_WARN_LIMITED("session %s closed: %s", it->second.peer.c_str(), why.c_str());
   ::epoll_ctl(epoll_fd_, EPOLL_CTL_DEL, fd, nullptr);
   it->second.transport->shutdown();
   pending_.erase(it);  // closes the fd

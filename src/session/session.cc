@@ -6,11 +6,14 @@
 #include <cstring>
 
 #include "base/log.h"
+#include "base/rate_limit.h"
 
 namespace tw::session {
 
 namespace {
-constexpr size_t kInitialInput = 64 * 1024;
+constexpr size_t kMinInput = 4 * 1024;           // a session's own buffer, once it holds a partial frame
+constexpr uint64_t kReleaseIdleNs = 100'000'000;  // quiet this long: the empty buffer is freed
+constexpr size_t kPaceBelow = 256 * 1024;         // a paced reply produces more below this much output
 constexpr size_t kGoodbyeMax = 512;
 uint64_t ms_to_ns(uint64_t ms) { return ms * 1'000'000ull; }
 }  // namespace
@@ -25,11 +28,9 @@ Session::Session(Env env, std::unique_ptr<Transport> transport, std::string peer
       policy_({env.config.limits.max_output_buffer, env.router, env.counters, env.reactor}, output_, encoder, *this),
       opened_ns_(now_ns),
       last_rx_ns_(now_ns),
-      last_tx_ns_(now_ns) {
-  in_.resize(std::min<size_t>(kInitialInput, env_.config.limits.max_frame));
-}
+      last_tx_ns_(now_ns) {}
 
-Session::~Session() = default;
+Session::~Session() { env_.loop.input.set(*this, 0); }
 
 void Session::start() {
   if (transport_->pending_input() > 0) read_input();
@@ -44,35 +45,121 @@ void Session::on_io(uint32_t events) {
 void Session::read_input() {
   // A TLS transport may hold decrypted bytes that no readiness event announces.
   do {
-    if (!reading_ || closing()) return;
+    if (!reads() || closing()) return;
     read_once();
   } while (transport_->pending_input() > 0);
 }
 
+// One read into the loop's shared buffer. Whole frames are parsed where they
+// landed; only a partial frame is copied into the session's own buffer.
 void Session::read_once() {
-  if (in_len_ == in_.size()) {
-    // A message larger than the buffer: grow, up to max_frame (the protocol
-    // refuses a message above it before its bytes arrive).
-    const size_t limit = std::max<size_t>(env_.config.limits.max_frame, kInitialInput);
-    if (in_.size() >= limit) return fail(wire::Code::FrameTooLarge, "message larger than max_frame");
-    in_.resize(std::min(limit, in_.size() * 2));
-  }
-  ReadResult got = transport_->read({in_.data() + in_len_, in_.size() - in_len_});
+  std::vector<uint8_t>& buffer = env_.loop.read_buffer;
+  ReadResult got = transport_->read({buffer.data(), buffer.size()});
   if (got.status == ReadStatus::Again) return;
   if (got.status == ReadStatus::Closed) return fail(wire::Code::Ok, "peer closed the connection");
   if (got.status == ReadStatus::Error) return fail(wire::Code::Ok, "read error");
-  in_len_ += got.bytes;
   env_.counters.bytes_in += got.bytes;
   last_rx_ns_ = env_.reactor.now_ns();
+  const std::span<const uint8_t> arrived(buffer.data(), got.bytes);
+  if (in_len_ == 0) {
+    const size_t used = parse(arrived);
+    return keep_unparsed(arrived.subspan(used), used > 0);
+  }
+  // The rest of a partial frame: the buffer grows only by what arrived. The
+  // protocol refuses a header that claims more than max_frame, so it stays
+  // below max_frame plus one read.
+  if (in_.size() < in_len_ + got.bytes) in_.resize(std::max(kMinInput, in_len_ + got.bytes));
+  std::memcpy(in_.data() + in_len_, arrived.data(), got.bytes);
+  in_len_ += got.bytes;
   parse_input();
 }
 
 void Session::parse_input() {
   const size_t used = parse({in_.data(), in_len_});
-  if (used > 0) {
-    std::memmove(in_.data(), in_.data() + used, in_len_ - used);
-    in_len_ -= used;
+  keep_unparsed({in_.data() + used, in_len_ - used}, used > 0);
+}
+
+void Session::keep_unparsed(std::span<const uint8_t> rest, bool frame_completed) {
+  if (closing()) return;  // finish() frees the buffer; handlers may still hold views into it now
+  if (rest.empty()) {
+    in_len_ = 0;
+    frame_started_ns_ = 0;
+    return;
   }
+  if (rest.data() != in_.data()) {
+    if (in_.size() < rest.size()) in_.resize(std::max(kMinInput, rest.size()));
+    std::memmove(in_.data(), rest.data(), rest.size());  // may overlap: rest can lie within in_
+  }
+  in_len_ = rest.size();
+  // A frame completed in this read: what is left began arriving now.
+  if (frame_completed || frame_started_ns_ == 0) frame_started_ns_ = env_.reactor.now_ns();
+  if (in_.capacity() == held_bytes()) return;
+  env_.loop.input.set(*this, in_.capacity());
+  env_.loop.input.enforce();
+  env_.counters.partial_input_bytes = env_.loop.input.held();
+}
+
+void Session::release_input() {
+  std::vector<uint8_t>().swap(in_);
+  in_len_ = 0;
+  frame_started_ns_ = 0;
+  env_.loop.input.set(*this, 0);
+  env_.counters.partial_input_bytes = env_.loop.input.held();
+}
+
+// The loop's partial frames passed max_partial_input and this session holds
+// the most: an empty buffer is simply freed; a partial frame closes the connection.
+void Session::give_up_input() {
+  const bool partial = in_len_ > 0;
+  release_input();
+  if (!partial || closing()) return;
+  ++env_.counters.partial_input_closes;
+  fail(wire::Code::FrameTooLarge, "the broker's memory for partial frames (max_partial_input) is full and this "
+                                  "connection held the largest one", true);
+}
+
+bool Session::output_has_room() const {
+  return queued_output() < std::min<uint64_t>(kPaceBelow, env_.config.limits.max_output_buffer / 2);
+}
+
+void Session::begin_paced() {
+  if (paced_) return;
+  paced_ = true;
+  list_paced();
+  update_interest();
+}
+
+void Session::end_paced() {
+  if (!paced_) return;
+  paced_ = false;
+  last_rx_ns_ = env_.reactor.now_ns();  // the idle clock stood still meanwhile, as when paused
+  update_interest();
+  if (in_len_ > 0) parse_input();  // the requests that arrived behind the paced one
+}
+
+void Session::list_paced() {
+  if (paced_listed_) return;
+  paced_listed_ = true;
+  env_.loop.paced.push_back(this);
+}
+
+void Session::pace_all(LoopState& loop) {
+  if (loop.paced.empty()) return;
+  loop.pacing.swap(loop.paced);
+  for (Session* s : loop.pacing) s->paced_listed_ = false;
+  for (Session* s : loop.pacing) {
+    if (s->closing()) continue;
+    s->pace();
+    if (s->paced_ && !s->closing()) s->list_paced();
+  }
+  loop.pacing.clear();
+}
+
+bool Session::pacing_ready(const LoopState& loop) {
+  for (const Session* s : loop.paced) {
+    if (!s->closing() && s->output_has_room() && s->can_pace()) return true;
+  }
+  return false;
 }
 
 void Session::open(std::string_view client_name, uint64_t idle_timeout_ns) {
@@ -131,7 +218,7 @@ void Session::account_written() {
 
 void Session::update_interest() {
   if (closing()) return;
-  uint32_t events = (reading_ ? uint32_t{EPOLLIN} : 0u) | (want_write_ ? uint32_t{EPOLLOUT} : 0u);
+  uint32_t events = (reads() ? uint32_t{EPOLLIN} : 0u) | (want_write_ ? uint32_t{EPOLLOUT} : 0u);
   if (events == interest_) return;  // epoll_ctl only on a change, never per flush
   interest_ = events;
   (void)env_.reactor.modify(transport_->fd(), events, this);
@@ -148,13 +235,14 @@ void Session::pause_input(bool paused) {
 void Session::fail(wire::Code code, std::string_view text, bool warn) {
   if (closing()) return;
   phase_ = Phase::Closing;
+  env_.loop.closing.push_back(this);
   close_code_ = code;
   close_text_ = std::string(text);
   if (code != wire::Code::Ok) {
-    TW_WARN("session %s ('%s') disconnected: %s: %s", peer_.c_str(), client_name_.c_str(), wire::code_name(code),
-            close_text_.c_str());
+    TW_WARN_LIMITED("session %s ('%s') disconnected: %s: %s", peer_.c_str(), client_name_.c_str(),
+                    wire::code_name(code), close_text_.c_str());
   } else if (warn) {
-    TW_WARN("session %s closed: %s", peer_.c_str(), close_text_.c_str());
+    TW_WARN_LIMITED("session %s closed: %s", peer_.c_str(), close_text_.c_str());
   } else {
     TW_DEBUG("session %s ('%s') closed: %s", peer_.c_str(), client_name_.c_str(), close_text_.c_str());
   }
@@ -162,6 +250,7 @@ void Session::fail(wire::Code code, std::string_view text, bool warn) {
 
 void Session::finish() {
   if (!transport_) return;
+  release_input();
   const auto& slow = policy_.stats();
   if (slow.conflated_channels != 0 || slow.dropped_messages != 0) {
     TW_INFO("session %s ('%s') was a slow consumer: %lu channels conflated, %lu refresh images, %lu messages dropped",
@@ -187,6 +276,7 @@ void Session::finish() {
 void Session::on_tick(uint64_t now_ns) {
   env_.reactor.check_owner("Session");
   if (closing()) return;
+  if (!tick_input(now_ns)) return;
   if (phase_ == Phase::AwaitHello) {
     if (now_ns - opened_ns_ > ms_to_ns(env_.config.hello_timeout_ms)) {
       ++env_.counters.idle_timeouts;
@@ -194,12 +284,27 @@ void Session::on_tick(uint64_t now_ns) {
     }
     return;
   }
-  if (reading_ && now_ns - last_rx_ns_ > idle_timeout_ns_) {
+  if (reads() && now_ns - last_rx_ns_ > idle_timeout_ns_) {
     ++env_.counters.idle_timeouts;
     return fail(wire::Code::IdleTimeout, "nothing received within the idle timeout");
   }
   apply(policy_.send_due_refreshes(now_ns));
   if (!closing()) on_open_tick(now_ns);
+}
+
+// The input's part of the tick: a frame begun too long ago closes the
+// connection (a client trickling one byte at a time would otherwise hold it
+// open for ever, every byte resetting the idle clock); a buffer left empty
+// by a quiet connection is freed. False once the session is closing.
+bool Session::tick_input(uint64_t now_ns) {
+  if (frame_started_ns_ != 0 && reads() &&
+      now_ns - frame_started_ns_ > ms_to_ns(env_.config.frame_deadline_ms)) {
+    ++env_.counters.frame_deadline_closes;
+    fail(wire::Code::IdleTimeout, "a frame was not whole within frame_deadline_ms of its first byte", true);
+    return false;
+  }
+  if (in_len_ == 0 && in_.capacity() != 0 && now_ns - last_rx_ns_ >= kReleaseIdleNs) release_input();
+  return true;
 }
 
 }  // namespace tw::session

@@ -14,8 +14,16 @@
 //
 // Lifecycle: AwaitHello -> Open -> Closing. A
 // session that must close (bad input, timeout, slow consumer, peer gone)
-// only marks itself Closing; its owner reaps it at the end of the loop turn
-// (finish, then destroy), so no callback ever sees a destroyed session.
+// only marks itself Closing and lists itself in LoopState::closing; its owner
+// reaps it at the end of the loop turn (finish, then destroy), so no callback
+// ever sees a destroyed session, and the turn's end visits only those.
+//
+// Input memory: bytes are read into the loop's shared read buffer and parsed
+// there; only a partial frame left over is copied into the session's own
+// buffer, which grows with the bytes that actually arrive (never to the size
+// a header claims), is counted in the loop's InputBudget, and is freed once
+// the connection has been quiet for a tick. An idle connection holds none.
+// A frame must be whole within frame_deadline_ms of its first byte.
 // Owned by its loop thread.
 #pragma once
 #include <cstdint>
@@ -33,12 +41,14 @@
 #include "reactor/reactor.h"
 #include "session/delivery_policy.h"
 #include "session/encoder.h"
+#include "session/input_budget.h"
+#include "session/loop_state.h"
 #include "session/output.h"
 #include "session/transport.h"
 
 namespace tw::session {
 
-class Session : public broker::Outlet, public reactor::IoHandler {
+class Session : public broker::Outlet, public reactor::IoHandler, private InputBudget::Holder {
  public:
   struct Env {
     const config::BrokerConfig& config;
@@ -46,6 +56,7 @@ class Session : public broker::Outlet, public reactor::IoHandler {
     broker::Router& router;
     broker::Fanout& fanout;
     broker::Counters& counters;
+    LoopState& loop;
   };
   Session(Env env, std::unique_ptr<Transport> transport, std::string peer, const Encoder& encoder, uint64_t now_ns);
   ~Session() override;
@@ -80,6 +91,18 @@ class Session : public broker::Outlet, public reactor::IoHandler {
   void finish();
   int fd() const { return transport_ ? transport_->fd() : -1; }
   std::string_view transport_kind() const { return transport_ ? transport_->kind() : std::string_view{}; }
+  // A paced reply (listed in LoopState::paced) produces its next part while
+  // the output has room, and calls end_paced() once it is complete.
+  virtual void pace() {}
+  // False while the paced reply waits for another thread (the loop may sleep).
+  virtual bool can_pace() const { return true; }
+  // Below this many queued bytes a paced reply may produce more.
+  bool output_has_room() const;
+  bool paced() const { return paced_; }
+  // At the end of each turn, before the flush: every paced session produces its next part.
+  static void pace_all(LoopState& loop);
+  // True when a paced session could produce more now (the loop should not sleep).
+  static bool pacing_ready(const LoopState& loop);
 
   const DeliveryPolicy::Stats& slow_stats() const { return policy_.stats(); }
   size_t lagging_channels() const { return policy_.lagging_channels(); }
@@ -104,6 +127,11 @@ class Session : public broker::Outlet, public reactor::IoHandler {
   // A closing session that ended on its own slow-consumer verdict.
   void apply(DeliveryPolicy::Verdict verdict);
 
+  // A reply that is produced as the output drains: input waits (in the
+  // socket) until end_paced(), so replies keep the order of the requests.
+  void begin_paced();
+  void end_paced();
+
   const Env& env() const { return env_; }
   Output& output() { return output_; }
   const std::string& peer() const { return peer_; }
@@ -117,6 +145,15 @@ class Session : public broker::Outlet, public reactor::IoHandler {
   void read_input();
   void read_once();
   void parse_input();
+  // After a parse: keeps `rest` (what it left of the read buffer or of in_)
+  // at the front of in_; `frame_completed`: a frame ended in this parse, so
+  // the next one began now (its deadline starts again).
+  void keep_unparsed(std::span<const uint8_t> rest, bool frame_completed);
+  void release_input();
+  bool tick_input(uint64_t now_ns);
+  void list_paced();
+  void give_up_input() override;
+  bool reads() const { return reading_ && !paced_; }
   void update_interest();
   void account_written();
 
@@ -128,9 +165,12 @@ class Session : public broker::Outlet, public reactor::IoHandler {
   Phase phase_ = Phase::AwaitHello;
   bool reading_ = true;
   bool want_write_ = false;
+  bool paced_ = false;
+  bool paced_listed_ = false;  // in LoopState::paced
   uint32_t interest_ = 0x001;  // EPOLLIN, as registered by the owner
-  std::vector<uint8_t> in_;
+  std::vector<uint8_t> in_;   // a partial frame (and frames waiting behind a paced reply)
   size_t in_len_ = 0;
+  uint64_t frame_started_ns_ = 0;  // first byte of the partial frame in in_; 0: none
   Output output_;
   DeliveryPolicy policy_;
   uint64_t opened_ns_;

@@ -1,6 +1,7 @@
 #include "tier/access_point.h"
 
 #include <fcntl.h>
+#include <malloc.h>
 #include <sys/epoll.h>
 #include <sys/socket.h>
 
@@ -8,6 +9,7 @@
 
 #include "base/clock.h"
 #include "base/log.h"
+#include "base/rate_limit.h"
 #include "io/socket.h"
 #include "native/native_session.h"
 #include "session/tcp_transport.h"
@@ -27,10 +29,11 @@ size_t arena_capacity_for(const config::BrokerConfig& c) {
 }  // namespace
 
 AccessPoint::AccessPoint(const config::BrokerConfig& config, const broker::RouterLimits& limits,
-                         std::atomic<uint32_t>& open_connections)
+                         std::atomic<uint32_t>& open_connections, size_t input_budget)
     : config_(config),
       fanout_(arena_capacity_for(config)),
       router_(limits, fanout_),
+      loop_(input_budget),
       open_connections_(open_connections),
       spare_fd_(::open("/dev/null", O_RDONLY | O_CLOEXEC)) {}
 
@@ -81,8 +84,11 @@ void AccessPoint::reload_tls() {
   }
 }
 
+// At most kAcceptsPerTurn connections per turn: the listener is level-triggered,
+// so a storm of connections is taken a slice per turn, between the other
+// connections' input, instead of in one long turn.
 void AccessPoint::accept_pending(const ListenSocket& socket) {
-  for (;;) {
+  for (size_t accepted = 0; accepted < kAcceptsPerTurn; ++accepted) {
     std::string peer;
     int fd = io::accept_nonblocking(socket.fd, &peer);
     if (fd < 0) {
@@ -108,7 +114,7 @@ void AccessPoint::accept_pending(const ListenSocket& socket) {
 void AccessPoint::start_tls(int fd, std::string peer, session::TlsContext& tls, AccessPoint* target) {
   auto transport = session::TlsTransport::accept(tls, fd);  // SSL_new: cheap; the handshake is not
   if (!transport) {
-    TW_WARN("%s", transport.error().message.c_str());
+    TW_WARN_LIMITED("%s", transport.error().message.c_str());
     open_connections_.fetch_sub(1, std::memory_order_relaxed);
     return;
   }
@@ -151,10 +157,13 @@ bool AccessPoint::take_handoffs() {
 // connection and close it at once, then take the spare back.
 void AccessPoint::shed_one_connection(int listen_fd) {
   ++counters_.connections_rejected;
+  ++counters_.fd_exhausted;
   io::close_fd(spare_fd_);
   io::close_fd(io::accept_nonblocking(listen_fd));
   spare_fd_ = ::open("/dev/null", O_RDONLY | O_CLOEXEC);
-  TW_WARN("out of file descriptors: a new connection was refused");
+  TW_ERROR_LIMITED("out of file descriptors (%u connections open): a new connection was refused; raise the "
+                   "process's file descriptor limit (ulimit -n) or lower limits.max_connections",
+                   open_connections_.load(std::memory_order_relaxed));
 }
 
 void AccessPoint::reject(int fd) {
@@ -166,29 +175,41 @@ void AccessPoint::reject(int fd) {
   io::close_fd(fd);
 }
 
-// Flush every connection with output (one writev each), then reap the ones
-// that are closing: their final bytes go out after everything queued before.
-// Only then are the gateways' records released: queued output may point into them.
+// Paced replies produce their next part, every connection with output is
+// flushed (one writev each), then the ones that are closing are reaped: their
+// final bytes go out after everything queued before. Only then are the
+// gateways' records released: queued output may point into them. Idle
+// connections cost nothing here: only the dirty, closing and paced ones are visited.
 void AccessPoint::end_of_turn() {
+  session::Session::pace_all(loop_);
   fanout_.flush_all();
-  closing_.clear();
-  for (auto& [token, session] : sessions_) {
-    if (session->closing()) closing_.push_back(token);
-  }
-  for (uint32_t token : closing_) {
-    auto it = sessions_.find(token);
-    session::Session* s = it->second.get();
-    router_.remove_outlet(s);
-    fanout_.forget(s);
-    s->finish();
-    sessions_.erase(it);
-    open_connections_.fetch_sub(1, std::memory_order_relaxed);
-  }
+  reap_closing();
+  pacing_ready_ = session::Session::pacing_ready(loop_);
   counters_.connections_open = sessions_.size();
   if (uplink_) {
     for (Link* link : uplink_->links()) link->to_access_point.ring().release();
     uplink_->flush();
     apply_input_pressure();
+  }
+}
+
+// A session's goodbye can make others close (a provider's subscribers that
+// turn slow): they list themselves again and are reaped in the same pass.
+void AccessPoint::reap_closing() {
+  while (!loop_.closing.empty()) {
+    closing_.swap(loop_.closing);
+    for (session::Session* s : closing_) {
+      std::erase(loop_.paced, s);
+      auto it = sessions_.find(s->token);
+      if (it == sessions_.end() || it->second.get() != s) continue;  // never registered (reactor add failed)
+      router_.remove_outlet(s);
+      fanout_.forget(s);
+      s->finish();
+      sessions_.erase(it);
+      open_connections_.fetch_sub(1, std::memory_order_relaxed);
+      ++reaped_since_trim_;
+    }
+    closing_.clear();
   }
 }
 
@@ -208,7 +229,18 @@ void AccessPoint::tick(uint64_t now_ns) {
   for (auto& [token, session] : sessions_) session->on_tick(now_ns);
   router_.on_tick();
   end_of_turn();
+  return_freed_memory(now_ns);
   publish_snapshot();
+}
+
+// Many connections closed (a storm, a mass disconnect): the allocator keeps
+// their memory in its free lists, and the broker would stay at its peak RSS.
+// Give the free pages back, at most once a second (it walks the heap).
+void AccessPoint::return_freed_memory(uint64_t now_ns) {
+  if (reaped_since_trim_ < kTrimAfterReaped || now_ns - last_trim_ns_ < 1'000'000'000) return;
+  reaped_since_trim_ = 0;
+  last_trim_ns_ = now_ns;
+  ::malloc_trim(0);
 }
 
 void AccessPoint::publish_snapshot() { published_.publish({counters_, reactor_.stats(), router_.stats()}); }
@@ -238,6 +270,7 @@ void AccessPoint::run(const std::atomic<bool>& stop) {
     if (tls_reload_requested_.exchange(false, std::memory_order_relaxed)) reload_tls();
     bool busy = take_handoffs();
     busy |= drain_gateways();
+    busy |= pacing_ready_;
     int wait = busy ? 0 : -1;
     if (!busy && uplink_) {
       if (uplink_->backlog() > 0) wait = 1;  // spilled records wait for ring space

@@ -39,8 +39,9 @@ struct ListenSocket {
 
 class AccessPoint final {
  public:
+  // `input_budget`: this loop's share of limits.max_partial_input.
   AccessPoint(const config::BrokerConfig& config, const broker::RouterLimits& limits,
-              std::atomic<uint32_t>& open_connections);
+              std::atomic<uint32_t>& open_connections, size_t input_budget);
   ~AccessPoint();
 
   // Tiered mode: the links to every gateway (in gateway order) and their wakers.
@@ -61,7 +62,8 @@ class AccessPoint final {
   LoopSnapshot snapshot() const { return published_.read(); }
 
  private:
-  static constexpr size_t kRecordsPerTurn = 4096;  // per gateway, so sockets are served between batches
+  static constexpr size_t kRecordsPerTurn = 4096;
+  static constexpr size_t kAcceptsPerTurn = 64;  // per listening socket  // per gateway, so sockets are served between batches
   // Records spilled towards the gateways (their rings full): stop reading
   // connections above the first, resume below the second.
   static constexpr size_t kPauseInputAbove = 64u << 20;
@@ -97,11 +99,13 @@ class AccessPoint final {
   void forward(session::Session& session, std::span<const uint8_t> frame);
   session::Session* session_of(uint32_t token);
   void end_of_turn();
+  void reap_closing();
   void apply_input_pressure();
   void tick(uint64_t now_ns);
+  void return_freed_memory(uint64_t now_ns);
   void publish_snapshot();
   void shutdown();
-  session::Session::Env env() { return {config_, reactor_, router_, fanout_, counters_}; }
+  session::Session::Env env() { return {config_, reactor_, router_, fanout_, counters_, loop_}; }
 
   const config::BrokerConfig& config_;
   reactor::Reactor reactor_;
@@ -109,6 +113,7 @@ class AccessPoint final {
   broker::Fanout fanout_;
   broker::Router router_;
   broker::Counters counters_;
+  session::LoopState loop_;
   std::unique_ptr<Uplink> uplink_;
   std::atomic<uint32_t>& open_connections_;  // broker-wide, for max_connections
   std::vector<std::unique_ptr<Acceptor>> acceptors_;  // one per listening socket, on the accepting access point
@@ -122,7 +127,11 @@ class AccessPoint final {
   std::atomic<bool> has_handoffs_{false};
   uint32_t next_token_ = 1;
   std::unordered_map<uint32_t, std::unique_ptr<session::Session>> sessions_;  // by token
-  std::vector<uint32_t> closing_;
+  std::vector<session::Session*> closing_;  // the reap's working copy of loop_.closing
+  bool pacing_ready_ = false;
+  static constexpr size_t kTrimAfterReaped = 1024;  // connections closed before freed memory is returned
+  size_t reaped_since_trim_ = 0;
+  uint64_t last_trim_ns_ = 0;  // a paced reply can produce more: the loop does not sleep
   bool input_paused_ = false;  // the gateways are behind: connections are not read
   PublishedSnapshot published_;
 };

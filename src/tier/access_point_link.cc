@@ -39,6 +39,7 @@ void AccessPoint::handle(const Record& r) {
   switch (r.op) {
     case Op::ToOutlet: return forward(*session, r.bytes);
     case Op::SnapshotImage: return answer_snapshot(*session, r);
+    case Op::ListPage: return session->listing_page(r.arg, r.id, r.flags != 0);
     case Op::Done:
       if (uplink_->request_done(r.token, r.arg)) session->complete_request(r.arg, {r.code, r.a.data()});
       return;

@@ -43,15 +43,18 @@ size_t ring_bytes_for(const config::BrokerConfig& c) {
 struct Broker::Impl {
   explicit Impl(config::BrokerConfig c) : config(std::move(c)), limits(router_limits_for(config)) {
     if (single_threaded(config)) {
-      access_points.push_back(std::make_unique<AccessPoint>(config, limits, open_connections));
+      access_points.push_back(
+          std::make_unique<AccessPoint>(config, limits, open_connections, config.limits.max_partial_input));
       return;
     }
     directory = std::make_unique<cache::ChannelDirectory>(config.gateways, config.limits.max_channels);
     for (uint32_t g = 0; g < config.gateways; ++g) {
       gateways.push_back(std::make_unique<Gateway>(config, limits, *directory));
     }
+    // Each access point holds its connections' partial frames: an equal share of the budget each.
+    const size_t input_share = config.limits.max_partial_input / config.access_points;
     for (uint32_t a = 0; a < config.access_points; ++a) {
-      access_points.push_back(std::make_unique<AccessPoint>(config, limits, open_connections));
+      access_points.push_back(std::make_unique<AccessPoint>(config, limits, open_connections, input_share));
     }
     wire_links();
   }
@@ -140,6 +143,12 @@ struct Broker::Impl {
       TW_INFO("bounds: %lu unused channels freed, %lu delayed entries compacted, %lu channel quota refusals",
               static_cast<unsigned long>(r.channels_freed), static_cast<unsigned long>(r.delay_compactions),
               static_cast<unsigned long>(c.channel_quota_hits));
+    }
+    if (c.partial_input_closes != 0 || c.frame_deadline_closes != 0 || c.fd_exhausted != 0) {
+      TW_INFO("input bounds: %lu connections closed past max_partial_input, %lu past frame_deadline_ms; %lu "
+              "refused for lack of file descriptors",
+              static_cast<unsigned long>(c.partial_input_closes), static_cast<unsigned long>(c.frame_deadline_closes),
+              static_cast<unsigned long>(c.fd_exhausted));
     }
     TW_INFO("stopped: %lu connections served, %lu publishes, %lu deliveries, max loop turn %lu us",
             static_cast<unsigned long>(c.connections_accepted), static_cast<unsigned long>(sum.router.publishes),

@@ -17,6 +17,9 @@ constexpr size_t kRecordsPerTurn = 4096;  // per access point, so one busy link 
 constexpr size_t kArenaBytes = 8u << 20;
 constexpr size_t kControlFrameMax = 1024;  // a control frame's fixed part, with room to spare; strings add their size
 constexpr size_t kStreamBatchBytes = 64u << 10;
+// Channel ids one LIST_CHANNELS page looks at: the rows of a page are bounded,
+// and so is the gateway's work for it.
+constexpr size_t kListingPageIds = 4096;
 }  // namespace
 
 // The gateway's stand-in for one connection of an access point (token != 0:
@@ -81,6 +84,14 @@ class RemoteOutlet final : public broker::Outlet {
     r.arg = request_id;
     r.code = outcome.code;
     r.a = outcome.detail;
+    push(r);
+  }
+  void listing_page(uint32_t request_id, cache::ChannelId next, bool shard_done) override {
+    Record r{Op::ListPage};
+    r.token = token_;
+    r.arg = request_id;
+    r.id = next;
+    r.flags = shard_done ? 1 : 0;
     push(r);
   }
   void flush_output() override {
@@ -239,7 +250,9 @@ void Gateway::Port::handle(const Record& r) {
     }
     case Op::ListChannels: {
       RemoteOutlet& requester = remote(r.token);
-      requester.complete_request(r.arg, router_.list_channels(&requester, r.a, r.arg));
+      broker::ListingCursor cursor{std::string(r.a), r.arg, std::max<cache::ChannelId>(r.id, 1)};
+      router_.list_channels_page(&requester, cursor, kListingPageIds);
+      requester.listing_page(r.arg, cursor.next, cursor.done);
       return;
     }
     case Op::OutletGone: forget(r.token); return;

@@ -27,7 +27,7 @@ enum class Op : uint8_t {
   ProviderPublish,   // token, id, flags = image, bytes = payload
   ProviderStatus,    // token, id, state, code, a = text
   Snapshot,          // token, arg = request id, a = topic
-  ListChannels,      // token, arg = request id, a = service
+  ListChannels,      // token, arg = request id, id = first channel id, a = service: one page
   OutletGone,        // token
   SubscriberCount,   // id, arg = local subscribers
   Unheld,            // id: the last publisher that registered the channel here is gone
@@ -37,6 +37,7 @@ enum class Op : uint8_t {
   SnapshotImage,     // token, arg = request id, a = topic, flags = kind, bytes = IMAGE frame
   Done,              // token, arg = request id, code, a = detail: this gateway's answer is complete
   Forget,            // id: the gateway freed the channel; the mirror drops its copy
+  ListPage,          // token, arg = request id, id = next channel id, flags = 1 when this gateway has no more
 };
 
 struct Record {

@@ -131,13 +131,14 @@ void Uplink::snapshot(broker::Outlet* outlet, std::string_view topic, uint32_t r
   send(directory_.shard_of(topic), r);
 }
 
-void Uplink::list_channels(broker::Outlet* outlet, std::string_view service, uint32_t request_id) {
+void Uplink::list_channels(broker::Outlet* outlet, std::string_view service, uint32_t request_id, uint32_t shard,
+                           cache::ChannelId from) {
   Record r{Op::ListChannels};
   r.token = outlet->token;
   r.arg = request_id;
+  r.id = from;
   r.a = service;
-  awaiting_[request_key(outlet->token, request_id)] = static_cast<uint32_t>(links_.size());
-  send_all(r);
+  send(shard, r);
 }
 
 bool Uplink::request_done(uint32_t token, uint32_t request_id) {

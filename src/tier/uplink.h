@@ -1,7 +1,8 @@
 // Uplink: an access point's side of its links to the gateways. It is the
 // mirror router's Upstream: it names channels in the shared directory and
 // sends each request to the gateway that owns the channel (or to all of them
-// for wildcards, providers and listings), as records on the links.
+// for wildcards and providers; a listing to each in turn, a page at a time),
+// as records on the links.
 #pragma once
 #include <cstdint>
 #include <string>
@@ -29,7 +30,9 @@ class Uplink final : public broker::Upstream {
   void provider_status(broker::Outlet* outlet, cache::ChannelId id, wire::ChannelState state, wire::Code code,
                        std::string_view text) override;
   void snapshot(broker::Outlet* outlet, std::string_view topic, uint32_t request_id) override;
-  void list_channels(broker::Outlet* outlet, std::string_view service, uint32_t request_id) override;
+  void list_channels(broker::Outlet* outlet, std::string_view service, uint32_t request_id, uint32_t shard,
+                     cache::ChannelId from) override;
+  uint32_t shards() const override { return static_cast<uint32_t>(links_.size()); }
   void outlet_gone(broker::Outlet* outlet) override;
   void subscribers_changed(cache::ChannelId id, uint32_t count) override;
 

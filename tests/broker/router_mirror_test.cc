@@ -77,7 +77,9 @@ class RecordingUpstream final : public Upstream {
   void snapshot(Outlet* outlet, std::string_view topic, uint32_t request_id) override {
     calls.push_back({"snapshot", std::string(topic), "", false, 0, request_id, outlet});
   }
-  void list_channels(Outlet* outlet, std::string_view service, uint32_t request_id) override {
+  uint32_t shards() const override { return 1; }
+  void list_channels(Outlet* outlet, std::string_view service, uint32_t request_id, uint32_t /*shard*/,
+                     cache::ChannelId /*from*/) override {
     calls.push_back({"list_channels", std::string(service), "", false, 0, request_id, outlet});
   }
   void outlet_gone(Outlet* outlet) override { calls.push_back({"outlet_gone", "", "", false, 0, 0, outlet}); }

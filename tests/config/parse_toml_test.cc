@@ -12,6 +12,7 @@ server_name = "edge-1"
 heartbeat_ms = 2000
 idle_timeout_ms = 6000
 hello_timeout_ms = 1000
+frame_deadline_ms = 3000
 shutdown_grace_ms = 250
 log_level = "debug"
 [limits]
@@ -21,6 +22,7 @@ max_registrations = 60
 max_connections = 70
 max_channels = 80
 max_output_buffer = 1048576
+max_partial_input = 2097152
 max_topic_length = 128
 max_topic_depth = 8
 )";
@@ -40,6 +42,7 @@ TEST(ParseToml, ReadsEveryKeyOfTheFullExample) {
   EXPECT_EQ(c.heartbeat_ms, 2000u);
   EXPECT_EQ(c.idle_timeout_ms, 6000u);
   EXPECT_EQ(c.hello_timeout_ms, 1000u);
+  EXPECT_EQ(c.frame_deadline_ms, 3000u);
   EXPECT_EQ(c.shutdown_grace_ms, 250u);
   EXPECT_EQ(c.log_level, log::Level::Debug);
   EXPECT_EQ(c.limits.max_frame, 65536u);
@@ -48,6 +51,7 @@ TEST(ParseToml, ReadsEveryKeyOfTheFullExample) {
   EXPECT_EQ(c.limits.max_connections, 70u);
   EXPECT_EQ(c.limits.max_channels, 80u);
   EXPECT_EQ(c.limits.max_output_buffer, 1048576u);
+  EXPECT_EQ(c.limits.max_partial_input, 2097152u);
   EXPECT_EQ(c.limits.max_topic_length, 128u);
   EXPECT_EQ(c.limits.max_topic_depth, 8u);
 }
@@ -61,14 +65,16 @@ TEST(ParseToml, EmptyTextGivesTheEmbeddedDefaults) {
   EXPECT_EQ(c.heartbeat_ms, 5000u);
   EXPECT_EQ(c.idle_timeout_ms, 15000u);
   EXPECT_EQ(c.hello_timeout_ms, 5000u);
+  EXPECT_EQ(c.frame_deadline_ms, 10000u);
   EXPECT_EQ(c.shutdown_grace_ms, 500u);
   EXPECT_EQ(c.log_level, log::Level::Info);
   EXPECT_EQ(c.limits.max_frame, 1048576u);
   EXPECT_EQ(c.limits.max_subscriptions, 10000u);
   EXPECT_EQ(c.limits.max_registrations, 100000u);
-  EXPECT_EQ(c.limits.max_connections, 10000u);
+  EXPECT_EQ(c.limits.max_connections, 100000u);
   EXPECT_EQ(c.limits.max_channels, 1000000u);
   EXPECT_EQ(c.limits.max_output_buffer, 67108864u);
+  EXPECT_EQ(c.limits.max_partial_input, 268435456u);
   EXPECT_EQ(c.limits.max_topic_length, 256u);
   EXPECT_EQ(c.limits.max_topic_depth, 16u);
 }
@@ -79,7 +85,7 @@ TEST(ParseToml, KeysNotGivenKeepTheirDefaults) {
   EXPECT_EQ(result->heartbeat_ms, 1234u);
   EXPECT_EQ(result->limits.max_frame, 4096u);
   EXPECT_EQ(result->idle_timeout_ms, 15000u);
-  EXPECT_EQ(result->limits.max_connections, 10000u);
+  EXPECT_EQ(result->limits.max_connections, 100000u);
 }
 
 TEST(ParseToml, DottedLimitsKeysAreAccepted) {

@@ -17,8 +17,8 @@ using testing::field_list;
 using wire::Code;
 using wire::PayloadKind;
 
-constexpr uint32_t kHealthyId = 1;
-const std::string kHealthyTopic = "HEALTHY/T";
+constexpr uint32_t kHealthyId = HealthyPair::kPublishId;
+const std::string kHealthyTopic = HealthyPair::kTopic;
 
 // Little-endian header bytes, for the deliberately malformed frames only.
 std::vector<uint8_t> raw_header(uint32_t length, uint8_t type, uint8_t flags = 0, uint16_t reserved = 0) {
@@ -36,21 +36,11 @@ class BadInput : public ::testing::Test {
   void start(BrokerOptions options = {}) {
     broker = std::make_unique<BrokerProcess>(std::move(options));
     ASSERT_TRUE(broker->ready()) << broker->err();
-    std::string why;
-    ASSERT_TRUE(open_client(pub, broker->port(), "healthy-pub", &why)) << why;
-    ASSERT_TRUE(open_client(sub, broker->port(), "healthy-sub", &why)) << why;
-    ASSERT_TRUE(pub.register_topic(kHealthyId, PayloadKind::FieldList, kHealthyTopic));
-    auto ack = sub.subscribe(1, "HEALTHY/>");
-    ASSERT_TRUE(ack && ack->code == Code::Ok);
+    ASSERT_TRUE(healthy.open(broker->port(), "healthy"));
     ASSERT_NO_FATAL_FAILURE(expect_healthy());
   }
   // One more message flows from the healthy publisher to the healthy subscriber, in sequence.
-  void expect_healthy() {
-    ASSERT_TRUE(broker->alive()) << "broker died: " << broker->err();
-    ASSERT_TRUE(pass_fence(pub, kHealthyId, sub, model, kHealthyTopic)) << "healthy pair stopped working";
-    EXPECT_EQ(model.messages_on(kHealthyTopic), ++healthy_messages);
-    ASSERT_TRUE(model.errors().empty()) << model.errors().front();
-  }
+  void expect_healthy() { ASSERT_TRUE(healthy.one_more_arrives(*broker)); }
   // A fresh connection, optionally through the handshake.
   void open_offender(RawClient& c, bool handshake) {
     ASSERT_TRUE(c.connect(broker->port()));
@@ -75,10 +65,10 @@ class BadInput : public ::testing::Test {
   }
 
   std::unique_ptr<BrokerProcess> broker;
-  RawClient pub;
-  RawClient sub;
-  StreamModel model;
-  uint64_t healthy_messages = 0;
+  HealthyPair healthy;
+  RawClient& pub = healthy.pub;
+  RawClient& sub = healthy.sub;
+  StreamModel& model = healthy.model;
 };
 
 TEST_F(BadInput, LengthBelowHeaderSizeIsMalformed) {

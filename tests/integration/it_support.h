@@ -1,6 +1,8 @@
 // Shared steps of the integration tests: open a client through the
 // handshake, and pass a fence through the broker.
 #pragma once
+#include <gtest/gtest.h>
+
 #include <cstdint>
 #include <string>
 
@@ -28,5 +30,21 @@ bool pass_fence(RawClient& pub, uint32_t publish_id, RawClient& sub, StreamModel
 
 // A single-INT field-list payload (field 1).
 std::vector<uint8_t> int_payload(int64_t value);
+
+// An innocent publisher and subscriber beside bad input or an attack: each
+// update the publisher sends on HEALTHY/T must reach the subscriber, in order.
+struct HealthyPair {
+  static constexpr uint32_t kPublishId = 1;
+  static constexpr const char* kTopic = "HEALTHY/T";
+  // Connects both (names `prefix`-pub and -sub), registers and subscribes to HEALTHY/>.
+  ::testing::AssertionResult open(uint16_t port, const std::string& prefix);
+  // The broker is alive and one more update reaches the subscriber in sequence.
+  ::testing::AssertionResult one_more_arrives(BrokerProcess& broker);
+
+  RawClient pub;
+  RawClient sub;
+  StreamModel model;
+  uint64_t messages = 0;
+};
 
 }  // namespace tw::it

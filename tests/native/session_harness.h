@@ -27,6 +27,7 @@ struct SessionHarness {
   reactor::Reactor reactor;
   Fanout fanout{1 << 20};
   Counters counters;
+  session::LoopState loop{64u << 20};
   std::unique_ptr<Router> router;
   std::unique_ptr<native::NativeSession> session;
   int peer = -1;
@@ -44,7 +45,7 @@ struct SessionHarness {
     ::fcntl(fds[1], F_SETFL, O_NONBLOCK);
     peer = fds[1];
     router = std::make_unique<Router>(limits, fanout);
-    session = std::make_unique<native::NativeSession>(native::NativeSession::Env{config, reactor, *router, fanout, counters},
+    session = std::make_unique<native::NativeSession>(native::NativeSession::Env{config, reactor, *router, fanout, counters, loop},
                                               std::make_unique<session::TcpTransport>(fds[0]), "test", opened_ns);
     ASSERT_TRUE(reactor.add(fds[0], EPOLLIN, session.get()));
   }

@@ -68,6 +68,7 @@ struct Loop {
   reactor::Reactor reactor;
   broker::Fanout fanout{1 << 16};
   broker::Counters counters;
+  session::LoopState loop{64u << 20};
   broker::Router router{broker::RouterLimits{}, fanout};
   std::unique_ptr<native::NativeSession> session;
   CappedTransport* transport = nullptr;
@@ -88,7 +89,7 @@ struct Loop {
     EXPECT_TRUE(router.publish(id, image, true).ok());
     auto capped = std::make_unique<CappedTransport>(fds[0], write_cap);
     transport = capped.get();
-    session = std::make_unique<native::NativeSession>(native::NativeSession::Env{config, reactor, router, fanout, counters},
+    session = std::make_unique<native::NativeSession>(native::NativeSession::Env{config, reactor, router, fanout, counters, loop},
                                                       std::move(capped), "split", 0);
     EXPECT_TRUE(reactor.add(fds[0], EPOLLIN, session.get()));
   }

@@ -151,6 +151,8 @@ class RawClient {
   std::optional<AckReply> withdraw(uint32_t request_id, std::string_view service, int timeout_ms = kDefaultTimeoutMs);
   // Rows of the request come out of the stream; every other frame is kept for next().
   ListReply list_channels(uint32_t request_id, std::string_view service, int timeout_ms = kDefaultTimeoutMs);
+  // The rows and ACK of a LIST_CHANNELS already sent with send_list_channels.
+  ListReply list_channels_reply(uint32_t request_id, int timeout_ms = kDefaultTimeoutMs);
   // Waits for the ACK of a request sent with one of the send_* calls.
   std::optional<AckReply> wait_ack(uint32_t request_id, int timeout_ms = kDefaultTimeoutMs) {
     return await_ack(request_id, timeout_ms);

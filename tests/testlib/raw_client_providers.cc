@@ -49,8 +49,12 @@ std::optional<AckReply> RawClient::withdraw(uint32_t request_id, std::string_vie
 }
 
 ListReply RawClient::list_channels(uint32_t request_id, std::string_view service, int timeout_ms) {
+  if (!send_list_channels(request_id, service)) return {};
+  return list_channels_reply(request_id, timeout_ms);
+}
+
+ListReply RawClient::list_channels_reply(uint32_t request_id, int timeout_ms) {
   ListReply reply;
-  if (!send_list_channels(request_id, service)) return reply;
   reply.ack = read_until_ack(request_id, timeout_ms, [&](OwnedFrame& f, std::deque<OwnedFrame>&) {
     auto info = f.as<wire::ChannelInfo>();
     if (!info || info->request_id != request_id) return false;
