@@ -78,16 +78,16 @@ size_t MqttEncoder::encode_stream(std::span<uint8_t> out, const cache::Channel& 
   return encode(out, channel, is_json(channel) ? json_of(channel, payload, image) : payload, false);
 }
 
-size_t MqttEncoder::image_max(const cache::Channel& channel, bool) const {
+size_t MqttEncoder::image_max(const cache::Channel& channel) const {
   const size_t body = is_json(channel) ? json_of(channel, {}, true).size() : channel.image_size();
   return publish_header_size(version_, channel.topic, 0, body) + body;
 }
 
-size_t MqttEncoder::encode_image(std::span<uint8_t> out, const cache::Channel& channel, uint32_t, bool) const {
-  if (is_json(channel)) return encode(out, channel, json_of(channel, {}, true), true);
+size_t MqttEncoder::encode_image(std::span<uint8_t> out, const cache::Channel& channel, bool retain) const {
+  if (is_json(channel)) return encode(out, channel, json_of(channel, {}, true), retain);
   // An empty opaque image is a cleared retained message: nothing to send.
   if (channel.opaque.empty()) return 0;
-  return encode(out, channel, channel.opaque, true);
+  return encode(out, channel, channel.opaque, retain);
 }
 
 }  // namespace tw::mqtt

@@ -21,10 +21,16 @@ Reason reason_for(wire::Code code) {
     default: return Reason::UnspecifiedError;
   }
 }
+// Before CONNECT nothing is delivered; the policy needs an encoder all the same.
+const SessionEncoder& unconnected_encoder() {
+  static const bool never_retained = false;
+  static const SessionEncoder encoder(MqttEncoder::instance(Version::V311), never_retained);
+  return encoder;
+}
 }  // namespace
 
 MqttSession::MqttSession(Env env, std::unique_ptr<session::Transport> transport, std::string peer, uint64_t now_ns)
-    : Session(env, std::move(transport), std::move(peer), MqttEncoder::instance(Version::V311), now_ns) {}
+    : Session(env, std::move(transport), std::move(peer), unconnected_encoder(), now_ns) {}
 
 size_t MqttSession::parse(std::span<const uint8_t> in) {
   size_t pos = 0;
@@ -108,7 +114,8 @@ void MqttSession::handle_connect(const Packet& packet) {
   const bool assigned = identity_.client_id.empty();
   if (assigned) identity_.client_id = "tw-" + peer();
   if (!permitted(Access::Connect, {})) return refuse_connect(version_, Reason::NotAuthorized, "not authorized");
-  set_encoder(MqttEncoder::instance(version_));
+  encoder_ = std::make_unique<SessionEncoder>(MqttEncoder::instance(version_), subscribing_);
+  set_encoder(*encoder_);
   client_max_packet_ = c.properties.maximum_packet_size;
   session_expiry_zero_ = c.properties.session_expiry == 0;
   has_will_ = c.has_will;

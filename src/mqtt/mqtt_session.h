@@ -20,6 +20,7 @@
 #include <vector>
 
 #include "mqtt/codec.h"
+#include "mqtt/encoder.h"
 #include "mqtt/topic_map.h"
 #include "session/session.h"
 
@@ -106,6 +107,9 @@ class MqttSession final : public session::Session {
   bool permitted(Access access, std::string_view topic_or_filter) const;
 
   Version version_ = Version::V311;
+  // Set at CONNECT, when the version is known; the delivery policy encodes with it.
+  std::unique_ptr<SessionEncoder> encoder_;
+  bool subscribing_ = false;      // images sent now predate the subscription: retained
   Identity identity_;
   bool graceful_ = false;         // DISCONNECT (without Will) received: the Will is discarded
   bool has_will_ = false;

@@ -60,9 +60,11 @@ void MqttSession::add_subscription(std::string_view filter, const Patterns& patt
   }
   subscriptions_.push_back({std::string(filter), patterns});
   dollar_filters_ = dollar_filters_ || reaches_dollar_topics(filter);
+  subscribing_ = true;  // the images the router sends now are the retained messages
   for (size_t i = 0; i < patterns.count; ++i) {
     if (pattern_refs_[patterns.pattern[i]]++ == 0) env().router.subscribe(this, patterns.pattern[i]);
   }
+  subscribing_ = false;
 }
 
 void MqttSession::handle_unsubscribe(const Packet& packet) {
@@ -115,12 +117,12 @@ bool MqttSession::fits(size_t packet_size) {
 }
 
 void MqttSession::send_image(const cache::Channel& channel, uint32_t request_id) {
-  if (!wants(channel) || !fits(MqttEncoder::instance(version_).image_max(channel, false))) return;
+  if (!wants(channel) || !fits(MqttEncoder::instance(version_).image_max(channel))) return;
   Session::send_image(channel, request_id);
 }
 
 void MqttSession::send_stream_image(const cache::Channel& channel, broker::SlowPolicy policy) {
-  if (!wants(channel) || !fits(MqttEncoder::instance(version_).image_max(channel, false))) return;
+  if (!wants(channel) || !fits(MqttEncoder::instance(version_).image_max(channel))) return;
   Session::send_stream_image(channel, policy);
 }
 
