@@ -215,7 +215,7 @@ std::vector<Listener> effective_listeners(const BrokerConfig& config) {
   Listener mqtt;
   mqtt.protocol = "mqtt";
   mqtt.address = config.mqtt_listen;
-  mqtt.optional = true;
+  mqtt.optional = !config.mqtt_listen_set;
   return {plain, mqtt};
 }
 
@@ -229,6 +229,7 @@ Status set_string(BrokerConfig& config, std::string_view key, std::string_view v
       if (auto status = check_listen(value); !status) return status;
     }
     config.mqtt_listen.assign(value);
+    config.mqtt_listen_set = true;
   } else if (key == "server_name") {
     if (auto status = check_server_name(value); !status) return status;
     config.server_name.assign(value);

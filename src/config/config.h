@@ -32,6 +32,7 @@ struct BrokerConfig {
   // Without [[listener]] tables, the embedded default MQTT listener (docs/mqtt.md):
   // a port that is taken is logged and skipped; "" = none.
   std::string mqtt_listen = "127.0.0.1:1883";
+  bool mqtt_listen_set = false;  // set by the file or the command line: then a failed bind is an error
   std::string server_name = "tickwired";
   uint32_t heartbeat_ms = 5'000;               // offered to clients; a client may ask for another
   uint32_t idle_timeout_ms = 15'000;           // close a connection silent this long

@@ -21,8 +21,8 @@ struct Listener {
   std::string cert;       // PEM certificate chain
   std::string key;        // PEM private key
   std::string client_ca;  // PEM CA bundle: set = mutual TLS, clients must present a certificate it signed
-  // An embedded default (mqtt_listen), never one from the file: when its
-  // address cannot be bound the broker logs it and runs without it.
+  // The embedded default MQTT listener (mqtt_listen not set by the user):
+  // when its address cannot be bound the broker logs it and runs without it.
   bool optional = false;
 
   bool tls() const { return !cert.empty(); }

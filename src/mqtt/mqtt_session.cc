@@ -128,6 +128,7 @@ void MqttSession::handle_connect(const Packet& packet) {
   connack.receive_maximum = kReceiveMaximum;
   connack.maximum_packet_size = env().config.limits.max_frame;
   connack.topic_alias_maximum = kTopicAliasMaximum;
+  connack.session_expiry_zero = !session_expiry_zero_;
   queue_packet(kConnackMax, [&](std::span<uint8_t> out) { return encode_connack(out, version_, connack); });
   connacked_ = true;
   TW_DEBUG("session %s: MQTT %s CONNECT from '%s', keepalive %u s", peer().c_str(),

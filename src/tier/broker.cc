@@ -199,8 +199,8 @@ Status Broker::listen() {
       // An embedded default (the MQTT port, which a local mosquitto may hold)
       // is not worth stopping for; a listener the user asked for is.
       if (!listener.optional) return status;
-      TW_WARN("default listener %s not started: %s (the broker runs without it; set mqtt_listen = \"\" to not try)",
-              listener.describe(0).c_str(), status.error().message.c_str());
+      TW_WARN("default %s listener on %s not started: %s (the broker runs without it; mqtt_listen = \"\" skips it)",
+              listener.protocol.c_str(), listener.address.c_str(), status.error().message.c_str());
       continue;
     }
     sockets.push_back({b.fd, protocol_named(listener.protocol), b.tls.get(), listener.describe(b.port)});

@@ -25,6 +25,8 @@ TEST(Listeners, WithoutTablesListenIsTheNativeListenerAndMqttListenTheOptionalMq
   EXPECT_EQ(listeners[1].describe(1883), "mqtt tcp://127.0.0.1:1883");
   EXPECT_TRUE(listeners[1].optional);  // a port taken by a local mosquitto is skipped, not fatal
 
+  ASSERT_TRUE(set_string(defaults, "mqtt_listen", "127.0.0.1:1884"));
+  EXPECT_FALSE(effective_listeners(defaults)[1].optional);  // asked for: a failed bind is an error
   ASSERT_TRUE(set_string(defaults, "mqtt_listen", ""));
   EXPECT_EQ(effective_listeners(defaults).size(), 1u);
   EXPECT_FALSE(set_string(defaults, "mqtt_listen", "nowhere"));
