@@ -96,7 +96,7 @@ class MqttSession final : public session::Session {
   // subscribe.cc
   // Whether the filter can be subscribed, and its broker patterns.
   Reason check_filter(std::string_view filter, Patterns& mapped);
-  void add_subscription(std::string_view filter, const Patterns& patterns);
+  void add_subscription(const TopicFilter& t, const Patterns& patterns);
   bool remove_subscription(std::string_view filter);
   // Whether the channel may reach this client: '$' topics only through
   // filters with a literal first level; nothing above its Maximum Packet Size.
@@ -110,6 +110,7 @@ class MqttSession final : public session::Session {
   // Set at CONNECT, when the version is known; the delivery policy encodes with it.
   std::unique_ptr<SessionEncoder> encoder_;
   bool subscribing_ = false;      // images sent now predate the subscription: retained
+  bool skip_retained_ = false;    // ... and this subscription wants none (Retain Handling 2)
   Identity identity_;
   bool graceful_ = false;         // DISCONNECT (without Will) received: the Will is discarded
   bool has_will_ = false;

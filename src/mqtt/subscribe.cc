@@ -30,7 +30,7 @@ void MqttSession::handle_subscribe(const Packet& packet) {
   const size_t max = 8 + codes.size();
   queue_packet(max, [&](std::span<uint8_t> out) { return encode_suback(out, version_, msg.packet_id, codes); });
   for (size_t i = 0; i < msg.filters.size(); ++i) {
-    if (codes[i] == static_cast<uint8_t>(Reason::Success)) add_subscription(msg.filters[i].filter, mapped[i]);
+    if (codes[i] == static_cast<uint8_t>(Reason::Success)) add_subscription(msg.filters[i], mapped[i]);
   }
 }
 
@@ -53,7 +53,8 @@ Reason MqttSession::check_filter(std::string_view filter, Patterns& mapped) {
   return Reason::Success;
 }
 
-void MqttSession::add_subscription(std::string_view filter, const Patterns& patterns) {
+void MqttSession::add_subscription(const TopicFilter& t, const Patterns& patterns) {
+  const std::string_view filter = t.filter;
   // The same filter again replaces the subscription (3.8.4): its patterns are already there.
   for (const Subscription& s : subscriptions_) {
     if (s.filter == filter) return;
@@ -61,10 +62,13 @@ void MqttSession::add_subscription(std::string_view filter, const Patterns& patt
   subscriptions_.push_back({std::string(filter), patterns});
   dollar_filters_ = dollar_filters_ || reaches_dollar_topics(filter);
   subscribing_ = true;  // the images the router sends now are the retained messages
+  // Retain Handling 2 (MQTT 5): no retained messages for this subscription.
+  skip_retained_ = t.retain_handling == 2;
   for (size_t i = 0; i < patterns.count; ++i) {
     if (pattern_refs_[patterns.pattern[i]]++ == 0) env().router.subscribe(this, patterns.pattern[i]);
   }
   subscribing_ = false;
+  skip_retained_ = false;
 }
 
 void MqttSession::handle_unsubscribe(const Packet& packet) {
@@ -117,12 +121,12 @@ bool MqttSession::fits(size_t packet_size) {
 }
 
 void MqttSession::send_image(const cache::Channel& channel, uint32_t request_id) {
-  if (!wants(channel) || !fits(MqttEncoder::instance(version_).image_max(channel))) return;
+  if ((subscribing_ && skip_retained_) || !wants(channel) || !fits(MqttEncoder::instance(version_).image_max(channel))) return;
   Session::send_image(channel, request_id);
 }
 
 void MqttSession::send_stream_image(const cache::Channel& channel, broker::SlowPolicy policy) {
-  if (!wants(channel) || !fits(MqttEncoder::instance(version_).image_max(channel))) return;
+  if ((subscribing_ && skip_retained_) || !wants(channel) || !fits(MqttEncoder::instance(version_).image_max(channel))) return;
   Session::send_stream_image(channel, policy);
 }
 

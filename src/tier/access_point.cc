@@ -91,7 +91,7 @@ void AccessPoint::accept_pending(const ListenSocket& socket) {
       return;
     }
     if (open_connections_.load(std::memory_order_relaxed) >= config_.limits.max_connections) {
-      reject(fd);
+      reject(fd, socket.protocol);
       continue;
     }
     open_connections_.fetch_add(1, std::memory_order_relaxed);
@@ -167,8 +167,10 @@ void AccessPoint::shed_one_connection(int listen_fd) {
   TW_WARN("out of file descriptors: a new connection was refused");
 }
 
-void AccessPoint::reject(int fd) {
+void AccessPoint::reject(int fd, Protocol protocol) {
   ++counters_.connections_rejected;
+  // An MQTT client has sent no CONNECT yet, so no reply can be in its version: just close.
+  if (protocol == Protocol::Mqtt) return io::close_fd(fd);
   uint8_t buf[128];
   size_t n = wire::encode({buf, sizeof buf}, wire::ErrorMsg{wire::Code::TooManyConnections, "connection limit reached"});
   ssize_t rc = ::send(fd, buf, n, MSG_NOSIGNAL | MSG_DONTWAIT);

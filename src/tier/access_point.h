@@ -87,7 +87,7 @@ class AccessPoint final {
 
   void accept_pending(const ListenSocket& socket);
   void shed_one_connection(int listen_fd);
-  void reject(int fd);
+  void reject(int fd, Protocol protocol);
   void open_session(std::unique_ptr<session::Transport> transport, std::string peer, Protocol protocol);
   // A TLS connection goes to the handshake thread first, then to `target`.
   void start_tls(int fd, std::string peer, const ListenSocket& socket, AccessPoint* target);

@@ -6,40 +6,20 @@
 
 #include "mqtt/codec.h"
 #include "mqtt/reader.h"
+#include "mqtt/packets.h"
 
 namespace tw::mqtt {
 namespace {
 
-using Bytes = std::vector<uint8_t>;
+using namespace testing;
 
-Bytes str(std::string_view s) {
-  Bytes b = {static_cast<uint8_t>(s.size() >> 8), static_cast<uint8_t>(s.size())};
-  b.insert(b.end(), s.begin(), s.end());
-  return b;
-}
-Bytes cat(std::initializer_list<Bytes> parts) {
-  Bytes out;
-  for (const Bytes& p : parts) out.insert(out.end(), p.begin(), p.end());
-  return out;
-}
-// A whole packet: the first byte, the remaining length, the body.
-Bytes packet(uint8_t first, const Bytes& body) {
-  Bytes out = {first};
-  uint32_t n = static_cast<uint32_t>(body.size());
-  do {
-    uint8_t b = n & 0x7F;
-    n >>= 7;
-    out.push_back(n ? b | 0x80 : b);
-  } while (n);
-  return cat({out, body});
-}
 Packet split(const Bytes& bytes) {
   Packet p;
   EXPECT_EQ(split_packet(bytes, 1 << 20, p), Split::Ok);
   return p;
 }
 
-Bytes connect_v5(uint8_t flags, const Bytes& props, const Bytes& payload) {
+Bytes connect_flags(uint8_t flags, const Bytes& props, const Bytes& payload) {
   return packet(0x10, cat({str("MQTT"), {5, flags, 0, 30}, props, payload}));
 }
 
@@ -85,7 +65,7 @@ TEST(MqttConnect, DecodesMqtt5Properties) {
   Bytes props = cat({{0x11, 0, 0, 0, 60, 0x21, 0, 10, 0x27, 0, 0, 0x03, 0xE8, 0x26}, str("k"), str("v")});
   Bytes with_len = cat({{static_cast<uint8_t>(props.size())}, props});
   Connect c;
-  ASSERT_TRUE(decode_connect(split(connect_v5(0x02, with_len, str("id"))), c).ok());
+  ASSERT_TRUE(decode_connect(split(connect_flags(0x02, with_len, str("id"))), c).ok());
   EXPECT_EQ(c.version, Version::V5);
   EXPECT_EQ(c.properties.session_expiry, 60u);
   EXPECT_EQ(c.properties.receive_maximum, 10);
@@ -96,22 +76,22 @@ TEST(MqttConnect, DecodesMqtt5Properties) {
 TEST(MqttConnect, RefusesWhatTheSpecificationForbids) {
   Connect c;
   // Reserved flag [MQTT-3.1.2-3].
-  EXPECT_EQ(decode_connect(split(connect_v5(0x03, {0}, str("id"))), c).reason, Reason::MalformedPacket);
+  EXPECT_EQ(decode_connect(split(connect_flags(0x03, {0}, str("id"))), c).reason, Reason::MalformedPacket);
   // Will QoS 3.
-  EXPECT_EQ(decode_connect(split(connect_v5(0x1C, {0}, cat({str("id"), {0}, str("t"), str("p")}))), c).reason,
+  EXPECT_EQ(decode_connect(split(connect_flags(0x1C, {0}, cat({str("id"), {0}, str("t"), str("p")}))), c).reason,
             Reason::MalformedPacket);
   // Will flags without a Will.
-  EXPECT_EQ(decode_connect(split(connect_v5(0x20, {0}, str("id"))), c).reason, Reason::MalformedPacket);
+  EXPECT_EQ(decode_connect(split(connect_flags(0x20, {0}, str("id"))), c).reason, Reason::MalformedPacket);
   // A property CONNECT may not carry (Topic Alias), and one given twice.
-  EXPECT_EQ(decode_connect(split(connect_v5(0, {3, 0x23, 0, 1}, str("id"))), c).reason, Reason::ProtocolError);
-  EXPECT_EQ(decode_connect(split(connect_v5(0, {6, 0x21, 0, 1, 0x21, 0, 2}, str("id"))), c).reason,
+  EXPECT_EQ(decode_connect(split(connect_flags(0, {3, 0x23, 0, 1}, str("id"))), c).reason, Reason::ProtocolError);
+  EXPECT_EQ(decode_connect(split(connect_flags(0, {6, 0x21, 0, 1, 0x21, 0, 2}, str("id"))), c).reason,
             Reason::ProtocolError);
   // Receive Maximum 0.
-  EXPECT_EQ(decode_connect(split(connect_v5(0, {3, 0x21, 0, 0}, str("id"))), c).reason, Reason::ProtocolError);
+  EXPECT_EQ(decode_connect(split(connect_flags(0, {3, 0x21, 0, 0}, str("id"))), c).reason, Reason::ProtocolError);
   // Bytes after the last field; a client id that is not UTF-8; one holding U+0000.
-  EXPECT_EQ(decode_connect(split(connect_v5(0, {0}, cat({str("id"), {1}}))), c).reason, Reason::MalformedPacket);
-  EXPECT_EQ(decode_connect(split(connect_v5(0, {0}, {0, 2, 0xC3, 0x28})), c).reason, Reason::MalformedPacket);
-  EXPECT_EQ(decode_connect(split(connect_v5(0, {0}, {0, 1, 0})), c).reason, Reason::MalformedPacket);
+  EXPECT_EQ(decode_connect(split(connect_flags(0, {0}, cat({str("id"), {1}}))), c).reason, Reason::MalformedPacket);
+  EXPECT_EQ(decode_connect(split(connect_flags(0, {0}, {0, 2, 0xC3, 0x28})), c).reason, Reason::MalformedPacket);
+  EXPECT_EQ(decode_connect(split(connect_flags(0, {0}, {0, 1, 0})), c).reason, Reason::MalformedPacket);
   // Protocol level 3 (MQTT 3.1) and another name.
   EXPECT_EQ(decode_connect(split(packet(0x10, cat({str("MQTT"), {3, 2, 0, 0}, str("x")}))), c).reason,
             Reason::UnsupportedProtocolVersion);
