@@ -26,6 +26,22 @@ Fault check_flags(const Packet& p, uint8_t expected) {
   return p.flags == expected ? Fault{} : malformed("reserved fixed-header flags are wrong");
 }
 
+// A packet identifier, never 0 (2.2.1).
+uint16_t read_packet_id(Reader& r) {
+  const uint16_t id = r.u16();
+  if (!r.failed() && id == 0) r.fail(Reason::MalformedPacket, "packet identifier 0");
+  return id;
+}
+
+// SUBSCRIBE and UNSUBSCRIBE open alike: flags 0010 ([MQTT-3.8.1-1],
+// [MQTT-3.10.1-1]), a packet identifier, MQTT 5 properties.
+Fault read_list_head(const Packet& p, Version v, PropertyContext context, Reader& r, Subscribe& out) {
+  if (auto f = check_flags(p, 0x02); !f.ok()) return f;
+  out.packet_id = read_packet_id(r);
+  if (v == Version::V5) read_properties(r, context, out.properties);
+  return {};
+}
+
 Fault finish(const Reader& r) {
   if (r.failed()) return fault(r);
   if (!r.empty()) return malformed("bytes after the packet's last field");
@@ -104,10 +120,7 @@ Fault decode_publish(const Packet& p, Version v, Publish& out) {
   if (out.qos == 0 && out.dup) return malformed("QoS 0 PUBLISH with DUP set");  // [MQTT-3.3.1-2]
   Reader r(p.body);
   out.topic = r.utf8();
-  if (out.qos > 0) {
-    out.packet_id = r.u16();
-    if (!r.failed() && out.packet_id == 0) return malformed("packet identifier 0");
-  }
+  if (out.qos > 0) out.packet_id = read_packet_id(r);
   if (v == Version::V5) read_properties(r, PropertyContext::Publish, out.properties);
   if (r.failed()) return fault(r);
   out.payload = r.rest();
@@ -124,8 +137,7 @@ Fault decode_pub_response(const Packet& p, Version v, PubResponse& out) {
   out.type = p.type;
   if (auto f = check_flags(p, p.type == PacketType::Pubrel ? 0x02 : 0x00); !f.ok()) return f;
   Reader r(p.body);
-  out.packet_id = r.u16();
-  if (!r.failed() && out.packet_id == 0) return malformed("packet identifier 0");
+  out.packet_id = read_packet_id(r);
   if (v == Version::V311) return finish(r);
   // 3.4.2.1: without a reason code it is Success; without properties, none.
   if (!r.empty()) out.reason = static_cast<Reason>(r.u8());
@@ -137,11 +149,8 @@ Fault decode_pub_response(const Packet& p, Version v, PubResponse& out) {
 }
 
 Fault decode_subscribe(const Packet& p, Version v, Subscribe& out) {
-  if (auto f = check_flags(p, 0x02); !f.ok()) return f;  // [MQTT-3.8.1-1]
   Reader r(p.body);
-  out.packet_id = r.u16();
-  if (!r.failed() && out.packet_id == 0) return malformed("packet identifier 0");
-  if (v == Version::V5) read_properties(r, PropertyContext::Subscribe, out.properties);
+  if (auto f = read_list_head(p, v, PropertyContext::Subscribe, r, out); !f.ok()) return f;
   while (!r.failed() && !r.empty()) {
     TopicFilter t;
     t.filter = r.utf8();
@@ -165,11 +174,8 @@ Fault decode_subscribe(const Packet& p, Version v, Subscribe& out) {
 }
 
 Fault decode_unsubscribe(const Packet& p, Version v, Subscribe& out) {
-  if (auto f = check_flags(p, 0x02); !f.ok()) return f;  // [MQTT-3.10.1-1]
   Reader r(p.body);
-  out.packet_id = r.u16();
-  if (!r.failed() && out.packet_id == 0) return malformed("packet identifier 0");
-  if (v == Version::V5) read_properties(r, PropertyContext::Unsubscribe, out.properties);
+  if (auto f = read_list_head(p, v, PropertyContext::Unsubscribe, r, out); !f.ok()) return f;
   while (!r.failed() && !r.empty()) out.filters.push_back({r.utf8()});
   if (r.failed()) return fault(r);
   if (out.filters.empty()) return {Reason::ProtocolError, "UNSUBSCRIBE without a topic filter"};
