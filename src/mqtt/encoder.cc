@@ -11,31 +11,47 @@ namespace tw::mqtt {
 namespace {
 
 // A field-list message as JSON, rendered once per message and loop thread:
-// the size query (…_max) and the encode that follows ask for the same one.
+// the size query (…_max) and the encode that follows ask for the same one,
+// and the encode forgets it (a later message could look the same: a
+// channel freed and another at its address, with the same seq).
 // The text is `tickwire sub --json`'s, from the same code.
 struct JsonMemo {
+  bool valid = false;
   const cache::Channel* channel = nullptr;
   uint64_t seq = 0;
   bool image = false;
+  bool cached_image = false;
   const uint8_t* payload = nullptr;
   size_t payload_size = 0;
   std::string json;
 };
 
+JsonMemo& json_memo() {
+  thread_local JsonMemo memo;
+  return memo;
+}
+
+// The encode that used the memo's text: the next message renders its own.
+size_t forget_json(size_t encoded) {
+  json_memo().valid = false;
+  return encoded;
+}
+
 std::span<const uint8_t> as_bytes(const std::string& s) {
   return {reinterpret_cast<const uint8_t*>(s.data()), s.size()};
 }
 
-// `payload` null: the channel's cached image.
-std::span<const uint8_t> json_of(const cache::Channel& channel, std::span<const uint8_t> payload, bool image) {
-  thread_local JsonMemo memo;
+// A stream message's payload as JSON.
+std::span<const uint8_t> json_of(const cache::Channel& channel, std::span<const uint8_t> payload, bool image,
+                                 bool cached_image = false) {
+  JsonMemo& memo = json_memo();
   thread_local std::vector<uint8_t> image_bytes;
-  if (memo.channel == &channel && memo.seq == channel.seq && memo.image == image &&
-      memo.payload == payload.data() && memo.payload_size == payload.size()) {
+  if (memo.valid && memo.channel == &channel && memo.seq == channel.seq && memo.image == image &&
+      memo.cached_image == cached_image && memo.payload == payload.data() && memo.payload_size == payload.size()) {
     return as_bytes(memo.json);
   }
-  memo = {&channel, channel.seq, image, payload.data(), payload.size(), {}};
-  if (payload.data() == nullptr) {
+  memo = {true, &channel, channel.seq, image, cached_image, payload.data(), payload.size(), {}};
+  if (cached_image) {
     image_bytes.resize(channel.image_size());
     payload = {image_bytes.data(), channel.encode_image(image_bytes)};
   }
@@ -49,6 +65,9 @@ std::span<const uint8_t> json_of(const cache::Channel& channel, std::span<const 
   memo.json = client::format_json(msg, fields::Dictionary::builtin());
   return as_bytes(memo.json);
 }
+
+// The channel's cached (merged) image as JSON.
+std::span<const uint8_t> cached_image_json(const cache::Channel& channel) { return json_of(channel, {}, true, true); }
 
 bool is_json(const cache::Channel& channel) { return channel.kind == wire::PayloadKind::FieldList; }
 
@@ -75,16 +94,17 @@ size_t MqttEncoder::stream_frame_max(const cache::Channel& channel, std::span<co
 
 size_t MqttEncoder::encode_stream(std::span<uint8_t> out, const cache::Channel& channel,
                                   std::span<const uint8_t> payload, bool image) const {
-  return encode(out, channel, is_json(channel) ? json_of(channel, payload, image) : payload, false);
+  if (!is_json(channel)) return encode(out, channel, payload, false);
+  return forget_json(encode(out, channel, json_of(channel, payload, image), false));
 }
 
 size_t MqttEncoder::image_max(const cache::Channel& channel) const {
-  const size_t body = is_json(channel) ? json_of(channel, {}, true).size() : channel.image_size();
+  const size_t body = is_json(channel) ? cached_image_json(channel).size() : channel.image_size();
   return publish_header_size(version_, channel.topic, 0, body) + body;
 }
 
 size_t MqttEncoder::encode_image(std::span<uint8_t> out, const cache::Channel& channel, bool retain) const {
-  if (is_json(channel)) return encode(out, channel, json_of(channel, {}, true), retain);
+  if (is_json(channel)) return forget_json(encode(out, channel, cached_image_json(channel), retain));
   // An empty opaque image is a cleared retained message: nothing to send.
   if (channel.opaque.empty()) return 0;
   return encode(out, channel, channel.opaque, retain);

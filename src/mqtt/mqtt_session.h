@@ -102,6 +102,7 @@ class MqttSession final : public session::Session {
   // filters with a literal first level; nothing above its Maximum Packet Size.
   bool wants(const cache::Channel& channel) const;
   bool fits(size_t packet_size);
+  bool image_fits(const cache::Channel& channel);
 
   // identity.cc: the one place entitlements plug in.
   bool permitted(Access access, std::string_view topic_or_filter) const;

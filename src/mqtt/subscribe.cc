@@ -120,13 +120,17 @@ bool MqttSession::fits(size_t packet_size) {
   return false;
 }
 
+bool MqttSession::image_fits(const cache::Channel& channel) {
+  return client_max_packet_ == 0 || fits(MqttEncoder::instance(version_).image_max(channel));
+}
+
 void MqttSession::send_image(const cache::Channel& channel, uint32_t request_id) {
-  if ((subscribing_ && skip_retained_) || !wants(channel) || !fits(MqttEncoder::instance(version_).image_max(channel))) return;
+  if ((subscribing_ && skip_retained_) || !wants(channel) || !image_fits(channel)) return;
   Session::send_image(channel, request_id);
 }
 
 void MqttSession::send_stream_image(const cache::Channel& channel, broker::SlowPolicy policy) {
-  if ((subscribing_ && skip_retained_) || !wants(channel) || !fits(MqttEncoder::instance(version_).image_max(channel))) return;
+  if ((subscribing_ && skip_retained_) || !wants(channel) || !image_fits(channel)) return;
   Session::send_stream_image(channel, policy);
 }
 

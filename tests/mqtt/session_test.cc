@@ -21,6 +21,7 @@
 #include "mqtt/mqtt_session.h"
 #include "mqtt/packets.h"
 #include "reactor/reactor.h"
+#include "base/clock.h"
 #include "session/tcp_transport.h"
 
 namespace tw::mqtt {
@@ -59,7 +60,7 @@ struct MqttHarness {
     EXPECT_TRUE(reactor.add(fds[0], EPOLLIN, session.get()));
   }
   ~MqttHarness() {
-    reactor.remove(session->fd());
+    if (session->fd() >= 0) reactor.remove(session->fd());
     ::close(peer);
   }
   // Writes as the client, lets the session read, ends the turn, returns what came back.
@@ -202,6 +203,22 @@ TEST(MqttSession, AFilterTheBrokerCannotExpressIsRefusedInTheSuback) {
   auto got = h.send(packet(0x82, cat({{0, 1, 0}, str("a//b"), {0}, str("$share/g/a"), {0}, str("ok/+"), {0}})));
   ASSERT_EQ(got.size(), 1u);
   EXPECT_EQ(got[0].body, (Bytes{0, 1, 0, 0x8F, 0x9E, 0x00}));
+}
+
+TEST(MqttSession, KeepAliveTimesOutAtOneAndAHalfTimesWithDisconnect0x8D) {
+  MqttHarness h;
+  h.connect();  // Keep Alive 30 s
+  constexpr uint64_t kS = 1'000'000'000;
+  const uint64_t start = monotonic_ns();
+  h.session->on_tick(start + 44 * kS);
+  EXPECT_FALSE(h.session->closing());
+  h.session->on_tick(start + 46 * kS);
+  ASSERT_TRUE(h.session->closing());
+  h.session->finish();
+  auto got = h.turn();
+  ASSERT_EQ(got.size(), 1u);
+  EXPECT_EQ(got[0].first, 0xE0);
+  EXPECT_EQ(got[0].body[0], 0x8D);
 }
 
 }  // namespace
