@@ -3,7 +3,7 @@
 // installed by scripts/deps.sh. Each test starts its broker with an MQTT
 // listener and checks one behaviour end to end: native to MQTT and back, the
 // last-value cache as retained messages, the Will, the QoS 1 and 2 flows,
-// and a malformed packet closing that client alone. Every client process is
+// a malformed packet closing that client alone, and MQTT over TLS. Every client process is
 // bounded (-C/-W, timeouts) and stopped by the test.
 #include <signal.h>
 #include <unistd.h>
@@ -17,6 +17,7 @@
 #include "integration/it_support.h"
 #include "testlib/fields.h"
 #include "testlib/process.h"
+#include "testlib/test_pki.h"
 
 namespace tw::it {
 namespace {
@@ -38,13 +39,18 @@ class MqttInterop : public ::testing::Test {
     BrokerOptions options;
     options.config_toml = "[[listener]]\nprotocol = \"native\"\naddress = \"127.0.0.1:0\"\n"
                           "[[listener]]\nprotocol = \"mqtt\"\naddress = \"127.0.0.1:" +
-                          std::to_string(mqtt_port_) + "\"\n";
+                          std::to_string(mqtt_port_) + "\"\n" + mqtt_listener_tls();
     broker_ = std::make_unique<BrokerProcess>(options);
     ASSERT_TRUE(broker_->ready()) << broker_->err();
   }
 
+  // The MQTT listener's TLS keys, if any; the clients' matching options.
+  virtual std::string mqtt_listener_tls() { return {}; }
+  virtual std::vector<std::string> client_tls() const { return {}; }
+
   std::vector<std::string> with_port(std::vector<std::string> args) const {
     args.insert(args.begin(), {"-h", "127.0.0.1", "-p", std::to_string(mqtt_port_)});
+    for (const std::string& arg : client_tls()) args.push_back(arg);
     return args;
   }
   // A mosquitto_sub that has its SUBACK (-d prints it): what it prints follows the subscription.
@@ -134,6 +140,23 @@ TEST_F(MqttInterop, AMalformedPacketDisconnectsThatClientAlone) {
   ASSERT_TRUE(publish({"-t", "it21/ok", "-m", "still here"}).status.clean());
   ASSERT_TRUE(bystander->wait(kWaitMs).has_value());
   EXPECT_NE(bystander->out().find("it21/ok still here"), std::string::npos) << bystander->out();
+}
+
+// The same listener with cert and key: MQTT over the TLS transport (mqtts).
+class MqttInteropTls : public MqttInterop {
+ protected:
+  std::string mqtt_listener_tls() override {
+    return "cert = \"" + pki_.server_cert() + "\"\nkey = \"" + pki_.server_key() + "\"\n";
+  }
+  std::vector<std::string> client_tls() const override { return {"--cafile", pki_.ca()}; }
+  testing::TestPki pki_;
+};
+
+TEST_F(MqttInteropTls, MqttsCarriesTheSameSession) {
+  auto sub = subscriber({"-t", "it21/tls", "-C", "1", "-F", "%t %p", "-V", "5"});
+  ASSERT_TRUE(publish({"-t", "it21/tls", "-m", "over tls", "-q", "2"}).status.clean());
+  ASSERT_TRUE(sub->wait(kWaitMs).has_value()) << sub->out();
+  EXPECT_NE(sub->out().find("it21/tls over tls"), std::string::npos) << sub->out();
 }
 
 }  // namespace
