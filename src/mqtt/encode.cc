@@ -48,7 +48,9 @@ class Writer {
   bool overflow_ = false;
 };
 
-uint8_t header(PacketType type, uint8_t flags = 0) { return static_cast<uint8_t>(static_cast<uint8_t>(type) << 4 | flags); }
+uint8_t header(PacketType type, uint8_t flags = 0) {
+  return static_cast<uint8_t>(static_cast<uint8_t>(type) << 4 | flags);
+}
 
 // A property's size: id byte + value.
 size_t str_prop(std::string_view s) { return s.empty() ? 0 : 1 + 2 + s.size(); }
@@ -176,7 +178,9 @@ size_t encode_suback(std::span<uint8_t> out, Version v, uint16_t packet_id, std:
 }
 
 size_t encode_unsuback(std::span<uint8_t> out, Version v, uint16_t packet_id, std::span<const uint8_t> codes) {
-  return encode_ack_list(out, PacketType::Unsuback, v, packet_id, v == Version::V5 ? codes : std::span<const uint8_t>{});
+  // 3.1.1's UNSUBACK has no reason codes.
+  const std::span<const uint8_t> listed = v == Version::V5 ? codes : std::span<const uint8_t>{};
+  return encode_ack_list(out, PacketType::Unsuback, v, packet_id, listed);
 }
 
 size_t encode_pingresp(std::span<uint8_t> out) {

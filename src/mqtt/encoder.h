@@ -3,9 +3,9 @@
 // field-list channel's as the JSON line `tickwire sub --json` prints
 // (client/message_format.h). Stream messages go with RETAIN 0; a new
 // subscriber's image of a channel (the last-value cache) with RETAIN 1, as
-// MQTT's retained message (SessionEncoder). Everything goes at QoS 0, so one encoding serves
-// every subscriber of a version (StreamFrames): one instance per version,
-// each with its own slot.
+// MQTT's retained message (SessionEncoder). Everything goes at QoS 0, so
+// one encoding serves every subscriber of a version (StreamFrames): one
+// instance per version, each with its own slot.
 #pragma once
 #include "mqtt/packet.h"
 #include "session/encoder.h"

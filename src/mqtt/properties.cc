@@ -40,7 +40,8 @@ constexpr Spec kSpecs[] = {
     {0x21, Type::U16, kConnect},                 // Receive Maximum
     {0x22, Type::U16, kConnect},                 // Topic Alias Maximum
     {0x23, Type::U16, kPublish},                 // Topic Alias
-    {0x26, Type::Pair, kConnect | kWill | kPublish | kPubResponse | kSubscribe | kUnsubscribe | kDisconnect},  // User Property
+    {0x26, Type::Pair,                           // User Property: in every packet
+     kConnect | kWill | kPublish | kPubResponse | kSubscribe | kUnsubscribe | kDisconnect},
     {0x27, Type::U32, kConnect},                 // Maximum Packet Size
 };
 

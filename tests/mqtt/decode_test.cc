@@ -170,7 +170,9 @@ TEST(MqttSubscribe, RefusesWhatTheSpecificationForbids) {
 }
 
 TEST(MqttFilters, FollowTheWildcardRules) {
-  for (auto good : {"a", "a/b", "#", "a/#", "+", "+/b/+", "/", "a//b", "$SYS/#"}) EXPECT_TRUE(is_valid_filter(good)) << good;
+  for (auto good : {"a", "a/b", "#", "a/#", "+", "+/b/+", "/", "a//b", "$SYS/#"}) {
+    EXPECT_TRUE(is_valid_filter(good)) << good;
+  }
   for (auto bad : {"", "a#", "a/#/b", "a+", "a/b+", "#/a"}) EXPECT_FALSE(is_valid_filter(bad)) << bad;
 }
 

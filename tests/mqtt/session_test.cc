@@ -78,7 +78,8 @@ struct MqttHarness {
     Packet p;
     for (size_t pos = 0; split_packet(std::span<const uint8_t>(in).subspan(pos), 1 << 20, p) == Split::Ok;
          pos += p.size) {
-      out.push_back({static_cast<uint8_t>(static_cast<uint8_t>(p.type) << 4 | p.flags), Bytes(p.body.begin(), p.body.end())});
+      const auto first = static_cast<uint8_t>(static_cast<uint8_t>(p.type) << 4 | p.flags);
+      out.push_back({first, Bytes(p.body.begin(), p.body.end())});
     }
     return out;
   }
