@@ -92,6 +92,7 @@ const char* reason_name(Reason r) {
     case Reason::NotAuthorized: return "not authorized";
     case Reason::ServerShuttingDown: return "server shutting down";
     case Reason::KeepAliveTimeout: return "keep alive timeout";
+    case Reason::SessionTakenOver: return "session taken over";
     case Reason::TopicFilterInvalid: return "topic filter invalid";
     case Reason::TopicNameInvalid: return "topic name invalid";
     case Reason::ReceiveMaximumExceeded: return "receive maximum exceeded";

@@ -3,6 +3,7 @@
 #include <limits>
 
 #include "base/log.h"
+#include "mqtt/client_registry.h"
 #include "mqtt/encoder.h"
 
 namespace tw::mqtt {
@@ -31,6 +32,18 @@ const SessionEncoder& unconnected_encoder() {
 
 MqttSession::MqttSession(Env env, std::unique_ptr<session::Transport> transport, std::string peer, uint64_t now_ns)
     : Session(env, std::move(transport), std::move(peer), unconnected_encoder(), now_ns) {}
+
+MqttSession::~MqttSession() {
+  if (registered_) ClientRegistry::instance().release(identity_.client_id, &taken_over_);
+}
+
+void MqttSession::on_open_tick(uint64_t) {
+  if (!taken_over_.load(std::memory_order_relaxed)) return;
+  queue_packet(64, [&](std::span<uint8_t> out) {
+    return encode_disconnect(out, version_, Reason::SessionTakenOver, "");
+  });
+  fail(wire::Code::Ok, "a new connection took over this client id", true);  // the DISCONNECT is queued
+}
 
 size_t MqttSession::parse(std::span<const uint8_t> in) {
   size_t pos = 0;
@@ -121,6 +134,8 @@ void MqttSession::handle_connect(const Packet& packet) {
   has_will_ = c.has_will;
   will_topic_.assign(c.will.topic);
   will_payload_.assign(c.will.payload.begin(), c.will.payload.end());
+  ClientRegistry::instance().claim(identity_.client_id, &taken_over_);  // [MQTT-3.1.4-2]
+  registered_ = true;
   // Keep Alive: the connection closes after one and a half times it without a packet (3.1.2.10).
   open(identity_.client_id, c.keepalive_s ? c.keepalive_s * 1'500'000'000ull : kNoTimeout);
   Connack connack;

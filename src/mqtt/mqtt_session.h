@@ -11,6 +11,7 @@
 //   subscribe.cc     SUBSCRIBE/SUBACK, UNSUBSCRIBE/UNSUBACK, what reaches the client
 //   identity.cc      who the client is, and what it may do (the entitlement seam)
 #pragma once
+#include <atomic>
 #include <cstdint>
 #include <functional>
 #include <string_view>
@@ -41,6 +42,7 @@ enum class Access { Connect, Publish, Subscribe };
 class MqttSession final : public session::Session {
  public:
   MqttSession(Env env, std::unique_ptr<session::Transport> transport, std::string peer, uint64_t now_ns);
+  ~MqttSession() override;
 
   // Outlet: what reaches an MQTT client (subscribe.cc).
   void send_image(const cache::Channel& channel, uint32_t request_id) override;
@@ -61,7 +63,8 @@ class MqttSession final : public session::Session {
  protected:
   size_t parse(std::span<const uint8_t> in) override;
   size_t encode_goodbye(std::span<uint8_t> out, wire::Code code, std::string_view text) override;
-  void on_open_tick(uint64_t) override {}  // the client drives keepalive with PINGREQ
+  // The client drives keepalive with PINGREQ; the tick only notices a takeover.
+  void on_open_tick(uint64_t now_ns) override;
   void on_finish() override;
 
  private:
@@ -113,6 +116,9 @@ class MqttSession final : public session::Session {
   bool subscribing_ = false;      // images sent now predate the subscription: retained
   bool skip_retained_ = false;    // ... and this subscription wants none (Retain Handling 2)
   Identity identity_;
+  // Set by another connection that took this client id over (ClientRegistry).
+  std::atomic<bool> taken_over_{false};
+  bool registered_ = false;  // this connection holds identity_.client_id in the registry
   bool graceful_ = false;         // DISCONNECT (without Will) received: the Will is discarded
   bool has_will_ = false;
   std::string will_topic_;

@@ -83,8 +83,8 @@ struct MqttHarness {
     }
     return out;
   }
-  void connect(const Bytes& props = {0}) {
-    auto got = send(connect_v5(props, "t"));
+  void connect(const Bytes& props = {0}, std::string_view client_id = "t") {
+    auto got = send(connect_v5(props, client_id));
     ASSERT_EQ(got.size(), 1u);
     ASSERT_EQ(got[0].first, 0x20);
     ASSERT_EQ(got[0].body[1], 0);  // success
@@ -220,6 +220,25 @@ TEST(MqttSession, KeepAliveTimesOutAtOneAndAHalfTimesWithDisconnect0x8D) {
   ASSERT_EQ(got.size(), 1u);
   EXPECT_EQ(got[0].first, 0xE0);
   EXPECT_EQ(got[0].body[0], 0x8D);
+}
+
+TEST(MqttSession, ANewConnectionWithTheSameClientIdTakesOver) {
+  MqttHarness first, second, other;
+  first.connect({0}, "same");
+  other.connect({0}, "different");
+  second.connect({0}, "same");
+  const uint64_t now = monotonic_ns();
+  other.session->on_tick(now);
+  second.session->on_tick(now);
+  EXPECT_FALSE(other.session->closing());
+  EXPECT_FALSE(second.session->closing());
+  first.session->on_tick(now);  // [MQTT-3.1.4-2]: the older one goes, with DISCONNECT 0x8E
+  ASSERT_TRUE(first.session->closing());
+  first.session->finish();
+  auto got = first.turn();
+  ASSERT_EQ(got.size(), 1u);
+  EXPECT_EQ(got[0].first, 0xE0);
+  EXPECT_EQ(got[0].body[0], 0x8E);
 }
 
 }  // namespace
