@@ -54,9 +54,6 @@ struct Connack {
   uint16_t receive_maximum = 0;
   uint32_t maximum_packet_size = 0;
   uint16_t topic_alias_maximum = 0;
-  // The broker keeps no session state: tells a client that asked for a
-  // Session Expiry Interval that it is 0 (3.2.2.3.2).
-  bool session_expiry_zero = false;
   bool retain_available = true;
   bool shared_subscriptions = false;
   bool subscription_ids = false;

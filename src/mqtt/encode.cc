@@ -60,7 +60,6 @@ size_t connack_props_size(const Connack& c) {
   if (c.receive_maximum) n += 3;
   if (c.maximum_packet_size) n += 5;
   if (c.topic_alias_maximum) n += 3;
-  if (c.session_expiry_zero) n += 5;
   n += 2 + 2 + 2 + 2;  // Retain, Wildcard, Subscription Identifiers and Shared Subscriptions Available
   return n;
 }
@@ -70,7 +69,6 @@ void connack_props(Writer& w, const Connack& c) {
   if (c.receive_maximum) w.u8(0x21), w.u16(c.receive_maximum);
   if (c.maximum_packet_size) w.u8(0x27), w.u32(c.maximum_packet_size);
   if (c.topic_alias_maximum) w.u8(0x22), w.u16(c.topic_alias_maximum);
-  if (c.session_expiry_zero) w.u8(0x11), w.u32(0);
   w.u8(0x25), w.u8(c.retain_available);
   w.u8(0x28), w.u8(1);
   w.u8(0x29), w.u8(c.subscription_ids);

@@ -131,6 +131,9 @@ void MqttSession::handle_connect(const Packet& packet) {
   set_encoder(*encoder_);
   client_max_packet_ = c.properties.maximum_packet_size;
   session_expiry_zero_ = c.properties.session_expiry == 0;
+  // 3.1.1: Clean Session 0 keeps the session for ever (3.1.2.4).
+  session_expiry_s_ = version_ == Version::V5 ? c.properties.session_expiry : c.clean_start ? 0 : UINT32_MAX;
+  const std::optional<StoredSession> resumed = take_stored_session(c);
   has_will_ = c.has_will;
   will_topic_.assign(c.will.topic);
   will_payload_.assign(c.will.payload.begin(), c.will.payload.end());
@@ -143,9 +146,10 @@ void MqttSession::handle_connect(const Packet& packet) {
   connack.receive_maximum = kReceiveMaximum;
   connack.maximum_packet_size = env().config.limits.max_frame;
   connack.topic_alias_maximum = kTopicAliasMaximum;
-  connack.session_expiry_zero = !session_expiry_zero_;
+  connack.session_present = resumed.has_value();
   queue_packet(kConnackMax, [&](std::span<uint8_t> out) { return encode_connack(out, version_, connack); });
   connacked_ = true;
+  if (resumed) resume(*resumed);
   TW_DEBUG("session %s: MQTT %s CONNECT from '%s', keepalive %u s", peer().c_str(),
            version_ == Version::V5 ? "5.0" : "3.1.1", identity_.client_id.c_str(), c.keepalive_s);
 }
@@ -156,6 +160,7 @@ void MqttSession::handle_disconnect(const Packet& packet) {
   if (session_expiry_zero_ && msg.properties.session_expiry != 0) {
     return refuse(Reason::ProtocolError, "DISCONNECT sets a Session Expiry after CONNECT's 0");  // [MQTT-3.14.2-2]
   }
+  if (msg.properties.has_session_expiry) session_expiry_s_ = msg.properties.session_expiry;
   graceful_ = msg.reason != Reason::DisconnectWithWill;  // [MQTT-3.14.4-3]
   fail(wire::Code::Ok, "client sent DISCONNECT");
 }
@@ -168,8 +173,9 @@ size_t MqttSession::encode_goodbye(std::span<uint8_t> out, wire::Code code, std:
 }
 
 // A connection that ends without DISCONNECT (or with "disconnect with Will")
-// publishes its Will (3.1.2.5).
+// publishes its Will (3.1.2.5); a session that outlives it is stored.
 void MqttSession::on_finish() {
+  store_session();
   if (!has_will_ || graceful_ || !connacked_) return;
   has_will_ = false;
   const Reason result = publish_to_channel(will_topic_, will_payload_);

@@ -9,6 +9,7 @@
 //   mqtt_session.cc  framing, CONNECT/CONNACK, PINGREQ, DISCONNECT, Will
 //   publish.cc       PUBLISH in, PUBACK/PUBREC/PUBREL/PUBCOMP, topic aliases
 //   subscribe.cc     SUBSCRIBE/SUBACK, UNSUBSCRIBE/UNSUBACK, what reaches the client
+//   session_state.cc state kept between connections (session expiry, takeover)
 //   identity.cc      who the client is, and what it may do (the entitlement seam)
 #pragma once
 #include <atomic>
@@ -16,10 +17,12 @@
 #include <functional>
 #include <string_view>
 #include <memory>
+#include <optional>
 #include <string>
 #include <unordered_map>
 #include <vector>
 
+#include "mqtt/client_registry.h"
 #include "mqtt/codec.h"
 #include "mqtt/encoder.h"
 #include "mqtt/topic_map.h"
@@ -71,6 +74,7 @@ class MqttSession final : public session::Session {
   struct Subscription {
     std::string filter;
     Patterns patterns;
+    uint8_t retain_handling = 0;
   };
 
   void handle(const Packet& packet);
@@ -107,6 +111,14 @@ class MqttSession final : public session::Session {
   bool fits(size_t packet_size);
   bool image_fits(const cache::Channel& channel);
 
+  // session_state.cc: state that outlives the connection (ClientRegistry).
+  // The stored session of this client id, if CONNECT resumes one (Clean Start 0).
+  std::optional<StoredSession> take_stored_session(const Connect& c);
+  // Subscribes again to the stored subscriptions, after the CONNACK.
+  void resume(const StoredSession& state);
+  // At the end of the connection: keeps the state if the session outlives it.
+  void store_session();
+
   // identity.cc: the one place entitlements plug in.
   bool permitted(Access access, std::string_view topic_or_filter) const;
 
@@ -127,6 +139,9 @@ class MqttSession final : public session::Session {
   Reason close_reason_ = Reason::Success;  // set by refuse(); Success = derive it from the close code
   uint32_t client_max_packet_ = 0;  // the client's Maximum Packet Size; 0 = none
   bool session_expiry_zero_ = true;  // CONNECT's Session Expiry Interval was 0 (or absent)
+  // How long the session outlives the connection, seconds (UINT32_MAX: for
+  // ever; 3.1.1's Clean Session 0); 0: it ends with the connection.
+  uint32_t session_expiry_s_ = 0;
   std::vector<uint16_t> awaiting_pubrel_;  // QoS 2 packet ids received, not yet released
   std::vector<std::string> topic_aliases_;  // MQTT 5 inbound aliases, index = alias
   std::vector<Subscription> subscriptions_;

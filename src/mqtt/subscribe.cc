@@ -59,7 +59,7 @@ void MqttSession::add_subscription(const TopicFilter& t, const Patterns& pattern
   for (const Subscription& s : subscriptions_) {
     if (s.filter == filter) return;
   }
-  subscriptions_.push_back({std::string(filter), patterns});
+  subscriptions_.push_back({std::string(filter), patterns, t.retain_handling});
   dollar_filters_ = dollar_filters_ || reaches_dollar_topics(filter);
   subscribing_ = true;  // the images the router sends now are the retained messages
   // Retain Handling 2 (MQTT 5): no retained messages for this subscription.

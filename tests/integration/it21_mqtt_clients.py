@@ -8,6 +8,8 @@ broker behaved, 1 (with the reason) otherwise; every wait is bounded.
   qos2 PORT           raw MQTT 5 bytes: the QoS 2 handshake, a resent
                       PUBLISH not published twice, PUBREL, PINGREQ
   malformed PORT      raw MQTT 5 bytes: a QoS 3 PUBLISH gets DISCONNECT 0x81
+  resume PORT         paho 3.1.1 with Clean Session 0: the session and its
+                      subscription come back on reconnect (Session Present)
 """
 import socket
 import sys
@@ -60,6 +62,60 @@ def paho(version, port):
     finally:
         client.disconnect()
         client.loop_stop()
+
+
+def resume(port):
+    import paho.mqtt.client as mqtt
+    events = {"connack": threading.Event(), "suback": threading.Event(), "message": threading.Event()}
+    state = {}
+
+    def on_connect(_c, _u, flags, _rc):
+        state["present"] = flags.get("session present")
+        events["connack"].set()
+
+    def on_message(_c, _u, msg):
+        state["message"] = (msg.topic, msg.payload)
+        events["message"].set()
+
+    def session():
+        client = mqtt.Client(client_id="it21-resume", clean_session=False, protocol=mqtt.MQTTv311)
+        client.on_connect = on_connect
+        client.on_subscribe = lambda *a: events["suback"].set()
+        client.on_message = on_message
+        for e in events.values():
+            e.clear()
+        client.connect("127.0.0.1", int(port), keepalive=10)
+        client.loop_start()
+        if not events["connack"].wait(TIMEOUT_S):
+            fail("no CONNACK")
+        return client
+
+    first = session()
+    if state["present"] != 0:
+        fail("a new session said Session Present")
+    first.subscribe("it21/resume/#", qos=1)
+    if not events["suback"].wait(TIMEOUT_S):
+        fail("no SUBACK")
+    first.disconnect()
+    first.loop_stop()
+    publisher = mqtt.Client(client_id="it21-resume-pub", protocol=mqtt.MQTTv311)
+    publisher.connect("127.0.0.1", int(port))
+    publisher.loop_start()
+    publisher.publish("it21/resume/x", b"meanwhile", qos=1).wait_for_publish(TIMEOUT_S)
+    publisher.disconnect()
+    publisher.loop_stop()
+    again = session()  # no SUBSCRIBE this time
+    try:
+        if state["present"] != 1:
+            fail("Session Present expected on resume")
+        if not events["message"].wait(TIMEOUT_S):
+            fail("the resumed subscription delivered nothing")
+        if state["message"] != ("it21/resume/x", b"meanwhile"):
+            fail("wrong message %r" % (state["message"],))
+        print("ok resume")
+    finally:
+        again.disconnect()
+        again.loop_stop()
 
 
 def mqtt_str(s):
@@ -160,5 +216,7 @@ if __name__ == "__main__":
         qos2(sys.argv[2])
     elif mode == "malformed":
         malformed(sys.argv[2])
+    elif mode == "resume":
+        resume(sys.argv[2])
     else:
         fail("unknown mode " + mode)

@@ -132,6 +132,12 @@ TEST_F(MqttInterop, PahoQos1AndQos2FlowsIn311And5) {
   EXPECT_TRUE(raw.status.clean()) << raw.out << raw.err;
 }
 
+TEST_F(MqttInterop, ACleanSession0SessionIsResumedWithItsSubscription) {
+  auto run = python({"resume"});
+  EXPECT_TRUE(run.status.clean()) << run.out << run.err;
+  EXPECT_NE(run.out.find("ok resume"), std::string::npos) << run.out << run.err;
+}
+
 TEST_F(MqttInterop, AMalformedPacketDisconnectsThatClientAlone) {
   auto bystander = subscriber({"-t", "it21/ok", "-C", "1", "-F", "%t %p"});
   auto bad = python({"malformed"});

@@ -36,9 +36,10 @@ inline Bytes packet(uint8_t first, const Bytes& body) {
   } while (n);
   return cat({out, body});
 }
-// MQTT 5 CONNECT with Clean Start, keep alive 30 s, these properties (their length included).
-inline Bytes connect_v5(const Bytes& props, std::string_view client_id) {
-  return packet(0x10, cat({str("MQTT"), {5, 0x02, 0, 30}, props, str(client_id)}));
+// MQTT 5 CONNECT with these flags (Clean Start by default), keep alive 30 s,
+// these properties (their length included).
+inline Bytes connect_v5(const Bytes& props, std::string_view client_id, uint8_t flags = 0x02) {
+  return packet(0x10, cat({str("MQTT"), {5, flags, 0, 30}, props, str(client_id)}));
 }
 
 }  // namespace tw::mqtt::testing

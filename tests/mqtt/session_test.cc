@@ -83,11 +83,16 @@ struct MqttHarness {
     }
     return out;
   }
-  void connect(const Bytes& props = {0}, std::string_view client_id = "t") {
-    auto got = send(connect_v5(props, client_id));
-    ASSERT_EQ(got.size(), 1u);
-    ASSERT_EQ(got[0].first, 0x20);
-    ASSERT_EQ(got[0].body[1], 0);  // success
+  // CONNECT; returns what followed the CONNACK, and whether it said Session Present.
+  std::vector<Received> connect(const Bytes& props = {0}, std::string_view client_id = "t", uint8_t flags = 0x02,
+                                bool* present = nullptr) {
+    auto got = send(connect_v5(props, client_id, flags));
+    EXPECT_FALSE(got.empty());
+    if (got.empty()) return {};
+    EXPECT_EQ(got[0].first, 0x20);
+    EXPECT_EQ(got[0].body[1], 0);  // success
+    if (present != nullptr) *present = got[0].body[0] == 1;
+    return {got.begin() + 1, got.end()};
   }
   // Subscribes with these option bytes; returns what followed the SUBACK.
   std::vector<Received> subscribe(std::string_view filter, uint8_t options = 0) {
@@ -220,6 +225,34 @@ TEST(MqttSession, KeepAliveTimesOutAtOneAndAHalfTimesWithDisconnect0x8D) {
   ASSERT_EQ(got.size(), 1u);
   EXPECT_EQ(got[0].first, 0xE0);
   EXPECT_EQ(got[0].body[0], 0x8D);
+}
+
+TEST(MqttSession, ASessionWithAnExpiryIsResumedWithItsSubscriptionsAndRetainedImages) {
+  const Bytes expiry_60s = {5, 0x11, 0, 0, 0, 60};
+  {
+    MqttHarness h;
+    h.connect(expiry_60s, "resume");
+    h.subscribe("s/#");
+    h.publish("s/x", "while connected");
+    h.session->finish();  // the connection ends; the session is kept
+  }
+  MqttHarness back;
+  back.publish("s/x", "while away");
+  bool present = false;
+  auto images = back.connect(expiry_60s, "resume", 0x00, &present);  // Clean Start 0
+  EXPECT_TRUE(present);
+  ASSERT_EQ(images.size(), 1u);  // the subscription came back, with the channel's latest value
+  EXPECT_EQ(images[0].first, 0x31);
+  EXPECT_EQ(images[0].payload(), "while away");
+  back.publish("s/x", "live");
+  ASSERT_EQ(back.turn().size(), 1u);
+  back.session->finish();
+
+  MqttHarness fresh;
+  fresh.connect(expiry_60s, "resume", 0x02, &present);  // Clean Start discards it
+  EXPECT_FALSE(present);
+  fresh.publish("s/x", "not subscribed");
+  EXPECT_TRUE(fresh.turn().empty());
 }
 
 TEST(MqttSession, ANewConnectionWithTheSameClientIdTakesOver) {
