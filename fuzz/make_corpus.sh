@@ -44,3 +44,21 @@ put bid "$payload"
 put empty "00 00"
 put every_type "05 00 01 00 01 07 00 00 00 00 00 00 00 16 00 02 39 30 00 00 00 00 00 00 fe 03 00 03 03 00 49 42 4d 04 00 04 02 00 de ad 05 00 05 00 a0 3b 7e 5d 3c 8c 17"
 put duplicate_id "02 00 01 00 01 07 00 00 00 00 00 00 00 01 00 01 08 00 00 00 00 00 00 00"
+
+# MQTT packets (mqtt-v5.0-os and mqtt-v3.1.1-os), as tests/mqtt builds them.
+mkdir -p ../mqtt_decoder
+cd ../mqtt_decoder
+connect311="10 17 00 04 4d 51 54 54 04 c2 00 0a 00 03 63 69 64 00 04 75 73 65 72 00 02 70 77"
+connect5="10 18 00 04 4d 51 54 54 05 06 00 1e 05 21 00 0a 26 00 00 00 03 63 69 64 00 01 74 00 00"
+put connect311 "$connect311"
+put connect5_will "$connect5"
+put publish_qos1 "32 0a 00 03 61 2f 62 00 07 68 69 00"
+put publish5_alias "33 0d 00 03 61 2f 62 00 07 03 23 00 03 68 69"
+put pubrel "62 02 00 07"
+put puback5_reason "40 04 00 07 10 00"
+put subscribe5 "82 0c 00 01 00 00 03 61 2f 23 2d 00 01 62 00"
+put unsubscribe "a2 07 00 01 00 03 61 2f 23"
+put pingreq "c0 00"
+put disconnect5_will "e0 01 04"
+put session311 "$connect311 82 08 00 01 00 03 61 2f 23 00 30 05 00 01 61 68 69 c0 00 e0 00"
+put qos3 "36 06 00 01 61 00 01 78"

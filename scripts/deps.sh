@@ -21,6 +21,8 @@ PACKAGES=(
   libnuma-dev
   # peers for the perf comparison tooling, and python for its scripts
   libmosquitto-dev mosquitto libnats-dev nats-server python3
+  # MQTT clients nobody here wrote, for the MQTT interoperability tests (tests/mqtt_interop)
+  mosquitto-clients python3-paho-mqtt
 )
 
 installed() {

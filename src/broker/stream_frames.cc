@@ -5,7 +5,7 @@ namespace tw::broker {
 std::span<const uint8_t> StreamFrames::encode(const StreamEncoder& encoder) {
   const uint8_t s = encoder.slot();
   // reserve() may flush and reset the arena: read the generation after it.
-  auto out = fanout_.reserve(encoder.stream_frame_max(channel_, payload_.size()));
+  auto out = fanout_.reserve(encoder.stream_frame_max(channel_, payload_, image_));
   const size_t n = encoder.encode_stream(out, channel_, payload_, image_);
   frames_[s] = fanout_.commit(n);
   generation_[s] = fanout_.generation();

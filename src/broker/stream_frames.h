@@ -32,8 +32,10 @@ class StreamEncoder {
   explicit StreamEncoder(uint8_t slot) : slot_(slot) {}
   virtual ~StreamEncoder() = default;
   uint8_t slot() const { return slot_; }
-  // Largest frame encode_stream can produce for a payload of this size.
-  virtual size_t stream_frame_max(const cache::Channel& channel, size_t payload_size) const = 0;
+  // Largest frame encode_stream can produce for this payload (a protocol
+  // that renders the payload, MQTT's JSON, needs the bytes, not just their size).
+  virtual size_t stream_frame_max(const cache::Channel& channel, std::span<const uint8_t> payload,
+                                  bool image) const = 0;
   // The channel's current seq is the message's. Returns the frame's size, 0 if out is too small.
   virtual size_t encode_stream(std::span<uint8_t> out, const cache::Channel& channel,
                                std::span<const uint8_t> payload, bool image) const = 0;

@@ -73,8 +73,8 @@ const std::array kIntegerKeys = {
 #undef TW_INTEGER_KEY
 #undef TW_KEY_WITH_ZERO
 
-constexpr std::array<std::string_view, 6> kStringKeys = {
-    "listen", "server_name", "log_level", "provider_balance", "slow_consumer_policy", "cpus"};
+constexpr std::array<std::string_view, 7> kStringKeys = {
+    "listen", "mqtt_listen", "server_name", "log_level", "provider_balance", "slow_consumer_policy", "cpus"};
 
 bool valid_slow_consumer_policy(std::string_view value) {
   return value == "conflate" || value == "drop" || value == "disconnect";
@@ -215,7 +215,12 @@ std::vector<Listener> effective_listeners(const BrokerConfig& config) {
   if (!config.listeners.empty()) return config.listeners;
   Listener plain;
   plain.address = config.listen;
-  return {plain};
+  if (config.mqtt_listen.empty()) return {plain};
+  Listener mqtt;
+  mqtt.protocol = "mqtt";
+  mqtt.address = config.mqtt_listen;
+  mqtt.optional = !config.mqtt_listen_set;
+  return {plain, mqtt};
 }
 
 Status set_string(BrokerConfig& config, std::string_view key, std::string_view value) {
@@ -223,6 +228,12 @@ Status set_string(BrokerConfig& config, std::string_view key, std::string_view v
     if (auto status = check_listen(value); !status) return status;
     config.listen.assign(value);
     if (!config.listeners.empty()) config.listeners.front().address.assign(value);
+  } else if (key == "mqtt_listen") {
+    if (!value.empty()) {
+      if (auto status = check_listen(value); !status) return status;
+    }
+    config.mqtt_listen.assign(value);
+    config.mqtt_listen_set = true;
   } else if (key == "server_name") {
     if (auto status = check_server_name(value); !status) return status;
     config.server_name.assign(value);
@@ -259,6 +270,9 @@ Status validate(const BrokerConfig& config) {
     if (!key.allows(value)) return named(key.name, out_of_range(key, value));
   }
   if (auto status = check_listen(config.listen); !status) return named("listen", status.error());
+  if (!config.mqtt_listen.empty()) {
+    if (auto status = check_listen(config.mqtt_listen); !status) return named("mqtt_listen", status.error());
+  }
   if (auto status = check_server_name(config.server_name); !status) {
     return named("server_name", status.error());
   }

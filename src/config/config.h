@@ -33,6 +33,10 @@ struct BrokerConfig {
   // [[listener]] tables; empty = one native plaintext listener on `listen`.
   // With listeners, `listen` set on the command line moves the first one.
   std::vector<Listener> listeners;
+  // Without [[listener]] tables, the embedded default MQTT listener (docs/mqtt.md):
+  // a port that is taken is logged and skipped; "" = none.
+  std::string mqtt_listen = "127.0.0.1:1883";
+  bool mqtt_listen_set = false;  // set by the file or the command line: then a failed bind is an error
   std::string server_name = "tickwired";
   uint32_t heartbeat_ms = 5'000;               // offered to clients; a client may ask for another
   uint32_t idle_timeout_ms = 15'000;           // close a connection silent this long
@@ -68,8 +72,9 @@ struct BrokerConfig {
   Limits limits;
 };
 
-// What the broker binds: the [[listener]] list, or the one native plaintext
-// listener on `listen`. The first is the one --print-port-file reports.
+// What the broker binds: the [[listener]] list, or the native plaintext
+// listener on `listen` and the optional MQTT one on `mqtt_listen`. The first
+// is the one --print-port-file reports.
 std::vector<Listener> effective_listeners(const BrokerConfig& config);
 
 // True when one loop does everything (gateways and access_points both 0).

@@ -11,8 +11,8 @@
 
 namespace tw::config {
 
-// The protocols a listener can speak; MQTT and WebSocket will join the list.
-inline constexpr std::array<std::string_view, 1> kListenerProtocols = {"native"};
+// The protocols a listener can speak (docs/mqtt.md for mqtt); WebSocket will join the list.
+inline constexpr std::array<std::string_view, 2> kListenerProtocols = {"native", "mqtt"};
 
 struct Listener {
   std::string protocol = "native";
@@ -21,6 +21,9 @@ struct Listener {
   std::string cert;       // PEM certificate chain
   std::string key;        // PEM private key
   std::string client_ca;  // PEM CA bundle: set = mutual TLS, clients must present a certificate it signed
+  // The embedded default MQTT listener (mqtt_listen not set by the user):
+  // when its address cannot be bound the broker logs it and runs without it.
+  bool optional = false;
 
   bool tls() const { return !cert.empty(); }
   // "native tls://127.0.0.1:9443" (with the bound port), for the log.

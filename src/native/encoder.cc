@@ -17,8 +17,8 @@ const NativeEncoder& NativeEncoder::instance() {
   return encoder;
 }
 
-size_t NativeEncoder::stream_frame_max(const cache::Channel&, size_t payload_size) const {
-  return wire::kImageFixedSize + payload_size;  // the larger of IMAGE and UPDATE
+size_t NativeEncoder::stream_frame_max(const cache::Channel&, std::span<const uint8_t> payload, bool) const {
+  return wire::kImageFixedSize + payload.size();  // the larger of IMAGE and UPDATE
 }
 
 size_t NativeEncoder::encode_stream(std::span<uint8_t> out, const cache::Channel& channel,

@@ -13,7 +13,7 @@ class NativeEncoder final : public session::Encoder {
   // The one instance native sessions and gateways share.
   static const NativeEncoder& instance();
 
-  size_t stream_frame_max(const cache::Channel& channel, size_t payload_size) const override;
+  size_t stream_frame_max(const cache::Channel& channel, std::span<const uint8_t> payload, bool image) const override;
   size_t encode_stream(std::span<uint8_t> out, const cache::Channel& channel, std::span<const uint8_t> payload,
                        bool image) const override;
   size_t image_max(const cache::Channel& channel, bool introduce) const override;

@@ -35,14 +35,14 @@ DeliveryPolicy::Verdict DeliveryPolicy::send_delivery(const broker::Delivery& de
   Verdict verdict = Verdict::Keep;
   if (!conflated_.empty() && release_interval_hold(delivery, verdict)) return verdict;
   if ((congested_ || !lag_.empty()) && hold_back(delivery.channel, delivery.policy)) return Verdict::Keep;
-  output_.queue_ref(delivery.frames.get(encoder_));
+  output_.queue_ref(delivery.frames.get(*encoder_));
   return after_queued(delivery.policy);
 }
 
 void DeliveryPolicy::send_status(const cache::Channel& channel, wire::ChannelState state, wire::Code code,
                                  std::string_view text, bool introduce) {
-  output_.queue(encoder_.status_max(channel, text, introduce), [&](std::span<uint8_t> out) {
-    return encoder_.encode_status(out, channel, state, code, text, introduce);
+  output_.queue(encoder_->status_max(channel, text, introduce), [&](std::span<uint8_t> out) {
+    return encoder_->encode_status(out, channel, state, code, text, introduce);
   });
 }
 
@@ -105,14 +105,14 @@ bool DeliveryPolicy::resume() {
 void DeliveryPolicy::queue_image(const cache::Channel& channel, uint32_t request_id, bool introduce) {
   // Images are not the hot path: each subscriber gets its own copy, which
   // keeps the introduction and the image adjacent in its queue.
-  output_.queue(encoder_.image_max(channel, introduce), [&](std::span<uint8_t> out) {
-    return encoder_.encode_image(out, channel, request_id, introduce);
+  output_.queue(encoder_->image_max(channel, introduce), [&](std::span<uint8_t> out) {
+    return encoder_->encode_image(out, channel, request_id, introduce);
   });
 }
 
 void DeliveryPolicy::copy_image(const cache::Channel& channel, bool introduce) {
-  output_.copy(encoder_.image_max(channel, introduce), [&](std::span<uint8_t> out) {
-    return encoder_.encode_image(out, channel, 0, introduce);
+  output_.copy(encoder_->image_max(channel, introduce), [&](std::span<uint8_t> out) {
+    return encoder_->encode_image(out, channel, 0, introduce);
   });
 }
 
@@ -120,8 +120,8 @@ void DeliveryPolicy::copy_drop_notice(const cache::Channel& channel, uint64_t dr
   char buf[48];
   int len = std::snprintf(buf, sizeof buf, "%llu messages dropped", static_cast<unsigned long long>(dropped));
   const std::string_view text(buf, static_cast<size_t>(len));
-  output_.copy(encoder_.status_max(channel, text, false), [&](std::span<uint8_t> out) {
-    return encoder_.encode_status(out, channel, wire::ChannelState::Ok, wire::Code::MessagesDropped, text, false);
+  output_.copy(encoder_->status_max(channel, text, false), [&](std::span<uint8_t> out) {
+    return encoder_->encode_status(out, channel, wire::ChannelState::Ok, wire::Code::MessagesDropped, text, false);
   });
   ++stats_.drop_notices;
   ++env_.counters.drop_notices;

@@ -47,7 +47,10 @@ class DeliveryPolicy {
   enum class Verdict { Keep, SlowConsumer };
 
   DeliveryPolicy(Env env, Output& output, const Encoder& encoder, broker::Outlet& self)
-      : env_(env), output_(output), encoder_(encoder), self_(self) {}
+      : env_(env), output_(output), encoder_(&encoder), self_(self) {}
+  // A protocol whose encoding is fixed only by its handshake (MQTT's
+  // version, in CONNECT) sets it then, before any subscription.
+  void set_encoder(const Encoder& encoder) { encoder_ = &encoder; }
 
   // A snapshot reply (or an image outside any stream): one that leaves the
   // queue over the bound ends the connection.
@@ -115,7 +118,7 @@ class DeliveryPolicy {
 
   Env env_;
   Output& output_;
-  const Encoder& encoder_;
+  const Encoder* encoder_;
   broker::Outlet& self_;
   bool congested_ = false;  // over the bound: conflate/drop deliveries are held back until the low-water mark
   std::unordered_map<cache::ChannelId, Lag> lag_;

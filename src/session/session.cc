@@ -251,6 +251,7 @@ void Session::fail(wire::Code code, std::string_view text, bool warn) {
 void Session::finish() {
   if (!transport_) return;
   release_input();
+  on_finish();
   const auto& slow = policy_.stats();
   if (slow.conflated_channels != 0 || slow.dropped_messages != 0) {
     TW_INFO("session %s ('%s') was a slow consumer: %lu channels conflated, %lu refresh images, %lu messages dropped",

@@ -119,6 +119,12 @@ class Session : public broker::Outlet, public reactor::IoHandler, private InputB
   virtual size_t encode_goodbye(std::span<uint8_t> out, wire::Code code, std::string_view text) = 0;
   // The tick of an open session, after the idle check: heartbeats, keepalives.
   virtual void on_open_tick(uint64_t now_ns) = 0;
+  // The session is being finished, after its owner removed it from the
+  // router: the one moment a protocol may still publish on its behalf (an
+  // MQTT Will), since no fan-out is running.
+  virtual void on_finish() {}
+  // Sets the encoder once the hello fixed the protocol's version (before any subscription).
+  void set_encoder(const Encoder& encoder) { policy_.set_encoder(encoder); }
 
   // The protocol's hello was accepted: the session is open, named
   // "client@peer", and closed after `idle_timeout_ns` without input.

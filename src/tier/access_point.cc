@@ -11,6 +11,7 @@
 #include "base/log.h"
 #include "base/rate_limit.h"
 #include "io/socket.h"
+#include "mqtt/mqtt_session.h"
 #include "native/native_session.h"
 #include "session/tcp_transport.h"
 #include "session/tls_transport.h"
@@ -56,10 +57,10 @@ void AccessPoint::accept_for(const std::vector<ListenSocket>& sockets, std::vect
   peers_ = std::move(all);
 }
 
-void AccessPoint::adopt(std::unique_ptr<session::Transport> transport, std::string peer) {
+void AccessPoint::adopt(std::unique_ptr<session::Transport> transport, std::string peer, Protocol protocol) {
   {
     std::lock_guard lock(handoff_mutex_);
-    handoffs_.push_back({std::move(transport), std::move(peer)});
+    handoffs_.push_back({std::move(transport), std::move(peer), protocol});
   }
   has_handoffs_.store(true, std::memory_order_release);
   waker_.notify();
@@ -96,37 +97,44 @@ void AccessPoint::accept_pending(const ListenSocket& socket) {
       return;
     }
     if (open_connections_.load(std::memory_order_relaxed) >= config_.limits.max_connections) {
-      reject(fd);
+      reject(fd, socket.protocol);
       continue;
     }
     open_connections_.fetch_add(1, std::memory_order_relaxed);
     AccessPoint* target = peers_[next_peer_++ % peers_.size()];
     if (socket.tls != nullptr) {
-      start_tls(fd, std::move(peer), *socket.tls, target);
+      start_tls(fd, std::move(peer), socket, target);
     } else if (target == this) {
-      open_session(std::make_unique<session::TcpTransport>(fd), std::move(peer));
+      open_session(std::make_unique<session::TcpTransport>(fd), std::move(peer), socket.protocol);
     } else {
-      target->adopt(std::make_unique<session::TcpTransport>(fd), std::move(peer));
+      target->adopt(std::make_unique<session::TcpTransport>(fd), std::move(peer), socket.protocol);
     }
   }
 }
 
-void AccessPoint::start_tls(int fd, std::string peer, session::TlsContext& tls, AccessPoint* target) {
-  auto transport = session::TlsTransport::accept(tls, fd);  // SSL_new: cheap; the handshake is not
+void AccessPoint::start_tls(int fd, std::string peer, const ListenSocket& socket, AccessPoint* target) {
+  auto transport = session::TlsTransport::accept(*socket.tls, fd);  // SSL_new: cheap; the handshake is not
   if (!transport) {
     TW_WARN_LIMITED("%s", transport.error().message.c_str());
     open_connections_.fetch_sub(1, std::memory_order_relaxed);
     return;
   }
   handshaker_->add(std::move(*transport), std::move(peer),
-                   [target](std::unique_ptr<session::Transport> ready, std::string peer) {
-                     target->adopt(std::move(ready), std::move(peer));
+                   [target, protocol = socket.protocol](std::unique_ptr<session::Transport> ready, std::string peer) {
+                     target->adopt(std::move(ready), std::move(peer), protocol);
                    });
 }
 
-void AccessPoint::open_session(std::unique_ptr<session::Transport> transport, std::string peer) {
+Protocol protocol_named(std::string_view name) { return name == "mqtt" ? Protocol::Mqtt : Protocol::Native; }
+
+void AccessPoint::open_session(std::unique_ptr<session::Transport> transport, std::string peer, Protocol protocol) {
   const int fd = transport->fd();
-  auto session = std::make_unique<native::NativeSession>(env(), std::move(transport), peer, monotonic_ns());
+  std::unique_ptr<session::Session> session;
+  if (protocol == Protocol::Mqtt) {
+    session = std::make_unique<mqtt::MqttSession>(env(), std::move(transport), peer, monotonic_ns());
+  } else {
+    session = std::make_unique<native::NativeSession>(env(), std::move(transport), peer, monotonic_ns());
+  }
   if (!reactor_.add(fd, EPOLLIN, session.get())) {  // the session's destructor closes fd
     open_connections_.fetch_sub(1, std::memory_order_relaxed);
     return;
@@ -148,7 +156,9 @@ bool AccessPoint::take_handoffs() {
     taken.swap(handoffs_);
     has_handoffs_.store(false, std::memory_order_relaxed);
   }
-  for (Handoff& handoff : taken) open_session(std::move(handoff.transport), std::move(handoff.peer));
+  for (Handoff& handoff : taken) {
+    open_session(std::move(handoff.transport), std::move(handoff.peer), handoff.protocol);
+  }
   return !taken.empty();
 }
 
@@ -166,8 +176,10 @@ void AccessPoint::shed_one_connection(int listen_fd) {
                    open_connections_.load(std::memory_order_relaxed));
 }
 
-void AccessPoint::reject(int fd) {
+void AccessPoint::reject(int fd, Protocol protocol) {
   ++counters_.connections_rejected;
+  // An MQTT client has sent no CONNECT yet, so no reply can be in its version: just close.
+  if (protocol == Protocol::Mqtt) return io::close_fd(fd);
   uint8_t buf[128];
   size_t n = wire::encode({buf, sizeof buf}, wire::ErrorMsg{wire::Code::TooManyConnections, "connection limit reached"});
   ssize_t rc = ::send(fd, buf, n, MSG_NOSIGNAL | MSG_DONTWAIT);

@@ -31,8 +31,13 @@ namespace tw::tier {
 
 // A socket the broker listens on, and the TLS its connections get (null:
 // plain TCP). The broker owns both; access points only use them.
+// What a listener's connections speak (config::kListenerProtocols).
+enum class Protocol : uint8_t { Native, Mqtt };
+Protocol protocol_named(std::string_view name);
+
 struct ListenSocket {
   int fd = -1;
+  Protocol protocol = Protocol::Native;
   session::TlsContext* tls = nullptr;
   std::string name;  // "native tls://127.0.0.1:9443", for the log
 };
@@ -49,7 +54,7 @@ class AccessPoint final {
   // This access point accepts on every socket and deals connections out to `all` (itself included).
   void accept_for(const std::vector<ListenSocket>& sockets, std::vector<AccessPoint*> all);
   // Any thread: hands over an accepted connection, ready for application bytes.
-  void adopt(std::unique_ptr<session::Transport> transport, std::string peer);
+  void adopt(std::unique_ptr<session::Transport> transport, std::string peer, Protocol protocol);
   // Any thread, and async-signal-safe (SIGHUP): the accepting access point
   // reloads every listener's certificate on its own thread.
   void request_tls_reload();
@@ -79,14 +84,15 @@ class AccessPoint final {
   struct Handoff {
     std::unique_ptr<session::Transport> transport;
     std::string peer;
+    Protocol protocol;
   };
 
   void accept_pending(const ListenSocket& socket);
   void shed_one_connection(int listen_fd);
-  void reject(int fd);
-  void open_session(std::unique_ptr<session::Transport> transport, std::string peer);
+  void reject(int fd, Protocol protocol);
+  void open_session(std::unique_ptr<session::Transport> transport, std::string peer, Protocol protocol);
   // A TLS connection goes to the handshake thread first, then to `target`.
-  void start_tls(int fd, std::string peer, session::TlsContext& tls, AccessPoint* target);
+  void start_tls(int fd, std::string peer, const ListenSocket& socket, AccessPoint* target);
   void reload_tls();
   bool take_handoffs();
   bool drain_gateways();

@@ -209,10 +209,18 @@ Status bind_listener(const config::Listener& listener, int& fd, uint16_t& port,
 Status Broker::listen() {
   std::vector<ListenSocket> sockets;
   for (const config::Listener& listener : config::effective_listeners(impl_->config)) {
-    Impl::Bound& b = impl_->bound.emplace_back();
+    Impl::Bound b;
     b.listener = listener;
-    if (auto status = bind_listener(listener, b.fd, b.port, b.tls); !status) return status;
-    sockets.push_back({b.fd, b.tls.get(), listener.describe(b.port)});
+    if (auto status = bind_listener(listener, b.fd, b.port, b.tls); !status) {
+      // An embedded default (the MQTT port, which a local mosquitto may hold)
+      // is not worth stopping for; a listener the user asked for is.
+      if (!listener.optional) return status;
+      TW_WARN("default %s listener on %s not started: %s (the broker runs without it; mqtt_listen = \"\" skips it)",
+              listener.protocol.c_str(), listener.address.c_str(), status.error().message.c_str());
+      continue;
+    }
+    sockets.push_back({b.fd, protocol_named(listener.protocol), b.tls.get(), listener.describe(b.port)});
+    impl_->bound.push_back(std::move(b));
   }
   std::vector<AccessPoint*> all;
   for (auto& ap : impl_->access_points) all.push_back(ap.get());

@@ -1,5 +1,5 @@
 // [[listener]] tables: reading them, their errors with file and line, and
-// `listen` as the shorthand for one native plaintext listener.
+// `listen` (with `mqtt_listen`) as the shorthand for the default listeners.
 #include <gtest/gtest.h>
 
 #include "config/config.h"
@@ -13,14 +13,32 @@ std::string error_of(std::string_view text) {
   return result.ok() ? std::string() : result.error().message;
 }
 
-TEST(Listeners, WithoutTablesListenIsTheOneNativePlaintextListener) {
+TEST(Listeners, WithoutTablesListenIsTheNativeListenerAndMqttListenTheOptionalMqttOne) {
   BrokerConfig defaults;
   auto listeners = effective_listeners(defaults);
-  ASSERT_EQ(listeners.size(), 1u);
+  ASSERT_EQ(listeners.size(), 2u);
   EXPECT_EQ(listeners[0].protocol, "native");
   EXPECT_EQ(listeners[0].address, "127.0.0.1:9400");
   EXPECT_FALSE(listeners[0].tls());
+  EXPECT_FALSE(listeners[0].optional);
   EXPECT_EQ(listeners[0].describe(9400), "native tcp://127.0.0.1:9400");
+  EXPECT_EQ(listeners[1].describe(1883), "mqtt tcp://127.0.0.1:1883");
+  EXPECT_TRUE(listeners[1].optional);  // a port taken by a local mosquitto is skipped, not fatal
+
+  ASSERT_TRUE(set_string(defaults, "mqtt_listen", "127.0.0.1:1884"));
+  EXPECT_FALSE(effective_listeners(defaults)[1].optional);  // asked for: a failed bind is an error
+  ASSERT_TRUE(set_string(defaults, "mqtt_listen", ""));
+  EXPECT_EQ(effective_listeners(defaults).size(), 1u);
+  EXPECT_FALSE(set_string(defaults, "mqtt_listen", "nowhere"));
+}
+
+TEST(Listeners, AnMqttTableIsNeverOptional) {
+  auto result = parse_toml("[[listener]]\nprotocol = \"mqtt\"\naddress = \"127.0.0.1:1883\"\n", "broker.toml");
+  ASSERT_TRUE(result.ok()) << result.error().message;
+  auto listeners = effective_listeners(*result);
+  ASSERT_EQ(listeners.size(), 1u);
+  EXPECT_EQ(listeners[0].protocol, "mqtt");
+  EXPECT_FALSE(listeners[0].optional);
 }
 
 TEST(Listeners, ReadsEveryTableInOrder) {
@@ -50,8 +68,8 @@ TEST(Listeners, ErrorsNameFileLineAndKey) {
   EXPECT_EQ(error_of("[[listener]]\naddress = \"127.0.0.1:1\"\nport = 3\n"),
             "broker.toml:3: unknown key 'listener.port'");
   EXPECT_EQ(error_of("[[listener]]\naddress = 9400\n"), "broker.toml:2: key 'listener.address': expected a string");
-  EXPECT_EQ(error_of("[[listener]]\nprotocol = \"mqtt\"\naddress = \"127.0.0.1:1\"\n"),
-            "broker.toml:2: key 'listener.protocol': expected one of native, got 'mqtt'");
+  EXPECT_EQ(error_of("[[listener]]\nprotocol = \"ws\"\naddress = \"127.0.0.1:1\"\n"),
+            "broker.toml:2: key 'listener.protocol': expected one of native, mqtt, got 'ws'");
   EXPECT_EQ(error_of("[[listener]]\naddress = \"nowhere\"\n"),
             "broker.toml:2: key 'listener.address': expected HOST:PORT or [IPV6]:PORT with port 0..65535, got "
             "'nowhere'");

@@ -22,7 +22,9 @@ class TestEncoder final : public Encoder {
   static constexpr uint8_t kSlot = 3;
   TestEncoder() : Encoder(kSlot) {}
 
-  size_t stream_frame_max(const cache::Channel&, size_t payload_size) const override { return 96 + payload_size; }
+  size_t stream_frame_max(const cache::Channel&, std::span<const uint8_t> payload, bool) const override {
+    return 96 + payload.size();
+  }
   size_t encode_stream(std::span<uint8_t> out, const cache::Channel& ch, std::span<const uint8_t> payload,
                        bool image) const override {
     return image ? put(out, line("I %u %llu 0 %zu\n", ch.id, ull(ch.seq), payload.size()), payload)

@@ -5,6 +5,7 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <chrono>
 #include <cstdlib>
 #include <fstream>
@@ -32,6 +33,12 @@ BrokerProcess::BrokerProcess(BrokerOptions options) : port_file_(dir_.file("port
   if (const char* threads = std::getenv("TW_TEST_THREADS"); threads != nullptr && *threads != '\0') {
     args.push_back("--threads");
     args.push_back(threads);
+  }
+  // Test brokers leave the default MQTT port alone unless a test asks for it.
+  if (std::find(options.args.begin(), options.args.end(), "--mqtt-listen") == options.args.end() &&
+      options.config_toml.find("mqtt_listen") == std::string::npos) {
+    args.push_back("--mqtt-listen");
+    args.push_back("");
   }
   args.insert(args.end(), options.args.begin(), options.args.end());
   process_ = std::make_unique<Process>(bin_path("tickwired"), args);

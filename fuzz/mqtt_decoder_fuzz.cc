@@ -1,0 +1,85 @@
+// Fuzzes the MQTT packet splitter and every decoder (src/mqtt/codec.h).
+// Arbitrary bytes are cut into packets as an MQTT connection would; each is
+// decoded as both MQTT 3.1.1 and 5.0. A 3.1.1 PUBLISH that decodes must
+// re-encode to the very same bytes (it has no properties, and the splitter
+// only accepts the shortest remaining-length form). Any crash, sanitizer
+// report or mismatch aborts.
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <span>
+#include <vector>
+
+#include "mqtt/codec.h"
+
+namespace {
+
+using namespace tw::mqtt;
+
+constexpr size_t kFuzzMaxPacket = 4096;  // small: the fuzzer also reaches TooLarge
+
+[[noreturn]] void fail(const char* what, const Packet& p) {
+  std::fprintf(stderr, "mqtt_decoder_fuzz: %s (type %u, size %zu)\n", what, static_cast<unsigned>(p.type), p.size);
+  std::abort();
+}
+
+void check_publish_reencodes(std::span<const uint8_t> bytes, const Packet& p) {
+  Publish msg;
+  if (!decode_publish(p, Version::V311, msg).ok()) return;
+  std::vector<uint8_t> out(publish_header_size(Version::V311, msg.topic, msg.qos, msg.payload.size()) +
+                           msg.payload.size());
+  const size_t head = encode_publish_header(out, Version::V311, msg.topic, msg.qos, msg.retain, msg.packet_id,
+                                            msg.payload.size());
+  if (head == 0) fail("PUBLISH does not re-encode", p);
+  if (!msg.payload.empty()) std::memcpy(out.data() + head, msg.payload.data(), msg.payload.size());
+  // DUP is not something the broker sends: compare without it.
+  std::vector<uint8_t> original(bytes.begin(), bytes.end());
+  original[0] &= static_cast<uint8_t>(~0x08);
+  if (out != original) fail("PUBLISH re-encodes differently", p);
+}
+
+void decode_all(std::span<const uint8_t> bytes, const Packet& p) {
+  for (Version v : {Version::V311, Version::V5}) {
+    Connect c;
+    Publish pub;
+    PubResponse r;
+    Subscribe s, u;
+    Disconnect d;
+    switch (p.type) {
+      case PacketType::Connect: (void)decode_connect(p, c); break;
+      case PacketType::Publish: (void)decode_publish(p, v, pub); break;
+      case PacketType::Puback:
+      case PacketType::Pubrec:
+      case PacketType::Pubrel:
+      case PacketType::Pubcomp: (void)decode_pub_response(p, v, r); break;
+      case PacketType::Subscribe:
+        if (decode_subscribe(p, v, s).ok()) {
+          for (const TopicFilter& f : s.filters) (void)is_valid_filter(f.filter);
+        }
+        break;
+      case PacketType::Unsubscribe: (void)decode_unsubscribe(p, v, u); break;
+      case PacketType::Disconnect: (void)decode_disconnect(p, v, d); break;
+      case PacketType::Pingreq: (void)decode_pingreq(p); break;
+      default: break;
+    }
+  }
+  if (p.type == PacketType::Publish) check_publish_reencodes(bytes, p);
+}
+
+}  // namespace
+
+extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
+  std::span<const uint8_t> in(data, size);
+  size_t pos = 0;
+  while (pos < in.size()) {
+    Packet p;
+    const Split split = split_packet(in.subspan(pos), kFuzzMaxPacket, p);
+    if (split != Split::Ok) break;
+    if (p.size > in.size() - pos || p.size != static_cast<size_t>(p.body.data() - (data + pos)) + p.body.size()) {
+      fail("packet size inconsistent", p);
+    }
+    decode_all(in.subspan(pos, p.size), p);
+    pos += p.size;
+  }
+  return 0;
+}

@@ -1,0 +1,60 @@
+// ClientRegistry: which connection holds each MQTT client identifier, so
+// that a new CONNECT with an identifier in use takes it over
+// ([MQTT-3.1.4-2]): the older connection is told to go, and closes itself
+// with DISCONNECT 0x8E (Session taken over) on its loop's next tick.
+// It also keeps the state of sessions that outlive their connection
+// (Session Expiry Interval, or 3.1.1's Clean Session 0) until a CONNECT
+// with the same identifier resumes them or they expire.
+//
+// Process-wide (a broker is one process), and shared by every loop thread:
+// a mutex guards it, taken at CONNECT and at a connection's end only, never
+// per message. A connection registers an atomic flag it owns and removes it
+// (under the mutex) before it is destroyed, so a flag in the map is alive.
+#pragma once
+#include <atomic>
+#include <cstdint>
+#include <mutex>
+#include <optional>
+#include <string>
+#include <unordered_map>
+#include <vector>
+
+namespace tw::mqtt {
+
+// What a session keeps between connections: its subscriptions, and the
+// QoS 2 packet ids received but not yet released (4.1).
+struct StoredSession {
+  struct Subscription {
+    std::string filter;
+    uint8_t retain_handling = 0;
+  };
+  std::vector<Subscription> subscriptions;
+  std::vector<uint16_t> awaiting_pubrel;
+  uint64_t expires_ns = 0;  // monotonic
+};
+
+class ClientRegistry {
+ public:
+  static ClientRegistry& instance();
+  // Stored sessions at most; past it, a session that ends is not kept.
+  static constexpr size_t kMaxStored = 100'000;
+
+  // Keeps the state of a session whose connection ended; false when full.
+  bool store(const std::string& client_id, StoredSession state, uint64_t now_ns);
+  // The stored state of `client_id`, removed from the registry; none when absent or expired.
+  std::optional<StoredSession> take(const std::string& client_id, uint64_t now_ns);
+
+  // `taken_over` becomes the holder of `client_id`; the previous holder's flag is set.
+  void claim(const std::string& client_id, std::atomic<bool>* taken_over);
+  // Removes the entry if `taken_over` still holds it.
+  void release(const std::string& client_id, const std::atomic<bool>* taken_over);
+
+ private:
+  std::mutex mutex_;
+  void drop_expired(uint64_t now_ns);
+
+  std::unordered_map<std::string, std::atomic<bool>*> holders_;
+  std::unordered_map<std::string, StoredSession> stored_;
+};
+
+}  // namespace tw::mqtt

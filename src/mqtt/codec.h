@@ -1,0 +1,82 @@
+// The MQTT 3.1.1 and 5.0 wire codec: cuts packets from a byte stream,
+// decodes what a client sends with the specifications' strict validation
+// (remaining length, reserved flags, UTF-8, QoS, properties), and encodes
+// what the broker sends. Hand-written: the protocol is the product's core,
+// and the encoders write straight into caller memory (a turn's arena) with
+// no allocation. Decoders allocate only SUBSCRIBE's filter list.
+#pragma once
+#include <cstddef>
+#include <cstdint>
+#include <span>
+#include <string_view>
+
+#include "mqtt/packet.h"
+
+namespace tw::mqtt {
+
+enum class Split { Ok, NeedMore, Malformed, TooLarge };
+// Cuts the packet at the front of `in`. TooLarge: its size is above
+// max_size, known from the fixed header before the body arrives.
+Split split_packet(std::span<const uint8_t> in, size_t max_size, Packet& out);
+
+// Why a packet was refused: the MQTT 5 reason and a sentence for the log.
+struct Fault {
+  Reason reason = Reason::Success;
+  const char* text = "";
+  bool ok() const { return reason == Reason::Success; }
+};
+
+// CONNECT fixes the version: UnsupportedProtocolVersion for a level other
+// than 4 (3.1.1) or 5, with out.version left at V311 for the reply's format.
+Fault decode_connect(const Packet& p, Connect& out);
+Fault decode_publish(const Packet& p, Version v, Publish& out);
+Fault decode_pub_response(const Packet& p, Version v, PubResponse& out);
+Fault decode_subscribe(const Packet& p, Version v, Subscribe& out);
+Fault decode_unsubscribe(const Packet& p, Version v, Subscribe& out);
+Fault decode_disconnect(const Packet& p, Version v, Disconnect& out);
+// PINGREQ: no flags, no body.
+Fault decode_pingreq(const Packet& p);
+// A topic filter's syntax (4.7.1): '#' alone in the last level, '+' alone in its level.
+bool is_valid_filter(std::string_view filter);
+
+// Which packet a property block belongs to: each property is allowed in some.
+enum class PropertyContext : uint8_t { Connect, Will, Publish, PubResponse, Subscribe, Unsubscribe, Disconnect };
+// Decodes a property block (length prefix included) from `r` into `out`.
+void read_properties(class Reader& r, PropertyContext context, Properties& out);
+
+// ---- encoders: each returns the bytes written, 0 when `out` is too small.
+
+struct Connack {
+  bool session_present = false;
+  Reason reason = Reason::Success;
+  // MQTT 5 properties the broker states (0 / empty: not sent).
+  std::string_view assigned_client_id;
+  uint16_t receive_maximum = 0;
+  uint32_t maximum_packet_size = 0;
+  uint16_t topic_alias_maximum = 0;
+  bool retain_available = true;
+  bool shared_subscriptions = false;
+  bool subscription_ids = false;
+  std::string_view reason_string;
+};
+size_t encode_connack(std::span<uint8_t> out, Version v, const Connack& c);
+
+// PUBLISH up to its payload, which the caller writes right after (so an
+// image is encoded straight into place). Only topic, QoS, retain and the
+// packet id: outgoing PUBLISHes carry no properties.
+size_t publish_header_size(Version v, std::string_view topic, uint8_t qos, size_t payload_size);
+size_t encode_publish_header(std::span<uint8_t> out, Version v, std::string_view topic, uint8_t qos, bool retain,
+                             uint16_t packet_id, size_t payload_size);
+size_t encode_pub_response(std::span<uint8_t> out, Version v, const PubResponse& r);
+// SUBACK / UNSUBACK with one reason code per filter (UNSUBACK of 3.1.1 has none).
+size_t encode_suback(std::span<uint8_t> out, Version v, uint16_t packet_id, std::span<const uint8_t> codes);
+size_t encode_unsuback(std::span<uint8_t> out, Version v, uint16_t packet_id, std::span<const uint8_t> codes);
+size_t encode_pingresp(std::span<uint8_t> out);
+// MQTT 5 only (3.1.1 has no server DISCONNECT): 0 for V311.
+size_t encode_disconnect(std::span<uint8_t> out, Version v, Reason reason, std::string_view reason_string);
+
+// Bytes a Variable Byte Integer of this value takes (1..4).
+size_t varint_size(uint32_t value);
+constexpr uint32_t kMaxRemainingLength = 268'435'455;  // 0xFF 0xFF 0xFF 0x7F
+
+}  // namespace tw::mqtt

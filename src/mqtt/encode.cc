@@ -1,0 +1,204 @@
+// Encoding what the broker sends, straight into caller memory.
+#include <cstring>
+
+#include "mqtt/codec.h"
+
+namespace tw::mqtt {
+namespace {
+
+// Big-endian writes into a fixed span; overflow() once anything did not fit.
+class Writer {
+ public:
+  explicit Writer(std::span<uint8_t> out) : out_(out) {}
+  void u8(uint8_t v) { put(&v, 1); }
+  void u16(uint16_t v) {
+    uint8_t b[2] = {static_cast<uint8_t>(v >> 8), static_cast<uint8_t>(v)};
+    put(b, 2);
+  }
+  void u32(uint32_t v) {
+    uint8_t b[4] = {static_cast<uint8_t>(v >> 24), static_cast<uint8_t>(v >> 16), static_cast<uint8_t>(v >> 8),
+                    static_cast<uint8_t>(v)};
+    put(b, 4);
+  }
+  void varint(uint32_t v) {
+    do {
+      uint8_t b = v & 0x7F;
+      v >>= 7;
+      u8(v ? b | 0x80 : b);
+    } while (v);
+  }
+  void utf8(std::string_view s) {
+    u16(static_cast<uint16_t>(s.size()));
+    put(s.data(), s.size());
+  }
+  void bytes(std::span<const uint8_t> b) { put(b.data(), b.size()); }
+  size_t size() const { return overflow_ ? 0 : len_; }
+
+ private:
+  void put(const void* p, size_t n) {
+    if (overflow_ || n > out_.size() - len_) {
+      overflow_ = true;
+      return;
+    }
+    if (n) std::memcpy(out_.data() + len_, p, n);
+    len_ += n;
+  }
+  std::span<uint8_t> out_;
+  size_t len_ = 0;
+  bool overflow_ = false;
+};
+
+uint8_t header(PacketType type, uint8_t flags = 0) {
+  return static_cast<uint8_t>(static_cast<uint8_t>(type) << 4 | flags);
+}
+
+// A property's size: id byte + value.
+size_t str_prop(std::string_view s) { return s.empty() ? 0 : 1 + 2 + s.size(); }
+
+size_t connack_props_size(const Connack& c) {
+  size_t n = str_prop(c.assigned_client_id) + str_prop(c.reason_string);
+  if (c.receive_maximum) n += 3;
+  if (c.maximum_packet_size) n += 5;
+  if (c.topic_alias_maximum) n += 3;
+  n += 2 + 2 + 2 + 2;  // Retain, Wildcard, Subscription Identifiers and Shared Subscriptions Available
+  return n;
+}
+
+void connack_props(Writer& w, const Connack& c) {
+  if (!c.assigned_client_id.empty()) w.u8(0x12), w.utf8(c.assigned_client_id);
+  if (c.receive_maximum) w.u8(0x21), w.u16(c.receive_maximum);
+  if (c.maximum_packet_size) w.u8(0x27), w.u32(c.maximum_packet_size);
+  if (c.topic_alias_maximum) w.u8(0x22), w.u16(c.topic_alias_maximum);
+  w.u8(0x25), w.u8(c.retain_available);
+  w.u8(0x28), w.u8(1);
+  w.u8(0x29), w.u8(c.subscription_ids);
+  w.u8(0x2A), w.u8(c.shared_subscriptions);
+  if (!c.reason_string.empty()) w.u8(0x1F), w.utf8(c.reason_string);
+}
+
+}  // namespace
+
+size_t varint_size(uint32_t v) { return v < 128 ? 1 : v < 16384 ? 2 : v < 2097152 ? 3 : 4; }
+
+const char* reason_name(Reason r) {
+  switch (r) {
+    case Reason::Success: return "success";
+    case Reason::MalformedPacket: return "malformed packet";
+    case Reason::ProtocolError: return "protocol error";
+    case Reason::UnsupportedProtocolVersion: return "unsupported protocol version";
+    case Reason::ClientIdentifierNotValid: return "client identifier not valid";
+    case Reason::NotAuthorized: return "not authorized";
+    case Reason::ServerShuttingDown: return "server shutting down";
+    case Reason::KeepAliveTimeout: return "keep alive timeout";
+    case Reason::SessionTakenOver: return "session taken over";
+    case Reason::TopicFilterInvalid: return "topic filter invalid";
+    case Reason::TopicNameInvalid: return "topic name invalid";
+    case Reason::ReceiveMaximumExceeded: return "receive maximum exceeded";
+    case Reason::TopicAliasInvalid: return "topic alias invalid";
+    case Reason::PacketTooLarge: return "packet too large";
+    case Reason::QuotaExceeded: return "quota exceeded";
+    case Reason::PayloadFormatInvalid: return "payload format invalid";
+    default: return "error";
+  }
+}
+
+uint8_t connack_code_v311(Reason r) {
+  switch (r) {
+    case Reason::Success: return 0;
+    case Reason::UnsupportedProtocolVersion: return 1;
+    case Reason::ClientIdentifierNotValid: return 2;
+    case Reason::ServerUnavailable:
+    case Reason::ServerBusy: return 3;
+    case Reason::BadUserNameOrPassword: return 4;
+    case Reason::NotAuthorized: return 5;
+    default: return 3;
+  }
+}
+
+size_t encode_connack(std::span<uint8_t> out, Version v, const Connack& c) {
+  Writer w(out);
+  w.u8(header(PacketType::Connack));
+  if (v == Version::V311) {
+    w.u8(2), w.u8(c.session_present), w.u8(connack_code_v311(c.reason));
+    return w.size();
+  }
+  const size_t props = connack_props_size(c);
+  w.varint(static_cast<uint32_t>(2 + varint_size(static_cast<uint32_t>(props)) + props));
+  w.u8(c.session_present), w.u8(static_cast<uint8_t>(c.reason));
+  w.varint(static_cast<uint32_t>(props));
+  connack_props(w, c);
+  return w.size();
+}
+
+size_t publish_header_size(Version v, std::string_view topic, uint8_t qos, size_t payload_size) {
+  const size_t rest = 2 + topic.size() + (qos ? 2 : 0) + (v == Version::V5 ? 1 : 0) + payload_size;
+  return 1 + varint_size(static_cast<uint32_t>(rest)) + rest - payload_size;
+}
+
+size_t encode_publish_header(std::span<uint8_t> out, Version v, std::string_view topic, uint8_t qos, bool retain,
+                             uint16_t packet_id, size_t payload_size) {
+  const size_t rest = 2 + topic.size() + (qos ? 2 : 0) + (v == Version::V5 ? 1 : 0) + payload_size;
+  if (rest > kMaxRemainingLength || topic.size() > 0xFFFF) return 0;
+  Writer w(out);
+  w.u8(header(PacketType::Publish, static_cast<uint8_t>(qos << 1 | (retain ? 1 : 0))));
+  w.varint(static_cast<uint32_t>(rest));
+  w.utf8(topic);
+  if (qos) w.u16(packet_id);
+  if (v == Version::V5) w.u8(0);  // no properties
+  return w.size();
+}
+
+size_t encode_pub_response(std::span<uint8_t> out, Version v, const PubResponse& r) {
+  Writer w(out);
+  w.u8(header(r.type, r.type == PacketType::Pubrel ? 0x02 : 0));
+  // 3.4.2.1: a Success without properties may leave the reason code out.
+  const bool with_reason = v == Version::V5 && r.reason != Reason::Success;
+  w.u8(with_reason ? 3 : 2);
+  w.u16(r.packet_id);
+  if (with_reason) w.u8(static_cast<uint8_t>(r.reason));
+  return w.size();
+}
+
+namespace {
+size_t encode_ack_list(std::span<uint8_t> out, PacketType type, Version v, uint16_t packet_id,
+                       std::span<const uint8_t> codes) {
+  Writer w(out);
+  w.u8(header(type));
+  w.varint(static_cast<uint32_t>(2 + (v == Version::V5 ? 1 : 0) + codes.size()));
+  w.u16(packet_id);
+  if (v == Version::V5) w.u8(0);
+  w.bytes(codes);
+  return w.size();
+}
+}  // namespace
+
+size_t encode_suback(std::span<uint8_t> out, Version v, uint16_t packet_id, std::span<const uint8_t> codes) {
+  return encode_ack_list(out, PacketType::Suback, v, packet_id, codes);
+}
+
+size_t encode_unsuback(std::span<uint8_t> out, Version v, uint16_t packet_id, std::span<const uint8_t> codes) {
+  // 3.1.1's UNSUBACK has no reason codes.
+  const std::span<const uint8_t> listed = v == Version::V5 ? codes : std::span<const uint8_t>{};
+  return encode_ack_list(out, PacketType::Unsuback, v, packet_id, listed);
+}
+
+size_t encode_pingresp(std::span<uint8_t> out) {
+  Writer w(out);
+  w.u8(header(PacketType::Pingresp)), w.u8(0);
+  return w.size();
+}
+
+size_t encode_disconnect(std::span<uint8_t> out, Version v, Reason reason, std::string_view reason_string) {
+  if (v != Version::V5) return 0;
+  if (reason_string.size() > 200) reason_string = reason_string.substr(0, 200);
+  const size_t props = str_prop(reason_string);
+  Writer w(out);
+  w.u8(header(PacketType::Disconnect));
+  w.varint(static_cast<uint32_t>(1 + varint_size(static_cast<uint32_t>(props)) + props));
+  w.u8(static_cast<uint8_t>(reason));
+  w.varint(static_cast<uint32_t>(props));
+  if (props) w.u8(0x1F), w.utf8(reason_string);
+  return w.size();
+}
+
+}  // namespace tw::mqtt

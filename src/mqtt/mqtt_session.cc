@@ -1,0 +1,185 @@
+#include "mqtt/mqtt_session.h"
+
+#include <limits>
+
+#include "base/log.h"
+#include "mqtt/client_registry.h"
+#include "mqtt/encoder.h"
+
+namespace tw::mqtt {
+
+namespace {
+constexpr size_t kConnackMax = 64 + 0xFFFF;  // fixed part + properties + an assigned client id
+constexpr uint64_t kNoTimeout = std::numeric_limits<uint64_t>::max() / 2;
+
+// What a close without an explicit reason means to an MQTT 5 client.
+Reason reason_for(wire::Code code) {
+  switch (code) {
+    case wire::Code::IdleTimeout: return Reason::KeepAliveTimeout;
+    case wire::Code::SlowConsumer: return Reason::QuotaExceeded;
+    case wire::Code::ServerShutdown: return Reason::ServerShuttingDown;
+    case wire::Code::FrameTooLarge: return Reason::PacketTooLarge;
+    default: return Reason::UnspecifiedError;
+  }
+}
+// Before CONNECT nothing is delivered; the policy needs an encoder all the same.
+const SessionEncoder& unconnected_encoder() {
+  static const bool never_retained = false;
+  static const SessionEncoder encoder(MqttEncoder::instance(Version::V311), never_retained);
+  return encoder;
+}
+}  // namespace
+
+MqttSession::MqttSession(Env env, std::unique_ptr<session::Transport> transport, std::string peer, uint64_t now_ns)
+    : Session(env, std::move(transport), std::move(peer), unconnected_encoder(), now_ns) {}
+
+MqttSession::~MqttSession() {
+  if (registered_) ClientRegistry::instance().release(identity_.client_id, &taken_over_);
+}
+
+void MqttSession::on_open_tick(uint64_t) {
+  if (!taken_over_.load(std::memory_order_relaxed)) return;
+  queue_packet(64, [&](std::span<uint8_t> out) {
+    return encode_disconnect(out, version_, Reason::SessionTakenOver, "");
+  });
+  fail(wire::Code::Ok, "a new connection took over this client id", true);  // the DISCONNECT is queued
+}
+
+size_t MqttSession::parse(std::span<const uint8_t> in) {
+  size_t pos = 0;
+  while (!closing()) {
+    Packet packet;
+    const Split split = split_packet(in.subspan(pos), env().config.limits.max_frame, packet);
+    if (split == Split::NeedMore) break;
+    if (split == Split::Malformed) {
+      refuse(Reason::MalformedPacket, "malformed fixed header");
+      break;
+    }
+    if (split == Split::TooLarge) {
+      refuse(Reason::PacketTooLarge, "packet larger than the broker's Maximum Packet Size (max_frame)");
+      break;
+    }
+    ++env().counters.frames_in;
+    handle(packet);
+    pos += packet.size;
+  }
+  return pos;
+}
+
+// The one dispatch switch of the MQTT protocol.
+void MqttSession::handle(const Packet& packet) {
+  if (!is_open()) {
+    if (packet.type == PacketType::Connect) return handle_connect(packet);
+    return refuse(Reason::ProtocolError, "the first packet must be CONNECT");  // [MQTT-3.1.0-1]
+  }
+  switch (packet.type) {
+    case PacketType::Publish: return handle_publish(packet);
+    case PacketType::Puback:
+    case PacketType::Pubrec:
+    case PacketType::Pubrel:
+    case PacketType::Pubcomp: return handle_pub_response(packet);
+    case PacketType::Subscribe: return handle_subscribe(packet);
+    case PacketType::Unsubscribe: return handle_unsubscribe(packet);
+    case PacketType::Pingreq:
+      if (auto f = decode_pingreq(packet); !f.ok()) return refuse(f.reason, f.text);
+      return queue_packet(2, [](std::span<uint8_t> out) { return encode_pingresp(out); });
+    case PacketType::Disconnect: return handle_disconnect(packet);
+    case PacketType::Connect: return refuse(Reason::ProtocolError, "CONNECT sent twice");  // [MQTT-3.1.0-2]
+    case PacketType::Auth:
+      if (version_ == Version::V5) return refuse(Reason::ProtocolError, "AUTH without an authentication method");
+      break;
+    default: break;
+  }
+  refuse(Reason::ProtocolError, "packet type a client must not send");
+}
+
+void MqttSession::refuse(Reason reason, std::string_view text) {
+  ++env().counters.protocol_errors;
+  close_reason_ = reason;
+  const wire::Code code = reason == Reason::PacketTooLarge ? wire::Code::FrameTooLarge : wire::Code::MalformedFrame;
+  fail(code, std::string("MQTT ") + reason_name(reason) + ": " + std::string(text));
+}
+
+void MqttSession::refuse_connect(Version v, Reason reason, std::string_view text) {
+  ++env().counters.protocol_errors;
+  Connack connack;
+  connack.reason = reason;
+  queue_packet(kConnackMax, [&](std::span<uint8_t> out) { return encode_connack(out, v, connack); });
+  fail(wire::Code::Ok, std::string("MQTT CONNECT refused: ") + reason_name(reason) + ": " + std::string(text), true);
+}
+
+void MqttSession::handle_connect(const Packet& packet) {
+  Connect c;
+  const Fault f = decode_connect(packet, c);
+  if (f.reason == Reason::UnsupportedProtocolVersion) return refuse_connect(Version::V311, f.reason, f.text);
+  // A malformed CONNECT: MQTT 5 may say why in a CONNACK, 3.1.1 just closes.
+  if (!f.ok()) return c.version == Version::V5 ? refuse_connect(c.version, f.reason, f.text) : refuse(f.reason, f.text);
+  if (!c.properties.auth_method.empty()) {
+    return refuse_connect(c.version, Reason::BadAuthenticationMethod, "enhanced authentication is not supported");
+  }
+  if (c.client_id.empty() && c.version == Version::V311 && !c.clean_start) {
+    return refuse_connect(c.version, Reason::ClientIdentifierNotValid, "empty client id without Clean Session");
+  }
+  version_ = c.version;
+  identity_ = {std::string(c.client_id), std::string(c.username),
+               std::string(reinterpret_cast<const char*>(c.password.data()), c.password.size()), c.has_username,
+               c.has_password};
+  const bool assigned = identity_.client_id.empty();
+  if (assigned) identity_.client_id = "tw-" + peer();
+  if (!permitted(Access::Connect, {})) return refuse_connect(version_, Reason::NotAuthorized, "not authorized");
+  encoder_ = std::make_unique<SessionEncoder>(MqttEncoder::instance(version_), subscribing_);
+  set_encoder(*encoder_);
+  client_max_packet_ = c.properties.maximum_packet_size;
+  session_expiry_zero_ = c.properties.session_expiry == 0;
+  // 3.1.1: Clean Session 0 keeps the session for ever (3.1.2.4).
+  session_expiry_s_ = version_ == Version::V5 ? c.properties.session_expiry : c.clean_start ? 0 : UINT32_MAX;
+  const std::optional<StoredSession> resumed = take_stored_session(c);
+  has_will_ = c.has_will;
+  will_topic_.assign(c.will.topic);
+  will_payload_.assign(c.will.payload.begin(), c.will.payload.end());
+  ClientRegistry::instance().claim(identity_.client_id, &taken_over_);  // [MQTT-3.1.4-2]
+  registered_ = true;
+  // Keep Alive: the connection closes after one and a half times it without a packet (3.1.2.10).
+  open(identity_.client_id, c.keepalive_s ? c.keepalive_s * 1'500'000'000ull : kNoTimeout);
+  Connack connack;
+  if (assigned) connack.assigned_client_id = identity_.client_id;
+  connack.receive_maximum = kReceiveMaximum;
+  connack.maximum_packet_size = env().config.limits.max_frame;
+  connack.topic_alias_maximum = kTopicAliasMaximum;
+  connack.session_present = resumed.has_value();
+  queue_packet(kConnackMax, [&](std::span<uint8_t> out) { return encode_connack(out, version_, connack); });
+  connacked_ = true;
+  if (resumed) resume(*resumed);
+  TW_DEBUG("session %s: MQTT %s CONNECT from '%s', keepalive %u s", peer().c_str(),
+           version_ == Version::V5 ? "5.0" : "3.1.1", identity_.client_id.c_str(), c.keepalive_s);
+}
+
+void MqttSession::handle_disconnect(const Packet& packet) {
+  Disconnect msg;
+  if (auto f = decode_disconnect(packet, version_, msg); !f.ok()) return refuse(f.reason, f.text);
+  if (session_expiry_zero_ && msg.properties.session_expiry != 0) {
+    return refuse(Reason::ProtocolError, "DISCONNECT sets a Session Expiry after CONNECT's 0");  // [MQTT-3.14.2-2]
+  }
+  if (msg.properties.has_session_expiry) session_expiry_s_ = msg.properties.session_expiry;
+  graceful_ = msg.reason != Reason::DisconnectWithWill;  // [MQTT-3.14.4-3]
+  fail(wire::Code::Ok, "client sent DISCONNECT");
+}
+
+size_t MqttSession::encode_goodbye(std::span<uint8_t> out, wire::Code code, std::string_view text) {
+  // No DISCONNECT before a successful CONNACK, and none in 3.1.1.
+  if (!connacked_) return 0;
+  const Reason reason = close_reason_ != Reason::Success ? close_reason_ : reason_for(code);
+  return encode_disconnect(out, version_, reason, text);
+}
+
+// A connection that ends without DISCONNECT (or with "disconnect with Will")
+// publishes its Will (3.1.2.5); a session that outlives it is stored.
+void MqttSession::on_finish() {
+  store_session();
+  if (!has_will_ || graceful_ || !connacked_) return;
+  has_will_ = false;
+  const Reason result = publish_to_channel(will_topic_, will_payload_);
+  TW_DEBUG("session %s: Will published to %s: %s", peer().c_str(), will_topic_.c_str(), reason_name(result));
+}
+
+}  // namespace tw::mqtt

@@ -1,0 +1,126 @@
+// PUBLISH in and the QoS handshakes (3.3 to 3.7). Every PUBLISH goes into
+// an opaque channel of the same topic at once (the last-value cache is the
+// retained store), whatever its QoS: QoS 1 is acknowledged after, QoS 2 is
+// published on receipt and its packet id kept until PUBREL (4.3.3, method
+// A), so a resent PUBLISH with that id is not published twice.
+#include <algorithm>
+
+#include "base/log.h"
+#include "mqtt/mqtt_session.h"
+#include "mqtt/reader.h"
+
+namespace tw::mqtt {
+
+namespace {
+Reason reason_for(const broker::Outcome& outcome) {
+  switch (outcome.code) {
+    case wire::Code::InvalidTopic: return Reason::TopicNameInvalid;
+    case wire::Code::KindMismatch:
+    case wire::Code::BadPayload: return Reason::PayloadFormatInvalid;
+    case wire::Code::TooManyChannels:
+    case wire::Code::ChannelQuota: return Reason::QuotaExceeded;
+    default: return Reason::ImplementationSpecificError;
+  }
+}
+}  // namespace
+
+void MqttSession::handle_publish(const Packet& packet) {
+  Publish msg;
+  if (auto f = decode_publish(packet, version_, msg); !f.ok()) return refuse(f.reason, f.text);
+  std::string_view topic;
+  if (!resolve_topic(msg, topic)) return;
+  const bool resent = msg.qos == 2 && std::find(awaiting_pubrel_.begin(), awaiting_pubrel_.end(), msg.packet_id) !=
+                                          awaiting_pubrel_.end();
+  if (resent) return send_pub_response(PacketType::Pubrec, msg.packet_id, Reason::Success);
+  if (msg.qos == 2 && awaiting_pubrel_.size() >= kReceiveMaximum) {
+    return refuse(Reason::ReceiveMaximumExceeded, "more QoS 2 messages awaiting PUBREL than Receive Maximum");
+  }
+  Reason reason = Reason::Success;
+  if (msg.properties.payload_format == 1 && !valid_utf8(msg.payload)) {
+    reason = Reason::PayloadFormatInvalid;  // 3.3.2.3.2: the server may check it
+  } else {
+    reason = publish_to_channel(topic, msg.payload);
+  }
+  if (reason != Reason::Success && !publish_refused_logged_) {
+    publish_refused_logged_ = true;
+    TW_WARN("session %.*s: PUBLISH to '%.*s' refused: %s (further ones are not logged)",
+            static_cast<int>(name().size()), name().data(), static_cast<int>(topic.size()), topic.data(),
+            reason_name(reason));
+  }
+  if (msg.qos == 1) return send_pub_response(PacketType::Puback, msg.packet_id, reason);
+  if (msg.qos == 2) {
+    if (reason == Reason::Success) awaiting_pubrel_.push_back(msg.packet_id);
+    send_pub_response(PacketType::Pubrec, msg.packet_id, reason);
+  }
+}
+
+bool MqttSession::resolve_topic(const Publish& msg, std::string_view& topic) {
+  const uint16_t alias = msg.properties.topic_alias;
+  if (alias == 0) {
+    topic = msg.topic;
+    return true;
+  }
+  if (alias > kTopicAliasMaximum) {
+    refuse(Reason::TopicAliasInvalid, "topic alias above the Topic Alias Maximum");  // [MQTT-3.3.2-9]
+    return false;
+  }
+  if (topic_aliases_.empty()) topic_aliases_.resize(kTopicAliasMaximum + 1);
+  std::string& known = topic_aliases_[alias];
+  if (!msg.topic.empty()) {
+    known.assign(msg.topic);
+  } else if (known.empty()) {
+    refuse(Reason::ProtocolError, "topic alias that was never set");
+    return false;
+  }
+  topic = known;
+  return true;
+}
+
+Reason MqttSession::publish_to_channel(std::string_view topic, std::span<const uint8_t> payload) {
+  if (!permitted(Access::Publish, topic)) return Reason::NotAuthorized;
+  // Delivered native frames are longer than the payload: keep them within max_frame.
+  if (payload.size() + wire::kImageFixedSize + topic.size() > env().config.limits.max_frame) {
+    return Reason::PacketTooLarge;
+  }
+  cache::ChannelId id = 0;
+  if (auto it = channels_.find(topic); it != channels_.end()) {
+    id = it->second;
+  } else {
+    // The connection holds the channel while it lives (a channel with no
+    // publisher, provider or subscriber is freed after channel_linger_ms, and
+    // the id cached below must stay valid), and may create new channels up to
+    // its quota, as a native REGISTER does.
+    broker::Advertiser by{this, channels_created_ < env().config.limits.max_channels_per_connection};
+    broker::Outcome outcome = env().router.advertise(topic, wire::PayloadKind::Opaque, id, &by);
+    if (outcome.code == wire::Code::ChannelQuota) ++env().counters.channel_quota_hits;
+    if (!outcome.ok()) return reason_for(outcome);
+    channels_created_ += by.created;
+    // A cache of lookups, bounded like a native connection's registrations.
+    if (channels_.size() >= env().config.limits.max_registrations) channels_.clear();
+    channels_.emplace(std::string(topic), id);
+  }
+  broker::Outcome outcome = env().router.publish(id, payload, /*image=*/true);
+  return outcome.ok() ? Reason::Success : reason_for(outcome);
+}
+
+void MqttSession::handle_pub_response(const Packet& packet) {
+  PubResponse msg;
+  if (auto f = decode_pub_response(packet, version_, msg); !f.ok()) return refuse(f.reason, f.text);
+  // The broker sends everything at QoS 0: only PUBREL answers something it sent.
+  if (msg.type != PacketType::Pubrel) {
+    return refuse(Reason::ProtocolError, "acknowledgement of a QoS 1 or 2 message the broker never sent");
+  }
+  auto it = std::find(awaiting_pubrel_.begin(), awaiting_pubrel_.end(), msg.packet_id);
+  const bool known = it != awaiting_pubrel_.end();
+  if (known) awaiting_pubrel_.erase(it);
+  send_pub_response(PacketType::Pubcomp, msg.packet_id, known ? Reason::Success : Reason::PacketIdentifierNotFound);
+}
+
+void MqttSession::send_pub_response(PacketType type, uint16_t packet_id, Reason reason) {
+  // MQTT 3.1.1 acknowledgements carry no reason: a refused message is acknowledged
+  // all the same ([MQTT-3.3.5-2] allows it), and the refusal is logged.
+  const PubResponse response{type, packet_id, reason};
+  queue_packet(4, [&](std::span<uint8_t> out) { return encode_pub_response(out, version_, response); });
+}
+
+}  // namespace tw::mqtt

@@ -1,0 +1,48 @@
+// Sessions that outlive their connection (3.1.2.4, 3.1.2.11.2, 4.1): a
+// Session Expiry Interval above 0 (MQTT 5) or Clean Session 0 (3.1.1) keeps
+// the session's subscriptions and its unreleased QoS 2 packet ids in the
+// ClientRegistry; a CONNECT with the same client id and Clean Start 0
+// resumes them (CONNACK Session Present 1), and the subscriptions send their
+// retained images again: what was published meanwhile is not queued (every
+// message goes at QoS 0), but every channel's latest value arrives.
+#include "base/clock.h"
+#include "base/log.h"
+#include "mqtt/mqtt_session.h"
+
+namespace tw::mqtt {
+
+std::optional<StoredSession> MqttSession::take_stored_session(const Connect& c) {
+  auto stored = ClientRegistry::instance().take(identity_.client_id, monotonic_ns());
+  if (c.clean_start) return std::nullopt;  // Clean Start discards any stored session (3.1.2.4)
+  return stored;
+}
+
+void MqttSession::resume(const StoredSession& state) {
+  awaiting_pubrel_ = state.awaiting_pubrel;
+  for (const StoredSession::Subscription& s : state.subscriptions) {
+    Patterns mapped;
+    if (check_filter(s.filter, mapped) != Reason::Success) continue;  // e.g. over a limit lowered since
+    TopicFilter filter;
+    filter.filter = s.filter;
+    filter.retain_handling = s.retain_handling;
+    add_subscription(filter, mapped);
+  }
+  TW_DEBUG("session %s: resumed '%s' with %zu subscriptions", peer().c_str(), identity_.client_id.c_str(),
+           state.subscriptions.size());
+}
+
+void MqttSession::store_session() {
+  // A connection taken over leaves the session to its successor, which has already connected.
+  if (!connacked_ || session_expiry_s_ == 0 || taken_over_.load(std::memory_order_relaxed)) return;
+  StoredSession state;
+  for (const Subscription& s : subscriptions_) state.subscriptions.push_back({s.filter, s.retain_handling});
+  state.awaiting_pubrel = awaiting_pubrel_;
+  const uint64_t now = monotonic_ns();
+  state.expires_ns = session_expiry_s_ == UINT32_MAX ? UINT64_MAX : now + session_expiry_s_ * 1'000'000'000ull;
+  if (!ClientRegistry::instance().store(identity_.client_id, std::move(state), now)) {
+    TW_WARN("session %s: '%s' not kept: %zu sessions are stored already", peer().c_str(),
+            identity_.client_id.c_str(), ClientRegistry::kMaxStored);
+  }
+}
+
+}  // namespace tw::mqtt

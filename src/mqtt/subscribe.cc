@@ -1,0 +1,143 @@
+// SUBSCRIBE/SUBACK and UNSUBSCRIBE/UNSUBACK (3.8 to 3.11), and what of the
+// router's output reaches the client. Subscriptions are granted at QoS 0:
+// market data is a stream of last values, and a QoS 0 PUBLISH is encoded
+// once for every subscriber (encoder.h).
+#include <algorithm>
+
+#include "mqtt/encoder.h"
+#include "mqtt/mqtt_session.h"
+
+namespace tw::mqtt {
+
+namespace {
+constexpr uint8_t kFailureV311 = 0x80;
+}  // namespace
+
+void MqttSession::handle_subscribe(const Packet& packet) {
+  Subscribe msg;
+  if (auto f = decode_subscribe(packet, version_, msg); !f.ok()) return refuse(f.reason, f.text);
+  if (msg.properties.subscription_id != 0) {
+    return refuse(Reason::SubscriptionIdentifiersNotSupported, "subscription identifiers are not supported");
+  }
+  // Every filter is checked before the SUBACK, and subscribed after it: the
+  // retained images that a subscription sends follow its SUBACK.
+  std::vector<uint8_t> codes(msg.filters.size());
+  std::vector<Patterns> mapped(msg.filters.size());
+  for (size_t i = 0; i < msg.filters.size(); ++i) {
+    Reason r = check_filter(msg.filters[i].filter, mapped[i]);
+    codes[i] = version_ == Version::V311 && r != Reason::Success ? kFailureV311 : static_cast<uint8_t>(r);
+  }
+  const size_t max = 8 + codes.size();
+  queue_packet(max, [&](std::span<uint8_t> out) { return encode_suback(out, version_, msg.packet_id, codes); });
+  for (size_t i = 0; i < msg.filters.size(); ++i) {
+    if (codes[i] == static_cast<uint8_t>(Reason::Success)) add_subscription(msg.filters[i], mapped[i]);
+  }
+}
+
+Reason MqttSession::check_filter(std::string_view filter, Patterns& mapped) {
+  if (!is_valid_filter(filter)) return Reason::TopicFilterInvalid;
+  if (is_shared_filter(filter)) return Reason::SharedSubscriptionsNotSupported;
+  if (!permitted(Access::Subscribe, filter)) return Reason::NotAuthorized;
+  if (!map_filter(filter, {env().config.limits.max_topic_length, env().config.limits.max_topic_depth}, mapped)) {
+    return Reason::TopicFilterInvalid;
+  }
+  for (size_t i = 0; i < mapped.count; ++i) {
+    if (pattern_refs_.contains(mapped.pattern[i])) continue;
+    const broker::Outcome check = env().router.check_subscribe(this, mapped.pattern[i]);
+    if (check.code == wire::Code::TooManySubscriptions) {
+      ++env().counters.subscription_limit_hits;
+      return Reason::QuotaExceeded;
+    }
+    if (!check.ok()) return Reason::TopicFilterInvalid;
+  }
+  return Reason::Success;
+}
+
+void MqttSession::add_subscription(const TopicFilter& t, const Patterns& patterns) {
+  const std::string_view filter = t.filter;
+  // The same filter again replaces the subscription (3.8.4): its patterns are already there.
+  for (const Subscription& s : subscriptions_) {
+    if (s.filter == filter) return;
+  }
+  subscriptions_.push_back({std::string(filter), patterns, t.retain_handling});
+  dollar_filters_ = dollar_filters_ || reaches_dollar_topics(filter);
+  subscribing_ = true;  // the images the router sends now are the retained messages
+  // Retain Handling 2 (MQTT 5): no retained messages for this subscription.
+  skip_retained_ = t.retain_handling == 2;
+  for (size_t i = 0; i < patterns.count; ++i) {
+    if (pattern_refs_[patterns.pattern[i]]++ == 0) env().router.subscribe(this, patterns.pattern[i]);
+  }
+  subscribing_ = false;
+  skip_retained_ = false;
+}
+
+void MqttSession::handle_unsubscribe(const Packet& packet) {
+  Subscribe msg;
+  if (auto f = decode_unsubscribe(packet, version_, msg); !f.ok()) return refuse(f.reason, f.text);
+  std::vector<uint8_t> codes(msg.filters.size());
+  for (size_t i = 0; i < msg.filters.size(); ++i) {
+    codes[i] = static_cast<uint8_t>(remove_subscription(msg.filters[i].filter) ? Reason::Success
+                                                                                : Reason::NoSubscriptionExisted);
+  }
+  const size_t max = 8 + codes.size();
+  queue_packet(max, [&](std::span<uint8_t> out) { return encode_unsuback(out, version_, msg.packet_id, codes); });
+}
+
+bool MqttSession::remove_subscription(std::string_view filter) {
+  auto it = std::find_if(subscriptions_.begin(), subscriptions_.end(),
+                         [&](const Subscription& s) { return s.filter == filter; });
+  if (it == subscriptions_.end()) return false;
+  for (size_t i = 0; i < it->patterns.count; ++i) {
+    const std::string& pattern = it->patterns.pattern[i];
+    auto ref = pattern_refs_.find(pattern);
+    if (ref != pattern_refs_.end() && --ref->second == 0) {
+      env().router.unsubscribe(this, pattern);
+      pattern_refs_.erase(ref);
+    }
+  }
+  subscriptions_.erase(it);
+  dollar_filters_ = std::any_of(subscriptions_.begin(), subscriptions_.end(),
+                                [](const Subscription& s) { return reaches_dollar_topics(s.filter); });
+  return true;
+}
+
+bool MqttSession::wants(const cache::Channel& channel) const {
+  if (!channel.topic.starts_with('$')) return true;
+  if (!dollar_filters_) return false;
+  for (const Subscription& s : subscriptions_) {
+    if (!reaches_dollar_topics(s.filter)) continue;
+    for (size_t i = 0; i < s.patterns.count; ++i) {
+      if (topic::matches(s.patterns.pattern[i], channel.topic)) return true;
+    }
+  }
+  return false;
+}
+
+// [MQTT-3.1.2-24]: nothing larger than the client's Maximum Packet Size is sent; it is dropped.
+bool MqttSession::fits(size_t packet_size) {
+  if (client_max_packet_ == 0 || packet_size <= client_max_packet_) return true;
+  ++oversize_dropped_;
+  return false;
+}
+
+bool MqttSession::image_fits(const cache::Channel& channel) {
+  return client_max_packet_ == 0 || fits(MqttEncoder::instance(version_).image_max(channel));
+}
+
+void MqttSession::send_image(const cache::Channel& channel, uint32_t request_id) {
+  if ((subscribing_ && skip_retained_) || !wants(channel) || !image_fits(channel)) return;
+  Session::send_image(channel, request_id);
+}
+
+void MqttSession::send_stream_image(const cache::Channel& channel, broker::SlowPolicy policy) {
+  if ((subscribing_ && skip_retained_) || !wants(channel) || !image_fits(channel)) return;
+  Session::send_stream_image(channel, policy);
+}
+
+void MqttSession::send_delivery(const broker::Delivery& delivery) {
+  if (!wants(delivery.channel)) return;
+  if (client_max_packet_ != 0 && !fits(delivery.frames.get(MqttEncoder::instance(version_)).size())) return;
+  Session::send_delivery(delivery);
+}
+
+}  // namespace tw::mqtt

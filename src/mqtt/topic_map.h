@@ -1,0 +1,29 @@
+// MQTT topics and filters as broker topics and patterns (docs/mqtt.md,
+// "Mapping"). Levels map one to one ('/' is the separator in both); '+' is
+// '*' and '#' is '>', and since MQTT's "a/#" also matches "a" it becomes two
+// patterns, "a" and "a/>". What the broker's topic rules cannot express
+// (empty levels, '*' or '>' as literal characters) is refused.
+#pragma once
+#include <array>
+#include <string>
+#include <string_view>
+
+#include "topic/topic.h"
+
+namespace tw::mqtt {
+
+struct Patterns {
+  std::array<std::string, 2> pattern;
+  size_t count = 0;
+};
+
+// A valid MQTT filter (codec.h, is_valid_filter) as broker patterns; false
+// when the broker cannot express it.
+bool map_filter(std::string_view filter, const topic::Limits& limits, Patterns& out);
+// A topic filter for shared subscriptions, "$share/GROUP/filter" (4.8.2).
+bool is_shared_filter(std::string_view filter);
+// Whether the filter can match a topic that starts with '$' (4.7.2): only
+// when its first level is not a wildcard.
+bool reaches_dollar_topics(std::string_view filter);
+
+}  // namespace tw::mqtt

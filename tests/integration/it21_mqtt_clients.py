@@ -1,0 +1,222 @@
+#!/usr/bin/python3
+"""MQTT clients for it21_mqtt_test.cc, run with Debian's python3 and its
+python3-paho-mqtt. Each mode prints one result line and exits 0 when the
+broker behaved, 1 (with the reason) otherwise; every wait is bounded.
+
+  paho VERSION PORT   paho (311 or 5) publishes QoS 1 and QoS 2 and gets
+                      both back through its own subscription
+  qos2 PORT           raw MQTT 5 bytes: the QoS 2 handshake, a resent
+                      PUBLISH not published twice, PUBREL, PINGREQ
+  malformed PORT      raw MQTT 5 bytes: a QoS 3 PUBLISH gets DISCONNECT 0x81
+  resume PORT         paho 3.1.1 with Clean Session 0: the session and its
+                      subscription come back on reconnect (Session Present)
+"""
+import socket
+import sys
+import threading
+
+TIMEOUT_S = 5
+
+
+def fail(why):
+    print("FAIL " + why)
+    sys.exit(1)
+
+
+def paho(version, port):
+    import paho.mqtt.client as mqtt
+    proto = mqtt.MQTTv5 if version == "5" else mqtt.MQTTv311
+    client = mqtt.Client(client_id="it21-paho-" + version, protocol=proto)
+    subscribed = threading.Event()
+    got = {}
+    done = threading.Event()
+
+    def on_subscribe(*args):
+        subscribed.set()
+
+    def on_message(_c, _u, msg):
+        got[msg.topic] = msg.payload
+        if len(got) == 2:
+            done.set()
+
+    client.on_subscribe = on_subscribe
+    client.on_message = on_message
+    client.connect("127.0.0.1", int(port), keepalive=10)
+    client.loop_start()
+    try:
+        topic = "it21/paho" + version
+        client.subscribe(topic + "/#", qos=1)
+        if not subscribed.wait(TIMEOUT_S):
+            fail("no SUBACK")
+        q1 = client.publish(topic + "/q1", b"one", qos=1)
+        q2 = client.publish(topic + "/q2", b"two", qos=2)
+        q1.wait_for_publish(TIMEOUT_S)
+        q2.wait_for_publish(TIMEOUT_S)
+        if not (q1.is_published() and q2.is_published()):
+            fail("PUBACK or PUBCOMP missing")
+        if not done.wait(TIMEOUT_S):
+            fail("messages not delivered back: %r" % got)
+        if got != {topic + "/q1": b"one", topic + "/q2": b"two"}:
+            fail("wrong messages: %r" % got)
+        print("ok paho " + version)
+    finally:
+        client.disconnect()
+        client.loop_stop()
+
+
+def resume(port):
+    import paho.mqtt.client as mqtt
+    events = {"connack": threading.Event(), "suback": threading.Event(), "message": threading.Event()}
+    state = {}
+
+    def on_connect(_c, _u, flags, _rc):
+        state["present"] = flags.get("session present")
+        events["connack"].set()
+
+    def on_message(_c, _u, msg):
+        state["message"] = (msg.topic, msg.payload)
+        events["message"].set()
+
+    def session():
+        client = mqtt.Client(client_id="it21-resume", clean_session=False, protocol=mqtt.MQTTv311)
+        client.on_connect = on_connect
+        client.on_subscribe = lambda *a: events["suback"].set()
+        client.on_message = on_message
+        for e in events.values():
+            e.clear()
+        client.connect("127.0.0.1", int(port), keepalive=10)
+        client.loop_start()
+        if not events["connack"].wait(TIMEOUT_S):
+            fail("no CONNACK")
+        return client
+
+    first = session()
+    if state["present"] != 0:
+        fail("a new session said Session Present")
+    first.subscribe("it21/resume/#", qos=1)
+    if not events["suback"].wait(TIMEOUT_S):
+        fail("no SUBACK")
+    first.disconnect()
+    first.loop_stop()
+    publisher = mqtt.Client(client_id="it21-resume-pub", protocol=mqtt.MQTTv311)
+    publisher.connect("127.0.0.1", int(port))
+    publisher.loop_start()
+    publisher.publish("it21/resume/x", b"meanwhile", qos=1).wait_for_publish(TIMEOUT_S)
+    publisher.disconnect()
+    publisher.loop_stop()
+    again = session()  # no SUBSCRIBE this time
+    try:
+        if state["present"] != 1:
+            fail("Session Present expected on resume")
+        if not events["message"].wait(TIMEOUT_S):
+            fail("the resumed subscription delivered nothing")
+        if state["message"] != ("it21/resume/x", b"meanwhile"):
+            fail("wrong message %r" % (state["message"],))
+        print("ok resume")
+    finally:
+        again.disconnect()
+        again.loop_stop()
+
+
+def mqtt_str(s):
+    b = s.encode()
+    return bytes([len(b) >> 8, len(b) & 0xFF]) + b
+
+
+def packet(first, body):
+    n, length = len(body), b""
+    while True:
+        byte, n = n & 0x7F, n >> 7
+        length += bytes([byte | (0x80 if n else 0)])
+        if not n:
+            return bytes([first]) + length + body
+
+
+class Raw:
+    def __init__(self, port):
+        self.sock = socket.create_connection(("127.0.0.1", int(port)), timeout=TIMEOUT_S)
+        self.buf = b""
+
+    def send(self, data):
+        self.sock.sendall(data)
+
+    def read(self):
+        """The next packet as (first byte, body); None at the end of the stream."""
+        while True:
+            if len(self.buf) >= 2:
+                n, shift, i = 0, 0, 1
+                while i < len(self.buf) and i <= 4:
+                    n |= (self.buf[i] & 0x7F) << shift
+                    shift += 7
+                    if not self.buf[i] & 0x80:
+                        break
+                    i += 1
+                if i < len(self.buf) and len(self.buf) >= i + 1 + n:
+                    first, body = self.buf[0], self.buf[i + 1:i + 1 + n]
+                    self.buf = self.buf[i + 1 + n:]
+                    return first, body
+            data = self.sock.recv(65536)
+            if not data:
+                return None
+            self.buf += data
+
+    def connect_v5(self, client_id):
+        self.send(packet(0x10, mqtt_str("MQTT") + bytes([5, 2, 0, 10, 0]) + mqtt_str(client_id)))
+        reply = self.read()
+        if reply is None or reply[0] != 0x20 or reply[1][1] != 0:
+            fail("CONNACK expected, got %r" % (reply,))
+
+
+def qos2(port):
+    raw = Raw(port)
+    raw.connect_v5("it21-qos2")
+    raw.send(packet(0x82, bytes([0, 1, 0]) + mqtt_str("it21/qos2") + bytes([0])))
+    publish = mqtt_str("it21/qos2") + bytes([0, 7, 0]) + b"x"
+    raw.send(packet(0x34, publish))         # QoS 2, id 7
+    raw.send(packet(0x3C, publish))         # the same, resent with DUP
+    raw.send(packet(0x62, bytes([0, 7])))   # PUBREL 7
+    raw.send(packet(0xC0, b""))             # PINGREQ
+    # A QoS 0 fence on the same topic: a second copy of "x" would come before it.
+    raw.send(packet(0x30, mqtt_str("it21/qos2") + bytes([0]) + b"end"))
+    acks, messages = [], []
+    while not (messages[-1:] == [b"end"] and "d0:" in acks):
+        p = raw.read()
+        if p is None:
+            fail("connection closed after %r %r" % (acks, messages))
+        if p[0] >> 4 == 3:
+            messages.append(p[1][len(mqtt_str("it21/qos2")) + 1:])  # QoS 0, no properties
+        else:
+            acks.append("%02x:%s" % (p[0], p[1].hex()))
+    # SUBACK; PUBREC for the PUBLISH and again for its resend; PUBCOMP; PINGRESP.
+    expected = ["90:00010000", "50:0007", "50:0007", "70:0007", "d0:"]
+    if acks != expected:
+        fail("got %r, expected %r" % (acks, expected))
+    if messages != [b"x", b"end"]:
+        fail("the QoS 2 message was not delivered exactly once: %r" % messages)
+    print("ok qos2")
+
+
+def malformed(port):
+    raw = Raw(port)
+    raw.connect_v5("it21-malformed")
+    raw.send(packet(0x36, mqtt_str("it21/x") + bytes([0, 1, 0]) + b"x"))  # QoS 3
+    p = raw.read()
+    if p is None or p[0] != 0xE0 or p[1][:1] != b"\x81":
+        fail("DISCONNECT 0x81 expected, got %r" % (p,))
+    if raw.read() is not None:
+        fail("connection still open after DISCONNECT")
+    print("disconnect 0x81")
+
+
+if __name__ == "__main__":
+    mode = sys.argv[1]
+    if mode == "paho":
+        paho(sys.argv[2], sys.argv[3])
+    elif mode == "qos2":
+        qos2(sys.argv[2])
+    elif mode == "malformed":
+        malformed(sys.argv[2])
+    elif mode == "resume":
+        resume(sys.argv[2])
+    else:
+        fail("unknown mode " + mode)

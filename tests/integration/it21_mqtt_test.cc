@@ -1,0 +1,169 @@
+// MQTT interoperability with clients nobody here wrote: Debian's
+// mosquitto_pub and mosquitto_sub (mosquitto-clients) and python3-paho-mqtt,
+// installed by scripts/deps.sh. Each test starts its broker with an MQTT
+// listener and checks one behaviour end to end: native to MQTT and back, the
+// last-value cache as retained messages, the Will, the QoS 1 and 2 flows,
+// a malformed packet closing that client alone, and MQTT over TLS. Every client process is
+// bounded (-C/-W, timeouts) and stopped by the test.
+#include <signal.h>
+#include <unistd.h>
+
+#include <gtest/gtest.h>
+
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "integration/it_support.h"
+#include "testlib/fields.h"
+#include "testlib/process.h"
+#include "testlib/test_pki.h"
+
+namespace tw::it {
+namespace {
+
+using testing::Process;
+using testing::run_to_completion;
+
+constexpr int kWaitMs = 5'000;  // a safety net, never a performance bound
+const std::string kPub = "/usr/bin/mosquitto_pub";
+const std::string kSub = "/usr/bin/mosquitto_sub";
+const std::string kPython = "/usr/bin/python3";
+const std::string kStdbuf = "/usr/bin/stdbuf";
+
+class MqttInterop : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    ASSERT_EQ(access(kSub.c_str(), X_OK), 0) << "mosquitto-clients missing: run scripts/deps.sh";
+    mqtt_port_ = testing::pick_free_port();
+    BrokerOptions options;
+    options.config_toml = "[[listener]]\nprotocol = \"native\"\naddress = \"127.0.0.1:0\"\n"
+                          "[[listener]]\nprotocol = \"mqtt\"\naddress = \"127.0.0.1:" +
+                          std::to_string(mqtt_port_) + "\"\n" + mqtt_listener_tls();
+    broker_ = std::make_unique<BrokerProcess>(options);
+    ASSERT_TRUE(broker_->ready()) << broker_->err();
+  }
+
+  // The MQTT listener's TLS keys, if any; the clients' matching options.
+  virtual std::string mqtt_listener_tls() { return {}; }
+  virtual std::vector<std::string> client_tls() const { return {}; }
+
+  std::vector<std::string> with_port(std::vector<std::string> args) const {
+    args.insert(args.begin(), {"-h", "127.0.0.1", "-p", std::to_string(mqtt_port_)});
+    for (const std::string& arg : client_tls()) args.push_back(arg);
+    return args;
+  }
+  // A mosquitto_sub that has its SUBACK (-d prints it): what it prints follows the subscription.
+  std::unique_ptr<Process> subscriber(std::vector<std::string> args) const {
+    args.insert(args.end(), {"-d", "-W", "10"});
+    args = with_port(std::move(args));
+    args.insert(args.begin(), {"-oL", kSub});  // line-buffered: SUBACK shows when it comes
+    auto sub = std::make_unique<Process>(kStdbuf, args);
+    EXPECT_TRUE(sub->wait_for_out("SUBACK", kWaitMs)) << sub->out() << sub->err();
+    return sub;
+  }
+  testing::RunResult publish(std::vector<std::string> args) const {
+    return run_to_completion(kPub, with_port(std::move(args)), kWaitMs);
+  }
+  testing::RunResult python(std::vector<std::string> args) const {
+    args.insert(args.begin(), TW_IT21_CLIENTS);
+    args.push_back(std::to_string(mqtt_port_));
+    return run_to_completion(kPython, args, 2 * kWaitMs);
+  }
+
+  uint16_t mqtt_port_ = 0;
+  std::unique_ptr<BrokerProcess> broker_;
+};
+
+TEST_F(MqttInterop, NativeFieldListsReachMqttAsJsonAndMqttReachesNative) {
+  auto sub = subscriber({"-t", "it21/eq/#", "-C", "1", "-F", "%r %t %p", "-V", "5"});
+  RawClient native;
+  ASSERT_TRUE(open_client(native, broker_->port(), "it21-native"));
+  ASSERT_TRUE(native.register_topic(1, wire::PayloadKind::FieldList, "it21/eq/IBM"));
+  fields::Decimal bid;
+  ASSERT_TRUE(fields::Decimal::parse("189.25", bid));
+  ASSERT_TRUE(native.publish(1, testing::field_list({{22, bid}, {30, int64_t{500}}}), true));
+  ASSERT_TRUE(sub->wait(kWaitMs).has_value()) << sub->out();
+  // The shape of `tickwire sub --json`: decimals as exact strings, ints as numbers.
+  EXPECT_NE(sub->out().find("0 it21/eq/IBM {\"type\":\"image\",\"topic\":\"it21/eq/IBM\""), std::string::npos)
+      << sub->out();
+  EXPECT_NE(sub->out().find("\"fields\":{\"BID\":\"189.25\",\"BIDSIZE\":500}}"), std::string::npos) << sub->out();
+
+  ASSERT_TRUE(publish({"-t", "it21/mq/x", "-m", "from mqtt", "-q", "1"}).status.clean());
+  auto ack = native.subscribe(2, "it21/mq/x");
+  ASSERT_TRUE(ack && ack->code == wire::Code::Ok);
+  auto image = native.next_of_type(wire::MsgType::Image, kWaitMs);
+  ASSERT_TRUE(image);
+  auto decoded = image->as<wire::Image>();
+  ASSERT_TRUE(decoded);
+  EXPECT_EQ(std::string(decoded->payload.begin(), decoded->payload.end()), "from mqtt");
+}
+
+TEST_F(MqttInterop, TheLastValueIsTheRetainedMessageAndAnEmptyRetainedPublishClearsIt) {
+  ASSERT_TRUE(publish({"-t", "it21/r", "-m", "v1", "-r"}).status.clean());
+  auto first = subscriber({"-t", "it21/r", "-C", "1", "-F", "%r %t %p"});
+  ASSERT_TRUE(first->wait(kWaitMs).has_value());
+  EXPECT_NE(first->out().find("1 it21/r v1"), std::string::npos) << first->out();
+
+  ASSERT_TRUE(publish({"-t", "it21/r", "-n", "-r"}).status.clean());
+  // Nothing retained is left: the first message a new subscriber sees is the fence.
+  auto second = subscriber({"-t", "it21/r", "-t", "it21/fence", "-C", "1", "-F", "%r %t %p"});
+  ASSERT_TRUE(publish({"-t", "it21/fence", "-m", "f"}).status.clean());
+  ASSERT_TRUE(second->wait(kWaitMs).has_value());
+  EXPECT_NE(second->out().find("0 it21/fence f"), std::string::npos) << second->out();
+  EXPECT_EQ(second->out().find("it21/r "), std::string::npos) << second->out();
+}
+
+TEST_F(MqttInterop, AnAbruptDisconnectPublishesTheWill) {
+  auto watcher = subscriber({"-t", "it21/will", "-C", "1", "-F", "%t %p"});
+  auto doomed = subscriber({"-t", "it21/nothing", "--will-topic", "it21/will", "--will-payload", "gone", "-V", "5"});
+  doomed->send_signal(SIGKILL);  // no DISCONNECT: the kernel just closes the socket
+  ASSERT_TRUE(watcher->wait(kWaitMs).has_value()) << watcher->out();
+  EXPECT_NE(watcher->out().find("it21/will gone"), std::string::npos) << watcher->out();
+}
+
+TEST_F(MqttInterop, PahoQos1AndQos2FlowsIn311And5) {
+  for (std::string version : {"311", "5"}) {
+    auto run = python({"paho", version});
+    EXPECT_TRUE(run.status.clean()) << run.out << run.err;
+    EXPECT_NE(run.out.find("ok paho " + version), std::string::npos) << run.out << run.err;
+  }
+  auto raw = python({"qos2"});
+  EXPECT_TRUE(raw.status.clean()) << raw.out << raw.err;
+}
+
+TEST_F(MqttInterop, ACleanSession0SessionIsResumedWithItsSubscription) {
+  auto run = python({"resume"});
+  EXPECT_TRUE(run.status.clean()) << run.out << run.err;
+  EXPECT_NE(run.out.find("ok resume"), std::string::npos) << run.out << run.err;
+}
+
+TEST_F(MqttInterop, AMalformedPacketDisconnectsThatClientAlone) {
+  auto bystander = subscriber({"-t", "it21/ok", "-C", "1", "-F", "%t %p"});
+  auto bad = python({"malformed"});
+  EXPECT_TRUE(bad.status.clean()) << bad.out << bad.err;
+  EXPECT_NE(bad.out.find("disconnect 0x81"), std::string::npos) << bad.out;
+  ASSERT_TRUE(publish({"-t", "it21/ok", "-m", "still here"}).status.clean());
+  ASSERT_TRUE(bystander->wait(kWaitMs).has_value());
+  EXPECT_NE(bystander->out().find("it21/ok still here"), std::string::npos) << bystander->out();
+}
+
+// The same listener with cert and key: MQTT over the TLS transport (mqtts).
+class MqttInteropTls : public MqttInterop {
+ protected:
+  std::string mqtt_listener_tls() override {
+    return "cert = \"" + pki_.server_cert() + "\"\nkey = \"" + pki_.server_key() + "\"\n";
+  }
+  std::vector<std::string> client_tls() const override { return {"--cafile", pki_.ca()}; }
+  testing::TestPki pki_;
+};
+
+TEST_F(MqttInteropTls, MqttsCarriesTheSameSession) {
+  auto sub = subscriber({"-t", "it21/tls", "-C", "1", "-F", "%t %p", "-V", "5"});
+  ASSERT_TRUE(publish({"-t", "it21/tls", "-m", "over tls", "-q", "2"}).status.clean());
+  ASSERT_TRUE(sub->wait(kWaitMs).has_value()) << sub->out();
+  EXPECT_NE(sub->out().find("it21/tls over tls"), std::string::npos) << sub->out();
+}
+
+}  // namespace
+}  // namespace tw::it

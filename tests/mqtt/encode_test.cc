@@ -1,0 +1,107 @@
+// The MQTT encoders: exact bytes where the specification fixes them, and
+// what the broker sends decodes back with the broker's own decoder.
+#include <gtest/gtest.h>
+
+#include <vector>
+
+#include "mqtt/codec.h"
+#include "mqtt/reader.h"
+
+namespace tw::mqtt {
+namespace {
+
+using Bytes = std::vector<uint8_t>;
+
+Bytes encoded(size_t max, auto&& encode) {
+  Bytes out(max);
+  out.resize(encode(std::span<uint8_t>(out)));
+  return out;
+}
+
+TEST(MqttEncode, Connack311IsFourBytes) {
+  Connack c;
+  c.reason = Reason::ClientIdentifierNotValid;
+  EXPECT_EQ(encoded(64, [&](auto out) { return encode_connack(out, Version::V311, c); }), (Bytes{0x20, 2, 0, 2}));
+}
+
+TEST(MqttEncode, Connack5CarriesTheBrokersLimits) {
+  Connack c;
+  c.assigned_client_id = "tw-1";
+  c.receive_maximum = 64;
+  c.maximum_packet_size = 1 << 20;
+  Bytes b = encoded(128, [&](auto out) { return encode_connack(out, Version::V5, c); });
+  ASSERT_GT(b.size(), 5u);
+  EXPECT_EQ(b[0], 0x20);
+  EXPECT_EQ(b[1] + 2u, b.size());  // the remaining length covers the rest
+  EXPECT_EQ(b[2], 0);              // no session present
+  EXPECT_EQ(b[3], 0);              // success
+  Reader r(std::span<const uint8_t>(b).subspan(4));
+  const uint32_t length = r.varint();
+  EXPECT_EQ(length, r.remaining());
+  // Assigned Client Identifier first, then Receive Maximum.
+  EXPECT_EQ(r.u8(), 0x12);
+  EXPECT_EQ(r.utf8(), "tw-1");
+  EXPECT_EQ(r.u8(), 0x21);
+  EXPECT_EQ(r.u16(), 64);
+}
+
+TEST(MqttEncode, PublishHeaderDecodesBack) {
+  for (Version v : {Version::V311, Version::V5}) {
+    const std::string payload(300, 'x');  // a two-byte remaining length
+    Bytes b(publish_header_size(v, "a/b", 1, payload.size()) + payload.size());
+    const size_t head = encode_publish_header(b, v, "a/b", 1, true, 42, payload.size());
+    ASSERT_EQ(head, publish_header_size(v, "a/b", 1, payload.size()));
+    std::copy(payload.begin(), payload.end(), b.begin() + static_cast<long>(head));
+    Packet p;
+    ASSERT_EQ(split_packet(b, 1 << 20, p), Split::Ok);
+    Publish msg;
+    ASSERT_TRUE(decode_publish(p, v, msg).ok());
+    EXPECT_EQ(msg.topic, "a/b");
+    EXPECT_EQ(msg.packet_id, 42);
+    EXPECT_TRUE(msg.retain);
+    EXPECT_EQ(msg.payload.size(), payload.size());
+  }
+}
+
+TEST(MqttEncode, TooSmallABufferGivesZero) {
+  Bytes b(4);
+  EXPECT_EQ(encode_publish_header(b, Version::V311, "a/b", 0, false, 0, 0), 0u);
+  EXPECT_EQ(encode_disconnect(b, Version::V5, Reason::ProtocolError, "a reason that does not fit"), 0u);
+}
+
+TEST(MqttEncode, AcknowledgementsAreExact) {
+  EXPECT_EQ(encoded(8, [](auto out) { return encode_pub_response(out, Version::V311, {PacketType::Pubrel, 7}); }),
+            (Bytes{0x62, 2, 0, 7}));
+  EXPECT_EQ(encoded(8, [](auto out) {
+              return encode_pub_response(out, Version::V5, {PacketType::Puback, 7, Reason::NotAuthorized});
+            }),
+            (Bytes{0x40, 3, 0, 7, 0x87}));
+  const Bytes codes = {0x00, 0x80};
+  EXPECT_EQ(encoded(16, [&](auto out) { return encode_suback(out, Version::V311, 5, codes); }),
+            (Bytes{0x90, 4, 0, 5, 0x00, 0x80}));
+  EXPECT_EQ(encoded(16, [&](auto out) { return encode_suback(out, Version::V5, 5, codes); }),
+            (Bytes{0x90, 5, 0, 5, 0, 0x00, 0x80}));
+  EXPECT_EQ(encoded(16, [&](auto out) { return encode_unsuback(out, Version::V311, 5, codes); }),
+            (Bytes{0xB0, 2, 0, 5}));
+  EXPECT_EQ(encoded(4, [](auto out) { return encode_pingresp(out); }), (Bytes{0xD0, 0}));
+}
+
+TEST(MqttEncode, DisconnectOnlyInMqtt5) {
+  EXPECT_EQ(encoded(32, [](auto out) { return encode_disconnect(out, Version::V311, Reason::ProtocolError, ""); }),
+            Bytes{});
+  EXPECT_EQ(encoded(32, [](auto out) { return encode_disconnect(out, Version::V5, Reason::MalformedPacket, ""); }),
+            (Bytes{0xE0, 2, 0x81, 0}));
+  EXPECT_EQ(encoded(32, [](auto out) { return encode_disconnect(out, Version::V5, Reason::ProtocolError, "x"); }),
+            (Bytes{0xE0, 6, 0x82, 4, 0x1F, 0, 1, 'x'}));
+}
+
+TEST(MqttEncode, VarintSizes) {
+  EXPECT_EQ(varint_size(127), 1u);
+  EXPECT_EQ(varint_size(128), 2u);
+  EXPECT_EQ(varint_size(16383), 2u);
+  EXPECT_EQ(varint_size(16384), 3u);
+  EXPECT_EQ(varint_size(kMaxRemainingLength), 4u);
+}
+
+}  // namespace
+}  // namespace tw::mqtt
