@@ -1,32 +1,13 @@
 #include "mqtt/reader.h"
 
+#include "wire/utf8.h"
+
 namespace tw::mqtt {
 
+// MQTT strings are UTF-8 without U+0000 [MQTT-1.5.4-2]; the rest is the broker's one check.
 bool valid_utf8(std::span<const uint8_t> s) {
-  size_t i = 0;
-  while (i < s.size()) {
-    const uint8_t b = s[i];
-    if (b == 0) return false;
-    if (b < 0x80) {
-      ++i;
-      continue;
-    }
-    size_t len = 0;
-    uint32_t cp = 0, min = 0;
-    if ((b & 0xE0) == 0xC0) len = 2, cp = b & 0x1F, min = 0x80;
-    else if ((b & 0xF0) == 0xE0) len = 3, cp = b & 0x0F, min = 0x800;
-    else if ((b & 0xF8) == 0xF0) len = 4, cp = b & 0x07, min = 0x10000;
-    else return false;
-    if (i + len > s.size()) return false;
-    for (size_t k = 1; k < len; ++k) {
-      if ((s[i + k] & 0xC0) != 0x80) return false;
-      cp = (cp << 6) | (s[i + k] & 0x3F);
-    }
-    // Overlong forms, UTF-16 surrogates and code points past Unicode are not UTF-8.
-    if (cp < min || (cp >= 0xD800 && cp <= 0xDFFF) || cp > 0x10FFFF) return false;
-    i += len;
-  }
-  return true;
+  std::string_view text(reinterpret_cast<const char*>(s.data()), s.size());
+  return text.find('\0') == std::string_view::npos && wire::valid_utf8(text);
 }
 
 int read_varint(std::span<const uint8_t> in, uint32_t& value) {
