@@ -13,6 +13,8 @@ PACKAGES=(
   libgtest-dev libgmock-dev libbenchmark-dev libtomlplusplus-dev libcli11-dev nlohmann-json3-dev
   # TLS listeners and clients (OpenSSL 3), and the openssl tool the TLS tests drive as an external client
   libssl-dev openssl
+  # password hashes (argon2id) for users files (src/auth)
+  libargon2-dev
   # optional: NUMA node of each cpu, for thread placement (src/base/affinity.cc)
   libnuma-dev
   # peers for the perf comparison tooling, and python for its scripts

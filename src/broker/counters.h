@@ -23,6 +23,9 @@ struct Counters {
   uint64_t idle_timeouts = 0;
   uint64_t subscription_limit_hits = 0;
   uint64_t stray_provider_messages = 0;  // provider messages for channels it was not asked for
+  uint64_t auth_failures = 0;          // logins refused (wrong password, unknown user, none given)
+  uint64_t entitlement_refusals = 0;   // SUBSCRIBE, REGISTER, PROVIDE refused by entitlements
+  uint64_t withdrawn_publishes = 0;    // PUBLISHes dropped on publish ids withdrawn by a reload
 };
 
 }  // namespace tw::broker

@@ -33,10 +33,15 @@ class NativeSession final : public session::Session {
   size_t parse(std::span<const uint8_t> in) override;
   size_t encode_goodbye(std::span<uint8_t> out, wire::Code code, std::string_view text) override;
   void on_open_tick(uint64_t now_ns) override;
+  void on_login(std::shared_ptr<const auth::Grants> grants, std::string_view error) override;
+  void on_reentitled() override;
 
  private:
   void handle(const wire::Frame& frame);
   void handle_hello(const wire::Frame& frame);
+  // Opens the session and answers WELCOME (with the version and heartbeat HELLO settled).
+  void welcome();
+  void remember_topic(uint32_t publish_id, std::string_view topic);
   void handle_subscribe(const wire::Frame& frame, bool subscribe);
   void handle_snapshot(const wire::Frame& frame);
   void handle_register(const wire::Frame& frame);
@@ -59,6 +64,12 @@ class NativeSession final : public session::Session {
   uint32_t heartbeat_ms_ = 0;
   bool stray_logged_ = false;
   std::vector<cache::ChannelId> publish_ids_;  // publish_id -> channel
+  // With authentication: publish_id -> topic, to re-check after a reload.
+  std::vector<std::string> publish_topics_;
+  // A publish id whose entitlement was revoked; no channel has this id.
+  static constexpr cache::ChannelId kWithdrawn = ~cache::ChannelId{0};
+  uint16_t version_ = wire::kProtocolVersion;
+  std::string hello_name_;  // the client's name while its login is checked
 };
 
 }  // namespace tw::native

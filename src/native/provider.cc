@@ -17,6 +17,10 @@ void NativeSession::handle_provide(const wire::Frame& frame, bool provide) {
     msg.service = w.service;
   }
   if (!ok) return reject(wire::Code::MalformedFrame, provide ? "malformed PROVIDE" : "malformed WITHDRAW");
+  if (provide && grants() && grants()->provide(msg.service, msg.pattern) != wire::Code::Ok) {
+    ++env().counters.entitlement_refusals;
+    return send_ack(msg.request_id, {wire::Code::NotAuthorized, "not entitled to provide this service"});
+  }
   broker::Outcome outcome = provide ? env().router.provide(this, msg.service, msg.pattern)
                                     : env().router.withdraw(this, msg.service);
   send_ack(msg.request_id, outcome);

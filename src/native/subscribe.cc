@@ -9,6 +9,14 @@ void NativeSession::handle_subscribe(const wire::Frame& frame, bool subscribe) {
     return reject(wire::Code::MalformedFrame, subscribe ? "malformed SUBSCRIBE" : "malformed UNSUBSCRIBE");
   }
   if (!subscribe) return send_ack(msg.request_id, env().router.unsubscribe(this, msg.pattern));
+  if (grants()) {
+    const auth::SubscribeVerdict verdict = grants()->subscribe(msg.pattern, msg.delay_ms);
+    if (!verdict.ok()) {
+      ++env().counters.entitlement_refusals;
+      return send_ack(msg.request_id, {verdict.code, verdict.detail});
+    }
+    msg.delay_ms = verdict.delay_ms;  // delayed-only entitlements force their delay
+  }
   // The ACK goes first: the images that follow belong to an accepted subscription.
   broker::Outcome check = env().router.check_subscribe(this, msg.pattern, msg.delay_ms);
   send_ack(msg.request_id, check);

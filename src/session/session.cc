@@ -3,6 +3,7 @@
 #include <sys/epoll.h>
 
 #include <algorithm>
+#include <utility>
 #include <cstring>
 
 #include "base/log.h"
@@ -150,7 +151,10 @@ void Session::fail(wire::Code code, std::string_view text, bool warn) {
   phase_ = Phase::Closing;
   close_code_ = code;
   close_text_ = std::string(text);
-  if (code != wire::Code::Ok) {
+  if (code == wire::Code::AuthFailed) {
+    // auth::Authority logs failed logins, rate-limited: one line per client here would flood.
+    TW_DEBUG("session %s disconnected: %s", peer_.c_str(), close_text_.c_str());
+  } else if (code != wire::Code::Ok) {
     TW_WARN("session %s ('%s') disconnected: %s: %s", peer_.c_str(), client_name_.c_str(), wire::code_name(code),
             close_text_.c_str());
   } else if (warn) {
@@ -188,6 +192,7 @@ void Session::on_tick(uint64_t now_ns) {
   env_.reactor.check_owner("Session");
   if (closing()) return;
   if (phase_ == Phase::AwaitHello) {
+    if (login_) return poll_login();  // bounded by the verifier, not by hello_timeout_ms
     if (now_ns - opened_ns_ > ms_to_ns(env_.config.hello_timeout_ms)) {
       ++env_.counters.idle_timeouts;
       fail(wire::Code::IdleTimeout, "no HELLO received in time");
@@ -200,6 +205,32 @@ void Session::on_tick(uint64_t now_ns) {
   }
   apply(policy_.send_due_refreshes(now_ns));
   if (!closing()) on_open_tick(now_ns);
+}
+
+void Session::begin_login(std::string_view user, std::string_view password) {
+  login_ = env_.authority->authenticate(user, password);
+  pause_input(true);
+}
+
+void Session::poll_login() {
+  if (!login_->done.load(std::memory_order_acquire)) return;
+  std::shared_ptr<auth::Login> login = std::move(login_);
+  on_login(login->grants, login->error);
+  if (closing()) return;
+  pause_input(false);
+  parse_input();  // frames that came behind the hello
+  read_input();
+}
+
+void Session::reentitle() {
+  if (!grants_ || closing()) return;
+  std::shared_ptr<const auth::Grants> now = env_.authority->refresh(*grants_);
+  if (!now) return fail(wire::Code::NotAuthorized, "the user was removed from the users file");
+  std::shared_ptr<const auth::Grants> before = std::exchange(grants_, std::move(now));
+  if (is_open()) {
+    env_.router.reentitle(this, [&](std::string_view topic, uint32_t delay_ms) { return before->receives(topic, delay_ms); });
+    on_reentitled();
+  }
 }
 
 }  // namespace tw::session

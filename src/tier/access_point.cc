@@ -81,6 +81,17 @@ void AccessPoint::reload_tls() {
   }
 }
 
+// Within one tick of a users file reload, every session holds what the new rules allow.
+void AccessPoint::follow_auth_reload() {
+  if (authority_ == nullptr) return;
+  const uint64_t generation = authority_->generation();
+  if (generation == auth_generation_) return;
+  if (auth_generation_ != 0) {
+    for (auto& [token, session] : sessions_) session->reentitle();
+  }
+  auth_generation_ = generation;
+}
+
 void AccessPoint::accept_pending(const ListenSocket& socket) {
   for (;;) {
     std::string peer;
@@ -205,6 +216,7 @@ void AccessPoint::apply_input_pressure() {
 }
 
 void AccessPoint::tick(uint64_t now_ns) {
+  follow_auth_reload();
   for (auto& [token, session] : sessions_) session->on_tick(now_ns);
   router_.on_tick();
   end_of_turn();

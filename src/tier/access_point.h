@@ -52,6 +52,9 @@ class AccessPoint final {
   // Any thread, and async-signal-safe (SIGHUP): the accepting access point
   // reloads every listener's certificate on its own thread.
   void request_tls_reload();
+  // Before run(): the broker's authentication (null = off). After a reload
+  // the loop re-entitles its sessions on its next tick.
+  void set_authority(auth::Authority* authority) { authority_ = authority; }
 
   // The thread's loop; returns after a graceful shutdown once stop is set.
   // The calling thread becomes the owner of everything the access point holds.
@@ -101,7 +104,8 @@ class AccessPoint final {
   void tick(uint64_t now_ns);
   void publish_snapshot();
   void shutdown();
-  session::Session::Env env() { return {config_, reactor_, router_, fanout_, counters_}; }
+  session::Session::Env env() { return {config_, reactor_, router_, fanout_, counters_, authority_}; }
+  void follow_auth_reload();
 
   const config::BrokerConfig& config_;
   reactor::Reactor reactor_;
@@ -125,6 +129,8 @@ class AccessPoint final {
   std::vector<uint32_t> closing_;
   bool input_paused_ = false;  // the gateways are behind: connections are not read
   PublishedSnapshot published_;
+  auth::Authority* authority_ = nullptr;
+  uint64_t auth_generation_ = 0;  // of the policy the sessions are entitled under
 };
 
 }  // namespace tw::tier

@@ -30,6 +30,9 @@ const char* code_name(Code code) {
     case Code::NoProvider: return "NO_PROVIDER";
     case Code::MessagesDropped: return "MESSAGES_DROPPED";
     case Code::DelayCapacity: return "DELAY_CAPACITY";
+    case Code::NotAuthorized: return "NOT_AUTHORIZED";
+    case Code::AuthFailed: return "AUTH_FAILED";
+    case Code::NotProvider: return "NOT_PROVIDER";
   }
   return "UNKNOWN_CODE";
 }
@@ -122,7 +125,11 @@ bool decode(const Frame& f, Hello& m) {
   m.max_version = r.u16();
   m.heartbeat_ms = r.u32();
   m.client_name = r.str16();
-  return f.flags == 0 && r.at_end();
+  m.credentials = (f.flags & kHelloCredentials) != 0;
+  m.user = m.credentials ? r.str16() : std::string_view{};
+  m.password = m.credentials ? r.str16() : std::string_view{};
+  if (m.credentials && m.max_version < 2) return false;
+  return (f.flags & ~kHelloCredentials) == 0 && r.at_end();
 }
 
 bool decode(const Frame& f, Welcome& m) {
@@ -287,11 +294,15 @@ bool decode(const Frame& f, ChannelInfo& m) {
 }
 
 size_t encode(std::span<uint8_t> out, const Hello& m) {
-  auto w = begin(out, MsgType::Hello);
+  auto w = begin(out, MsgType::Hello, m.credentials ? kHelloCredentials : 0);
   w.u16(m.min_version);
   w.u16(m.max_version);
   w.u32(m.heartbeat_ms);
   w.str16(m.client_name);
+  if (m.credentials) {
+    w.str16(m.user);
+    w.str16(m.password);
+  }
   return finish(w);
 }
 

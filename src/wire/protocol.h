@@ -17,7 +17,10 @@
 
 namespace tw::wire {
 
-inline constexpr uint16_t kProtocolVersion = 1;
+// Version 2 adds credentials to HELLO (kHelloCredentials); a version-1
+// client is served as before where the broker does not require them.
+inline constexpr uint16_t kProtocolVersion = 2;
+inline constexpr uint16_t kMinProtocolVersion = 1;
 inline constexpr size_t kHeaderSize = 8;
 inline constexpr uint32_t kDefaultMaxFrame = 1u << 20;
 
@@ -74,6 +77,9 @@ enum class Code : uint16_t {
   NoProvider = 21,         // the service has no provider that can serve the topic
   MessagesDropped = 22,    // STATUS OK: the broker dropped messages of a slow subscriber (a known gap)
   DelayCapacity = 23,      // ACK: delayed data is over delay_max_bytes, no new delayed subscriptions
+  NotAuthorized = 24,      // ACK, STATUS CLOSED, ERROR: the user is not entitled (docs/security.md)
+  AuthFailed = 25,         // ERROR: unknown user, wrong password, or credentials required
+  NotProvider = 26,        // ERROR: REGISTER into a service's topic by a user not entitled to provide it
 };
 
 const char* code_name(Code code);
@@ -103,11 +109,17 @@ inline constexpr uint8_t kSubscribeDelay = 0x08;
 inline constexpr uint32_t kStreamIdBit = 0x8000'0000u;
 
 // Body layouts (after the 8-byte header), in field order.
-struct Hello {  // u16 min_version, u16 max_version, u32 heartbeat_ms, str16 client_name
-  uint16_t min_version = kProtocolVersion;
+// HELLO flags: bit 0 says str16 user, str16 password follow client_name
+// (protocol version 2; a HELLO with it must offer max_version >= 2).
+inline constexpr uint8_t kHelloCredentials = 0x01;
+struct Hello {  // u16 min_version, u16 max_version, u32 heartbeat_ms, str16 client_name, [str16 user, str16 password]
+  uint16_t min_version = kMinProtocolVersion;
   uint16_t max_version = kProtocolVersion;
   uint32_t heartbeat_ms = 0;
   std::string_view client_name;
+  bool credentials = false;  // flag kHelloCredentials: user and password are on the wire
+  std::string_view user;
+  std::string_view password;
 };
 struct Welcome {  // u16 version, u32 heartbeat_ms, u32 max_frame, u32 max_subscriptions, str16 server_name
   uint16_t version = kProtocolVersion;

@@ -1,0 +1,194 @@
+#include "auth/authority.h"
+
+#include <sys/resource.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cstring>
+
+#include "auth/password.h"
+#include "base/clock.h"
+#include "base/log.h"
+
+namespace tw::auth {
+
+namespace {
+constexpr uint64_t kMs = 1'000'000;
+constexpr uint32_t kLogLinesPerSecond = 5;
+constexpr const char* kRefused = "unknown user or wrong password";
+
+// Verified when the user does not exist, so an unknown name costs what a
+// known one does and timing tells nothing. Cost matches HashCost{}.
+const std::string& dummy_hash() {
+  static const std::string hash = [] {
+    auto h = hash_password("tickwire-no-such-user");
+    return h ? *h : std::string();
+  }();
+  return hash;
+}
+}  // namespace
+
+Authority::Authority(Settings settings, std::shared_ptr<const Policy> policy)
+    : settings_(std::move(settings)), policy_(std::move(policy)) {}
+
+Authority::~Authority() { stop(); }
+
+void Authority::start() {
+  thread_ = std::thread([this] { run(); });
+}
+
+void Authority::stop() {
+  {
+    std::lock_guard lock(jobs_mutex_);
+    stop_ = true;
+  }
+  jobs_cv_.notify_all();
+  if (thread_.joinable()) thread_.join();
+}
+
+std::shared_ptr<const Policy> Authority::policy() const {
+  std::lock_guard lock(policy_mutex_);
+  return policy_;
+}
+
+std::shared_ptr<Login> Authority::authenticate(std::string_view user, std::string_view password) {
+  auto login = std::make_shared<Login>();
+  {
+    std::lock_guard lock(jobs_mutex_);
+    if (jobs_.size() < settings_.max_pending) {
+      jobs_.push_back({login, std::string(user), std::string(password)});
+      jobs_cv_.notify_one();
+      return login;
+    }
+  }
+  failures_.fetch_add(1, std::memory_order_relaxed);
+  login->error = "too many logins in progress, try again later";
+  login->done.store(true, std::memory_order_release);
+  return login;
+}
+
+std::shared_ptr<const Grants> Authority::for_certificate(std::string_view identity) const {
+  auto p = policy();
+  const User* u = p->find_by_certificate(identity);
+  if (u == nullptr) u = p->find_by_certificate(common_name(identity));
+  return u ? u->grants : nullptr;
+}
+
+// "CN=alice,O=Example" (RFC 2253, as TlsTransport::peer_identity gives it) -> "alice".
+std::string_view common_name(std::string_view subject) {
+  for (size_t at = 0; at < subject.size();) {
+    size_t end = at;
+    while (end < subject.size() && subject[end] != ',') end += subject[end] == '\\' ? 2 : 1;
+    end = std::min(end, subject.size());
+    std::string_view part = subject.substr(at, end - at);
+    if (part.rfind("CN=", 0) == 0) return part.substr(3);
+    at = end + 1;
+  }
+  return {};
+}
+
+std::shared_ptr<const Grants> Authority::for_anonymous() const {
+  return settings_.allow_anonymous ? policy()->anonymous() : nullptr;
+}
+
+std::shared_ptr<const Grants> Authority::refresh(const Grants& old) const {
+  auto p = policy();
+  if (old.user().empty()) return settings_.allow_anonymous ? p->anonymous() : nullptr;
+  const User* u = p->find_user(old.user());
+  return u ? u->grants : nullptr;
+}
+
+Status Authority::reload() {
+  auto loaded = Policy::load(settings_.path);
+  if (!loaded) {
+    TW_WARN("users file reload failed, keeping the current rules: %s", loaded.error().message.c_str());
+    return loaded.error();
+  }
+  {
+    std::lock_guard lock(policy_mutex_);
+    policy_ = *loaded;
+  }
+  generation_.fetch_add(1, std::memory_order_acq_rel);
+  TW_INFO("reloaded %s: %zu users, %zu rule patterns", settings_.path.c_str(), (*loaded)->user_count(),
+          (*loaded)->rule_count());
+  return Ok{};
+}
+
+void Authority::run() {
+  setpriority(PRIO_PROCESS, static_cast<id_t>(gettid()), 10);  // loops preempt it
+  (void)dummy_hash();
+  std::unique_lock lock(jobs_mutex_);
+  while (!stop_) {
+    if (reload_requested_.exchange(false, std::memory_order_relaxed)) {
+      lock.unlock();
+      (void)reload();
+      lock.lock();
+      continue;
+    }
+    if (!jobs_.empty()) {
+      Job job = std::move(jobs_.front());
+      jobs_.pop_front();
+      lock.unlock();
+      verify(job);
+      lock.lock();
+      continue;
+    }
+    lock.unlock();
+    release_due(monotonic_ns());
+    lock.lock();
+    // Wakes for jobs at once, and often enough for held answers and reload requests.
+    jobs_cv_.wait_for(lock, std::chrono::milliseconds(20), [&] { return stop_ || !jobs_.empty(); });
+  }
+  lock.unlock();
+  release_due(UINT64_MAX);
+}
+
+void Authority::verify(Job& job) {
+  auto p = policy();
+  const User* u = p->find_user(job.user);
+  const bool known = u != nullptr && !u->password_hash.empty();
+  const bool ok = verify_password(known ? u->password_hash : dummy_hash(), job.password) && known;
+  explicit_bzero(job.password.data(), job.password.size());
+  if (ok) {
+    job.login->grants = u->grants;
+    job.login->done.store(true, std::memory_order_release);
+    return;
+  }
+  failures_.fetch_add(1, std::memory_order_relaxed);
+  note_failure(job.user);
+  job.login->error = kRefused;
+  held_.push_back({monotonic_ns() + settings_.failure_delay_ms * kMs, std::move(job.login)});
+  release_due(monotonic_ns());
+}
+
+void Authority::release_due(uint64_t now_ns) {
+  auto due = [&](const Held& h) { return h.release_ns <= now_ns; };
+  for (Held& h : held_) {
+    if (due(h)) h.login->done.store(true, std::memory_order_release);
+  }
+  held_.erase(std::remove_if(held_.begin(), held_.end(), due), held_.end());
+}
+
+// At most a few lines a second: a password guesser must not fill the log.
+void Authority::note_failure(const std::string& user) {
+  const uint64_t now = monotonic_ns();
+  if (now - log_window_ns_ >= 1'000 * kMs) {
+    if (suppressed_ > 0) TW_WARN("%llu more failed logins not logged", static_cast<unsigned long long>(suppressed_));
+    log_window_ns_ = now;
+    logged_in_window_ = 0;
+    suppressed_ = 0;
+  }
+  if (logged_in_window_ >= kLogLinesPerSecond) {
+    ++suppressed_;
+    return;
+  }
+  ++logged_in_window_;
+  // The user name only, printable bytes only; never the password.
+  std::string shown = user.substr(0, 64);
+  for (char& c : shown) {
+    if (c < 0x20 || c == 0x7f) c = '?';
+  }
+  TW_WARN("failed login for user '%s'", shown.c_str());
+}
+
+}  // namespace tw::auth
