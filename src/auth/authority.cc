@@ -4,7 +4,9 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <cstdio>
 #include <cstring>
+#include <map>
 
 #include "auth/password.h"
 #include "base/clock.h"
@@ -18,13 +20,19 @@ constexpr uint32_t kLogLinesPerSecond = 5;
 constexpr const char* kRefused = "unknown user or wrong password";
 
 // Verified when the user does not exist, so an unknown name costs what a
-// known one does and timing tells nothing. Cost matches HashCost{}.
-const std::string& dummy_hash() {
-  static const std::string hash = [] {
-    auto h = hash_password("tickwire-no-such-user");
-    return h ? *h : std::string();
-  }();
-  return hash;
+// known one does and timing tells nothing: a hash made once per cost, with
+// the cost of the first user's hash. The verifier thread's only.
+const std::string& dummy_hash(const Policy& policy) {
+  static std::map<std::string, std::string> by_cost;
+  std::string params = policy.sample_hash_params();
+  HashCost cost;
+  if (std::sscanf(params.c_str(), "m=%u,t=%u,p=%u", &cost.memory_kib, &cost.time, &cost.lanes) != 3) cost = {};
+  auto [it, added] = by_cost.try_emplace(params);
+  if (added) {
+    auto h = hash_password("tickwire-no-such-user", cost);
+    it->second = h ? *h : std::string();
+  }
+  return it->second;
 }
 }  // namespace
 
@@ -116,7 +124,6 @@ Status Authority::reload() {
 
 void Authority::run() {
   setpriority(PRIO_PROCESS, static_cast<id_t>(gettid()), 10);  // loops preempt it
-  (void)dummy_hash();
   std::unique_lock lock(jobs_mutex_);
   while (!stop_) {
     if (reload_requested_.exchange(false, std::memory_order_relaxed)) {
@@ -147,7 +154,7 @@ void Authority::verify(Job& job) {
   auto p = policy();
   const User* u = p->find_user(job.user);
   const bool known = u != nullptr && !u->password_hash.empty();
-  const bool ok = verify_password(known ? u->password_hash : dummy_hash(), job.password) && known;
+  const bool ok = verify_password(known ? u->password_hash : dummy_hash(*p), job.password) && known;
   explicit_bzero(job.password.data(), job.password.size());
   if (ok) {
     job.login->grants = u->grants;

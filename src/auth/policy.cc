@@ -206,6 +206,17 @@ const User* Policy::find_user(std::string_view name) const {
   return it == users_.end() ? nullptr : &it->second;
 }
 
+std::string Policy::sample_hash_params() const {
+  for (const auto& [name, u] : users_) {
+    // "$argon2id$v=19$m=65536,t=3,p=1$salt$hash": the fourth field.
+    size_t at = u.password_hash.find("$m=");
+    if (at == std::string::npos) continue;
+    size_t end = u.password_hash.find('$', at + 1);
+    return u.password_hash.substr(at + 1, end == std::string::npos ? std::string::npos : end - at - 1);
+  }
+  return {};
+}
+
 const User* Policy::find_by_certificate(std::string_view identity) const {
   if (identity.empty()) return nullptr;
   for (const auto& [name, u] : users_) {

@@ -36,6 +36,8 @@ class Policy {
   const std::shared_ptr<const Grants>& anonymous() const { return anonymous_; }
   size_t user_count() const { return users_.size(); }
   size_t rule_count() const { return rule_count_; }
+  // "m=...,t=...,p=..." of one user's hash ("" if none): what an unknown user's check should cost.
+  std::string sample_hash_params() const;
 
  private:
   friend class PolicyReader;
