@@ -44,3 +44,9 @@ put bid "$payload"
 put empty "00 00"
 put every_type "05 00 01 00 01 07 00 00 00 00 00 00 00 16 00 02 39 30 00 00 00 00 00 00 fe 03 00 03 03 00 49 42 4d 04 00 04 02 00 de ad 05 00 05 00 a0 3b 7e 5d 3c 8c 17"
 put duplicate_id "02 00 01 00 01 07 00 00 00 00 00 00 00 01 00 01 08 00 00 00 00 00 00 00"
+# hello: the HELLO flags byte, then its body (version 1; version 2 with user "alice", password "EQ/IBM")
+cd ../
+mkdir -p hello
+cd hello
+put v1 "00 01 00 01 00 88 13 00 00 03 00 63 6c 69"
+put v2 "01 01 00 02 00 88 13 00 00 03 00 63 6c 69 05 00 61 6c 69 63 65 06 00 45 51 2f 49 42 4d"

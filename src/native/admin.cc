@@ -9,7 +9,9 @@ void NativeSession::handle_list_channels(const wire::Frame& frame) {
   send_ack(msg.request_id, env().router.list_channels(this, msg.service, msg.request_id));
 }
 
+// A listing shows only the channels the user may receive (live or delayed).
 void NativeSession::send_channel_info(const wire::ChannelInfo& info) {
+  if (grants() && !grants()->receives(info.topic, UINT32_MAX)) return;
   if (!closing()) queue_control(info, 2 * kControlFrameMax);
 }
 

@@ -16,6 +16,7 @@
 #include <vector>
 
 #include "session/session.h"
+#include "topic/topic.h"
 #include "wire/codec.h"
 
 namespace tw::native {
@@ -58,6 +59,10 @@ class NativeSession final : public session::Session {
   template <typename Message>
   void queue_control(const Message& message, size_t max_size = kControlFrameMax) {
     output().queue(max_size, [&](std::span<uint8_t> out) { return wire::encode(out, message); });
+  }
+  // Entitlements are asked only of topics and patterns valid under these.
+  topic::Limits topic_limits() const {
+    return {env().config.limits.max_topic_length, env().config.limits.max_topic_depth};
   }
   static constexpr size_t kControlFrameMax = wire::kHeaderSize + 16 + 2 + 0xFFFF;  // largest str16 frame
 

@@ -1,6 +1,7 @@
 // REGISTER and PUBLISH (docs/protocol.md, "Publishing").
 #include "base/log.h"
 #include "native/native_session.h"
+#include "topic/topic.h"
 
 namespace tw::native {
 
@@ -13,7 +14,7 @@ void NativeSession::handle_register(const wire::Frame& frame) {
   if (msg.publish_id > env().config.limits.max_registrations) {
     return reject(wire::Code::TooManyRegistrations, "publish id above max_registrations");
   }
-  if (grants()) {
+  if (grants() && topic::validate_topic(msg.topic, topic_limits()) == topic::Error::Ok) {
     if (wire::Code code = grants()->publish(msg.topic); code != wire::Code::Ok) {
       ++env().counters.entitlement_refusals;
       return reject(code, code == wire::Code::NotProvider ? "the topic belongs to a service this user may not provide"

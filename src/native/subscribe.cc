@@ -1,5 +1,6 @@
 // SUBSCRIBE, UNSUBSCRIBE and SNAPSHOT (docs/protocol.md, "Subscriptions").
 #include "native/native_session.h"
+#include "topic/topic.h"
 
 namespace tw::native {
 
@@ -9,7 +10,8 @@ void NativeSession::handle_subscribe(const wire::Frame& frame, bool subscribe) {
     return reject(wire::Code::MalformedFrame, subscribe ? "malformed SUBSCRIBE" : "malformed UNSUBSCRIBE");
   }
   if (!subscribe) return send_ack(msg.request_id, env().router.unsubscribe(this, msg.pattern));
-  if (grants()) {
+  // Entitlements are asked of valid patterns only; the router refuses the others with INVALID_TOPIC.
+  if (grants() && topic::validate_pattern(msg.pattern, topic_limits()) == topic::Error::Ok) {
     const auth::SubscribeVerdict verdict = grants()->subscribe(msg.pattern, msg.delay_ms);
     if (!verdict.ok()) {
       ++env().counters.entitlement_refusals;
@@ -30,6 +32,12 @@ void NativeSession::handle_subscribe(const wire::Frame& frame, bool subscribe) {
 void NativeSession::handle_snapshot(const wire::Frame& frame) {
   wire::Snapshot msg;
   if (!wire::decode(frame, msg)) return reject(wire::Code::MalformedFrame, "malformed SNAPSHOT");
+  // A snapshot is the live image: only for users entitled to the topic in real time.
+  if (grants() && topic::validate_topic(msg.topic, topic_limits()) == topic::Error::Ok &&
+      !grants()->receives(msg.topic, 0)) {
+    ++env().counters.entitlement_refusals;
+    return send_ack(msg.request_id, {wire::Code::NotAuthorized, "not entitled to this topic in real time"});
+  }
   send_ack(msg.request_id, env().router.snapshot(this, msg.topic, msg.request_id));
 }
 

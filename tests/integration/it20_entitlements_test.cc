@@ -80,6 +80,7 @@ TEST_F(EntitlementsTest, RefusedSubscribeProvideAndPublishCarryTheirCodes) {
   EXPECT_EQ(ack_code(alice.subscribe(2, "BOND/>")), wire::Code::NotAuthorized);
   EXPECT_EQ(ack_code(alice.subscribe(3, "EQ/SECRET")), wire::Code::NotAuthorized);
   EXPECT_EQ(ack_code(alice.provide(4, "SVC")), wire::Code::NotAuthorized);
+  EXPECT_EQ(ack_code(alice.snapshot(6, "FX/GBP").ack), wire::Code::NotAuthorized);
   // Refusals leave the connection open.
   auto ok = alice.subscribe(5, "EQ/IBM");
   ASSERT_TRUE(ok.has_value());
@@ -156,6 +157,7 @@ TEST_F(EntitlementsTest, ADelayedOnlyUserNeverGetsFresherDataThanItsDelay) {
   std::map<int64_t, SteadyClock::time_point> published_at;
   published_at[0] = SteadyClock::now();
   login(late, "late");
+  EXPECT_EQ(ack_code(late.snapshot(2, "EQ/IBM").ack), wire::Code::NotAuthorized);  // the live image
   // A live subscription is turned into one delayed by the user's forced delay.
   ASSERT_EQ(ack_code(late.subscribe(1, "EQ/>")), wire::Code::Ok);
   for (int k = 1; k <= 8; ++k) {
