@@ -93,6 +93,8 @@ class Transport {
 struct TlsOptions {
   bool on = false;
   std::string ca, cert, key;
+  // The native transport's login too, on a broker with users (docs/security.md); "" = none.
+  std::string user, password;
 };
 // TLS is the native transport's only: an error for mqtt and nats.
 Result<std::unique_ptr<Transport>> make_transport(TransportKind kind, const std::string& client_name,

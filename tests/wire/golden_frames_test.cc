@@ -57,7 +57,7 @@ TEST(GoldenFrames, HelloCredentialsNeedVersion2) {
   // The credentials flag with max_version 1, and an unknown flag bit, are malformed.
   for (const char* golden : {"20 00 00 00 01 01 00 00 01 00 01 00 88 13 00 00 03 00 63 6c 69 05 00 61 6c 69 63 65 02 00 70 77",
                              "15 00 00 00 01 02 00 00 01 00 02 00 88 13 00 00 03 00 63 6c 69",
-                             "1e 00 00 00 01 01 00 00 01 00 02 00 88 13 00 00 03 00 63 6c 69 05 00 61 6c 69 63 65"}) {
+                             "1c 00 00 00 01 01 00 00 01 00 02 00 88 13 00 00 03 00 63 6c 69 05 00 61 6c 69 63 65"}) {
     Hello m;
     EXPECT_FALSE(decode(split_one(from_hex(golden)), m)) << golden;
   }
