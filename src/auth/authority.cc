@@ -4,7 +4,9 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <cerrno>
 #include <cstdio>
+#include <ctime>
 #include <cstring>
 #include <map>
 
@@ -52,6 +54,40 @@ void Authority::stop() {
   }
   jobs_cv_.notify_all();
   if (thread_.joinable()) thread_.join();
+  write_usage();
+}
+
+void Authority::add_usage(const std::vector<std::pair<std::string, Usage>>& deltas) {
+  std::lock_guard lock(usage_mutex_);
+  for (const auto& [user, delta] : deltas) usage_[user].add(delta);
+}
+
+// One line per user: "TIME user=NAME logins=N subscriptions=N channels=N messages=N bytes=N".
+void Authority::write_usage() {
+  if (settings_.usage_log.empty()) return;
+  std::map<std::string, Usage> taken;
+  {
+    std::lock_guard lock(usage_mutex_);
+    taken.swap(usage_);
+  }
+  if (taken.empty()) return;
+  FILE* out = std::fopen(settings_.usage_log.c_str(), "a");
+  if (out == nullptr) {
+    TW_WARN("cannot append to the usage log %s: %s", settings_.usage_log.c_str(), std::strerror(errno));
+    return;
+  }
+  char stamp[32];
+  const time_t now = time(nullptr);
+  tm utc{};
+  gmtime_r(&now, &utc);
+  std::strftime(stamp, sizeof stamp, "%Y-%m-%dT%H:%M:%SZ", &utc);
+  for (const auto& [user, u] : taken) {
+    std::fprintf(out, "%s user=%s logins=%llu subscriptions=%llu channels=%llu messages=%llu bytes=%llu\n", stamp,
+                 user.empty() ? "(anonymous)" : user.c_str(), static_cast<unsigned long long>(u.logins),
+                 static_cast<unsigned long long>(u.subscriptions), static_cast<unsigned long long>(u.channels),
+                 static_cast<unsigned long long>(u.messages), static_cast<unsigned long long>(u.bytes));
+  }
+  std::fclose(out);
 }
 
 std::shared_ptr<const Policy> Authority::policy() const {
@@ -141,7 +177,12 @@ void Authority::run() {
       continue;
     }
     lock.unlock();
-    release_due(monotonic_ns());
+    const uint64_t now = monotonic_ns();
+    release_due(now);
+    if (now >= next_usage_write_ns_) {
+      if (next_usage_write_ns_ != 0) write_usage();
+      next_usage_write_ns_ = now + settings_.usage_interval_ms * kMs;
+    }
     lock.lock();
     // Wakes for jobs at once, and often enough for held answers and reload requests.
     jobs_cv_.wait_for(lock, std::chrono::milliseconds(20), [&] { return stop_ || !jobs_.empty(); });

@@ -14,6 +14,7 @@
 #include <condition_variable>
 #include <cstdint>
 #include <deque>
+#include <map>
 #include <memory>
 #include <mutex>
 #include <string>
@@ -21,6 +22,7 @@
 #include <vector>
 
 #include "auth/policy.h"
+#include "auth/usage.h"
 
 namespace tw::auth {
 
@@ -41,6 +43,8 @@ class Authority {
     bool allow_anonymous = false;      // connections without credentials get the [anonymous] rules
     uint32_t failure_delay_ms = 1'000;
     size_t max_pending = 1'024;        // logins waiting for the verifier; more are refused at once
+    std::string usage_log;             // "" = no usage accounting
+    uint32_t usage_interval_ms = 60'000;
   };
   Authority(Settings settings, std::shared_ptr<const Policy> policy);
   ~Authority();  // stop()
@@ -70,6 +74,13 @@ class Authority {
 
   uint64_t failures() const { return failures_.load(std::memory_order_relaxed); }
 
+  bool accounts_usage() const { return !settings_.usage_log.empty(); }
+  // Any thread (a loop, once per tick): usage since its last report, per user ("" = anonymous).
+  void add_usage(const std::vector<std::pair<std::string, Usage>>& deltas);
+  // Appends one line per user with usage since the last write; the verifier
+  // thread calls it once per usage_interval_ms, stop() once more.
+  void write_usage();
+
  private:
   struct Job {
     std::shared_ptr<Login> login;
@@ -97,6 +108,9 @@ class Authority {
   std::deque<Job> jobs_;
   bool stop_ = false;
   std::vector<Held> held_;  // the verifier thread's only
+  std::mutex usage_mutex_;  // once per loop tick, never per message
+  std::map<std::string, Usage> usage_;
+  uint64_t next_usage_write_ns_ = 0;
   uint64_t log_window_ns_ = 0;
   uint32_t logged_in_window_ = 0;
   uint64_t suppressed_ = 0;

@@ -66,6 +66,8 @@ struct BrokerConfig {
   // with auth_file, connections without credentials get its [anonymous] rules.
   bool allow_anonymous = false;
   uint32_t auth_failure_delay_ms = 1'000;      // a failed login's answer waits this long
+  std::string usage_log;                       // per-user usage lines appended here; "" = none
+  uint32_t usage_interval_ms = 60'000;         // one line per user per interval
   Limits limits;
 };
 

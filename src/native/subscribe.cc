@@ -26,7 +26,9 @@ void NativeSession::handle_subscribe(const wire::Frame& frame, bool subscribe) {
     ++env().counters.subscription_limit_hits;
     return reject(check.code, check.detail);
   }
-  if (check.ok()) env().router.subscribe(this, msg.pattern, msg.policy, msg.conflate_ms, msg.delay_ms);
+  if (!check.ok()) return;
+  count_subscription();
+  env().router.subscribe(this, msg.pattern, msg.policy, msg.conflate_ms, msg.delay_ms);
 }
 
 void NativeSession::handle_snapshot(const wire::Frame& frame) {

@@ -81,6 +81,7 @@ void Session::open(std::string_view client_name, uint64_t idle_timeout_ns) {
   name_ = client_name_ + "@" + peer_;
   idle_timeout_ns_ = idle_timeout_ns;
   phase_ = Phase::Open;
+  if (grants_) ++usage_.logins;
 }
 
 void Session::send_image(const cache::Channel& channel, uint32_t request_id) {
@@ -88,11 +89,16 @@ void Session::send_image(const cache::Channel& channel, uint32_t request_id) {
 }
 
 void Session::send_stream_image(const cache::Channel& channel, broker::SlowPolicy policy) {
-  if (!closing()) apply(policy_.send_stream_image(channel, policy));
+  if (closing()) return;
+  ++usage_.channels;
+  ++usage_.messages;
+  apply(policy_.send_stream_image(channel, policy));
 }
 
 void Session::send_delivery(const broker::Delivery& delivery) {
-  if (!closing()) apply(policy_.send_delivery(delivery));
+  if (closing()) return;
+  ++usage_.messages;
+  apply(policy_.send_delivery(delivery));
 }
 
 void Session::send_status(const cache::Channel& channel, wire::ChannelState state, wire::Code code,
@@ -125,6 +131,7 @@ void Session::account_written() {
   uint64_t written = output_.queue().bytes_written();
   if (written != bytes_written_seen_) {
     env_.counters.bytes_out += written - bytes_written_seen_;
+    usage_.bytes += written - bytes_written_seen_;
     bytes_written_seen_ = written;
     last_tx_ns_ = env_.reactor.now_ns();
   }
@@ -221,6 +228,8 @@ void Session::poll_login() {
   parse_input();  // frames that came behind the hello
   read_input();
 }
+
+auth::Usage Session::take_usage() { return std::exchange(usage_, auth::Usage{}); }
 
 void Session::reentitle() {
   if (!grants_ || closing()) return;

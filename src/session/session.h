@@ -74,6 +74,11 @@ class Session : public broker::Outlet, public reactor::IoHandler {
   // its user's new grants and gives up what they no longer permit, or closes
   // when its user is gone. Nothing else on the connection changes.
   void reentitle();
+  // The user's entitlements; null when authentication is off (everything allowed).
+  const auth::Grants* grants() const { return grants_.get(); }
+  // Usage since the last call, for the user's accounting (auth/usage.h); resets it.
+  auth::Usage take_usage();
+  void count_subscription() { ++usage_.subscriptions; }
 
   // Marks the session for closing; the protocol says goodbye with `code`
   // (Ok: no goodbye). Logged at debug level when Ok unless `warn`.
@@ -113,9 +118,7 @@ class Session : public broker::Outlet, public reactor::IoHandler {
   // A closing session that ended on its own slow-consumer verdict.
   void apply(DeliveryPolicy::Verdict verdict);
 
-  // Authentication, for any protocol's hello (docs/security.md). The user's
-  // entitlements; null when authentication is off (everything allowed).
-  const auth::Grants* grants() const { return grants_.get(); }
+  // Authentication, for any protocol's hello (docs/security.md).
   void set_grants(std::shared_ptr<const auth::Grants> grants) { grants_ = std::move(grants); }
   // Checks a password off the loop thread: input pauses until the answer,
   // which on_login() gets on a later tick.
@@ -167,6 +170,7 @@ class Session : public broker::Outlet, public reactor::IoHandler {
   std::string close_text_;
   std::shared_ptr<const auth::Grants> grants_;
   std::shared_ptr<auth::Login> login_;  // a password check in flight
+  auth::Usage usage_;                   // not yet reported
 };
 
 }  // namespace tw::session

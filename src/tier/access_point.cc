@@ -81,6 +81,16 @@ void AccessPoint::reload_tls() {
   }
 }
 
+void AccessPoint::report_usage(const std::vector<session::Session*>& sessions) {
+  std::vector<std::pair<std::string, auth::Usage>> deltas;
+  for (session::Session* s : sessions) {
+    if (s->grants() == nullptr) continue;
+    auth::Usage u = s->take_usage();
+    if (!u.empty()) deltas.emplace_back(s->grants()->user(), u);
+  }
+  if (!deltas.empty()) authority_->add_usage(deltas);
+}
+
 // Within one tick of a users file reload, every session holds what the new rules allow.
 void AccessPoint::follow_auth_reload() {
   if (authority_ == nullptr) return;
@@ -192,6 +202,7 @@ void AccessPoint::end_of_turn() {
     router_.remove_outlet(s);
     fanout_.forget(s);
     s->finish();
+    if (authority_ != nullptr && authority_->accounts_usage()) report_usage({s});
     sessions_.erase(it);
     open_connections_.fetch_sub(1, std::memory_order_relaxed);
   }
@@ -217,6 +228,11 @@ void AccessPoint::apply_input_pressure() {
 
 void AccessPoint::tick(uint64_t now_ns) {
   follow_auth_reload();
+  if (authority_ != nullptr && authority_->accounts_usage()) {
+    std::vector<session::Session*> all;
+    for (auto& [token, session] : sessions_) all.push_back(session.get());
+    report_usage(all);
+  }
   for (auto& [token, session] : sessions_) session->on_tick(now_ns);
   router_.on_tick();
   end_of_turn();

@@ -106,6 +106,8 @@ class AccessPoint final {
   void shutdown();
   session::Session::Env env() { return {config_, reactor_, router_, fanout_, counters_, authority_}; }
   void follow_auth_reload();
+  // Hands the sessions' usage since the last report to the authority (once per tick, and at close).
+  void report_usage(const std::vector<session::Session*>& sessions);
 
   const config::BrokerConfig& config_;
   reactor::Reactor reactor_;

@@ -219,7 +219,8 @@ Status Broker::start_auth() {
   }
   auto policy = auth::Policy::load(c.auth_file);
   if (!policy) return Error{"auth_file: " + policy.error().message};
-  auth::Authority::Settings settings{c.auth_file, c.allow_anonymous, c.auth_failure_delay_ms};
+  auth::Authority::Settings settings{c.auth_file, c.allow_anonymous, c.auth_failure_delay_ms, 1'024, c.usage_log,
+                                     c.usage_interval_ms};
   impl_->authority = std::make_unique<auth::Authority>(std::move(settings), std::move(*policy));
   impl_->authority->start();
   for (auto& ap : impl_->access_points) ap->set_authority(impl_->authority.get());

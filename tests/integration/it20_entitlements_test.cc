@@ -6,6 +6,7 @@
 #include <gtest/gtest.h>
 
 #include <chrono>
+#include <fstream>
 #include <map>
 #include <set>
 #include <string>
@@ -51,7 +52,9 @@ class EntitlementsTest : public ::testing::Test {
   void SetUp() override {
     users_ = dir_.write("users.toml", users_file(true));
     BrokerOptions options;
-    options.config_toml = "auth_file = \"" + users_ + "\"\nauth_failure_delay_ms = 100\n";
+    usage_log_ = dir_.file("usage.log");
+    options.config_toml = "auth_file = \"" + users_ + "\"\nauth_failure_delay_ms = 100\nusage_log = \"" + usage_log_ +
+                          "\"\nusage_interval_ms = 100\n";
     broker_ = std::make_unique<BrokerProcess>(options);
     ASSERT_TRUE(broker_->ready()) << broker_->err();
   }
@@ -68,6 +71,7 @@ class EntitlementsTest : public ::testing::Test {
 
   testing::TempDir dir_;
   std::string users_;
+  std::string usage_log_;
   std::unique_ptr<BrokerProcess> broker_;
 };
 
@@ -283,6 +287,48 @@ TEST_F(EntitlementsTest, AReloadRevokingOnePatternClosesExactlyThoseChannels) {
   EXPECT_GT(seqs[ids["EQ/IBM"]], ibm);
   EXPECT_TRUE(errors.empty()) << errors.front();
   EXPECT_TRUE(feed.connected());
+}
+
+// The sum of one counter over the usage log's lines for `user`.
+uint64_t usage_sum(const std::string& log_path, const std::string& user, const std::string& counter) {
+  std::ifstream log(log_path);
+  std::string line;
+  uint64_t sum = 0;
+  while (std::getline(log, line)) {
+    if (line.find(" user=" + user + " ") == std::string::npos) continue;
+    const size_t at = line.find(" " + counter + "=");
+    if (at != std::string::npos) sum += std::stoull(line.substr(at + counter.size() + 2));
+  }
+  return sum;
+}
+
+TEST_F(EntitlementsTest, UsageIsWrittenPerUser) {
+  RawClient feed, alice;
+  login(feed, "feed");
+  ASSERT_TRUE(feed.register_topic(1, wire::PayloadKind::FieldList, "EQ/IBM"));
+  ASSERT_TRUE(feed.publish(1, int_payload(0)));
+  login(alice, "alice");
+  ASSERT_EQ(ack_code(alice.subscribe(1, "EQ/>")), wire::Code::Ok);
+  for (int k = 1; k <= 5; ++k) ASSERT_TRUE(feed.publish(1, int_payload(k)));
+  uint64_t messages = 0, bytes = 0;
+  while (messages < 6) {  // the image, then five updates
+    auto f = alice.next_message(5'000);
+    ASSERT_TRUE(f.has_value()) << "got " << messages << " messages";
+    bytes += f->bytes().size();
+    if (f->type() == wire::MsgType::Image || f->type() == wire::MsgType::Update) ++messages;
+  }
+  alice.close();  // its last counts are reported when the broker reaps the connection
+  const auto give_up = SteadyClock::now() + std::chrono::seconds(5);
+  while (usage_sum(usage_log_, "alice", "messages") < messages && SteadyClock::now() < give_up) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(50));
+  }
+  EXPECT_EQ(usage_sum(usage_log_, "alice", "messages"), messages);
+  EXPECT_EQ(usage_sum(usage_log_, "alice", "logins"), 1u);
+  EXPECT_EQ(usage_sum(usage_log_, "alice", "subscriptions"), 1u);
+  EXPECT_EQ(usage_sum(usage_log_, "alice", "channels"), 1u);
+  // Everything alice read (WELCOME and ACK included) was written to her connection.
+  EXPECT_GE(usage_sum(usage_log_, "alice", "bytes"), bytes);
+  EXPECT_EQ(usage_sum(usage_log_, "feed", "messages"), 0u);
 }
 
 }  // namespace
