@@ -222,7 +222,9 @@ void Session::begin_login(std::string_view user, std::string_view password) {
 void Session::poll_login() {
   if (!login_->done.load(std::memory_order_acquire)) return;
   std::shared_ptr<auth::Login> login = std::move(login_);
-  on_login(login->grants, login->error);
+  // The check ran under the policy of its time: a reload since then must not be missed.
+  std::shared_ptr<const auth::Grants> grants = login->grants ? env_.authority->refresh(*login->grants) : nullptr;
+  on_login(std::move(grants), login->grants && !grants ? "the user was removed from the users file" : login->error);
   if (closing()) return;
   pause_input(false);
   parse_input();  // frames that came behind the hello
