@@ -111,6 +111,16 @@ std::shared_ptr<Login> Authority::authenticate(std::string_view user, std::strin
   return login;
 }
 
+std::shared_ptr<Login> Authority::reload_for() {
+  auto answer = std::make_shared<Login>();
+  {
+    std::lock_guard lock(jobs_mutex_);
+    jobs_.push_back({answer, {}, {}, true});
+  }
+  jobs_cv_.notify_one();
+  return answer;
+}
+
 std::shared_ptr<const Grants> Authority::for_certificate(std::string_view identity) const {
   auto p = policy();
   const User* u = p->find_by_certificate(identity);
@@ -192,6 +202,12 @@ void Authority::run() {
 }
 
 void Authority::verify(Job& job) {
+  if (job.reload) {
+    job.login->reloaded = reload().ok();
+    if (!job.login->reloaded) job.login->error = "the users file has errors (the broker's log says which); the rules in force stay";
+    job.login->done.store(true, std::memory_order_release);
+    return;
+  }
   auto p = policy();
   const User* u = p->find_user(job.user);
   const bool known = u != nullptr && !u->password_hash.empty();

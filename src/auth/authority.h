@@ -29,6 +29,7 @@ namespace tw::auth {
 // One login attempt. The verifier fills it and then sets done (release).
 struct Login {
   std::atomic<bool> done{false};
+  bool reloaded = false;                 // reload_for(): the users file was read and is in force
   std::shared_ptr<const Grants> grants;  // null: refused
   const char* error = "";                // why refused, for the client: never says which part was wrong
 };
@@ -69,6 +70,9 @@ class Authority {
 
   // Safe from a signal handler: the verifier thread reloads the users file soon.
   void request_reload() { reload_requested_.store(true, std::memory_order_relaxed); }
+  // An admin's reload request: the verifier thread reloads and fills the
+  // answer (reloaded, or error); poll its done flag like a login.
+  std::shared_ptr<Login> reload_for();
   // Reloads now (the verifier thread, or tests); a bad file keeps the current policy.
   Status reload();
 
@@ -86,6 +90,7 @@ class Authority {
     std::shared_ptr<Login> login;
     std::string user;
     std::string password;
+    bool reload = false;  // an admin's reload request, not a login
   };
   struct Held {
     uint64_t release_ns = 0;

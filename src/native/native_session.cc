@@ -58,6 +58,7 @@ void NativeSession::handle(const wire::Frame& frame) {
     case MsgType::Withdraw: return handle_provide(frame, false);
     case MsgType::StreamStatus: return handle_stream_status(frame);
     case MsgType::ListChannels: return handle_list_channels(frame);
+    case MsgType::Reload: return handle_reload(frame);
     case MsgType::Hello: return reject(wire::Code::MalformedFrame, "HELLO sent twice");
     default: return reject(wire::Code::UnknownType, "unknown or broker-only frame type");
   }
@@ -115,6 +116,7 @@ void NativeSession::welcome() {
 }
 
 void NativeSession::on_open_tick(uint64_t now_ns) {
+  if (reload_) answer_reload();
   if (now_ns - last_tx_ns() < ms_to_ns(heartbeat_ms_) || !output().empty()) return;
   output().queue(wire::kHeaderSize, [](std::span<uint8_t> out) { return wire::encode_heartbeat(out); });
   set_last_tx_ns(now_ns);

@@ -50,6 +50,8 @@ class NativeSession final : public session::Session {
   void handle_provide(const wire::Frame& frame, bool provide);
   void handle_stream_status(const wire::Frame& frame);
   void handle_list_channels(const wire::Frame& frame);
+  void handle_reload(const wire::Frame& frame);
+  void answer_reload();  // on the tick, once the verifier thread has reloaded
   // Bad input: counted, and the connection closes with `code`.
   void reject(wire::Code code, std::string_view text);
   // A provider message the router ignored: counted, and logged once per connection.
@@ -75,6 +77,8 @@ class NativeSession final : public session::Session {
   static constexpr cache::ChannelId kWithdrawn = ~cache::ChannelId{0};
   uint16_t version_ = wire::kProtocolVersion;
   std::string hello_name_;  // the client's name while its login is checked
+  std::shared_ptr<auth::Login> reload_;  // an admin's RELOAD in progress
+  uint32_t reload_request_id_ = 0;
 };
 
 }  // namespace tw::native

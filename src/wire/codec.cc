@@ -49,6 +49,7 @@ const char* type_name(MsgType type) {
     case MsgType::Withdraw: return "WITHDRAW";
     case MsgType::StreamStatus: return "STREAM_STATUS";
     case MsgType::ListChannels: return "LIST_CHANNELS";
+    case MsgType::Reload: return "RELOAD";
     case MsgType::Heartbeat: return "HEARTBEAT";
     case MsgType::Welcome: return "WELCOME";
     case MsgType::Ack: return "ACK";
@@ -279,6 +280,12 @@ bool decode(const Frame& f, ListChannels& m) {
   return f.flags == 0 && r.at_end();
 }
 
+bool decode(const Frame& f, ReloadMsg& m) {
+  ByteReader r(f.body);
+  m.request_id = r.u32();
+  return f.flags == 0 && r.at_end();
+}
+
 bool decode(const Frame& f, ChannelInfo& m) {
   ByteReader r(f.body);
   m.request_id = r.u32();
@@ -443,6 +450,12 @@ size_t encode(std::span<uint8_t> out, const ListChannels& m) {
   auto w = begin(out, MsgType::ListChannels);
   w.u32(m.request_id);
   w.str16(m.service);
+  return finish(w);
+}
+
+size_t encode(std::span<uint8_t> out, const ReloadMsg& m) {
+  auto w = begin(out, MsgType::Reload);
+  w.u32(m.request_id);
   return finish(w);
 }
 

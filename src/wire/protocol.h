@@ -36,6 +36,7 @@ enum class MsgType : uint8_t {
   Withdraw = 0x09,
   StreamStatus = 0x0A,
   ListChannels = 0x0B,
+  Reload = 0x0C,  // version 2: an admin user reloads the users file
   // both directions
   Heartbeat = 0x07,
   // broker -> client
@@ -209,6 +210,9 @@ struct StreamStatus {  // u32 stream_id, u8 state, u16 code, str16 text
   std::string_view text;
 };
 // Administration.
+struct ReloadMsg {  // u32 request_id; answered by ACK once the users file was read again (or not)
+  uint32_t request_id = 0;
+};
 struct ListChannels {  // u32 request_id, str16 service ("" = all)
   uint32_t request_id = 0;
   std::string_view service;

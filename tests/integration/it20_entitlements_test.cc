@@ -41,6 +41,7 @@ std::string users_file(bool with_fx_eur) {
   t += "[[users.late.rule]]\nallow = [\"subscribe-delayed\"]\ndelay_s = 1\ntopics = [\"EQ/>\"]\n";
   t += "[users.mallory]\npassword = \"" + hash("mallory-pw") + "\"\n";
   t += "[[users.mallory.rule]]\nallow = [\"publish\"]\ntopics = [\">\"]\n";
+  t += "[users.ops]\npassword = \"" + hash("ops-pw") + "\"\nadmin = true\n";
   t += "[groups.equities]\n";
   t += "[[groups.equities.rule]]\nallow = [\"subscribe\"]\ntopics = [\"EQ/>\"]\n";
   t += "[[groups.equities.rule]]\ndeny = [\"subscribe\"]\ntopics = [\"EQ/SECRET\"]\n";
@@ -287,6 +288,34 @@ TEST_F(EntitlementsTest, AReloadRevokingOnePatternClosesExactlyThoseChannels) {
   EXPECT_GT(seqs[ids["EQ/IBM"]], ibm);
   EXPECT_TRUE(errors.empty()) << errors.front();
   EXPECT_TRUE(feed.connected());
+}
+
+std::optional<testing::AckReply> reload(RawClient& c, uint32_t request_id) {
+  if (!c.send_encoded([&](std::span<uint8_t> out) { return wire::encode(out, wire::ReloadMsg{request_id}); })) {
+    return std::nullopt;
+  }
+  return c.wait_ack(request_id);
+}
+
+TEST_F(EntitlementsTest, AnAdminsReloadAppliesTheNewRules) {
+  RawClient feed, alice, ops;
+  login(feed, "feed");
+  ASSERT_TRUE(feed.register_topic(1, wire::PayloadKind::FieldList, "FX/EUR"));
+  ASSERT_TRUE(feed.publish(1, int_payload(1)));
+  login(alice, "alice");
+  ASSERT_EQ(ack_code(alice.subscribe(1, "FX/EUR")), wire::Code::Ok);
+  EXPECT_EQ(ack_code(reload(alice, 2)), wire::Code::NotAuthorized);  // not an admin
+  login(ops, "ops");
+  dir_.write("users.toml", "[users.ops\n");  // a broken file: refused, the rules in force stay
+  EXPECT_EQ(ack_code(reload(ops, 1)), wire::Code::NotFound);
+  dir_.write("users.toml", users_file(false));
+  EXPECT_EQ(ack_code(reload(ops, 2)), wire::Code::Ok);
+  auto closed = alice.next_of_type(wire::MsgType::Status, 5'000);
+  ASSERT_TRUE(closed.has_value()) << "no STATUS after the reload";
+  auto status = closed->as<wire::StatusMsg>();
+  ASSERT_TRUE(status.has_value());
+  EXPECT_EQ(status->state, wire::ChannelState::Closed);
+  EXPECT_EQ(status->code, wire::Code::NotAuthorized);
 }
 
 // The sum of one counter over the usage log's lines for `user`.

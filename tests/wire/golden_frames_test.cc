@@ -63,6 +63,14 @@ TEST(GoldenFrames, HelloCredentialsNeedVersion2) {
   }
 }
 
+TEST(GoldenFrames, Reload) {
+  Bytes f = encoded([](auto o) { return encode(o, ReloadMsg{7}); });
+  auto m = expect_golden<ReloadMsg>(f,
+                                    "0c 00 00 00 0c 00 00 00"  // length 12, RELOAD
+                                    "07 00 00 00");            // request_id 7
+  EXPECT_EQ(m.request_id, 7u);
+}
+
 TEST(GoldenFrames, Welcome) {
   Bytes f = encoded([](auto o) { return encode(o, Welcome{1, 5000, 1u << 20, 1000, "tickwired"}); });
   auto m = expect_golden<Welcome>(f,
