@@ -62,3 +62,10 @@ put pingreq "c0 00"
 put disconnect5_will "e0 01 04"
 put session311 "$connect311 82 08 00 01 00 03 61 2f 23 00 30 05 00 01 61 68 69 c0 00 e0 00"
 put qos3 "36 06 00 01 61 00 01 78"
+
+# hello: the HELLO flags byte, then its body (version 1; version 2 with user "alice", password "EQ/IBM")
+cd ../
+mkdir -p hello
+cd hello
+put v1 "00 01 00 01 00 88 13 00 00 03 00 63 6c 69"
+put v2 "01 01 00 02 00 88 13 00 00 03 00 63 6c 69 05 00 61 6c 69 63 65 06 00 45 51 2f 49 42 4d"

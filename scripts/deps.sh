@@ -17,6 +17,8 @@ PACKAGES=(
   libsystemd-dev pkg-config
   # the Debian package's check (tests/package)
   lintian dpkg-dev fakeroot
+  # password hashes (argon2id) for users files (src/auth)
+  libargon2-dev
   # optional: NUMA node of each cpu, for thread placement (src/base/affinity.cc)
   libnuma-dev
   # peers for the perf comparison tooling, and python for its scripts

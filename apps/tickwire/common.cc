@@ -26,6 +26,12 @@ Result<client::Options> client_options(const CommonOptions& common, const std::s
   options.ca = common.ca;
   options.cert = common.cert;
   options.key = common.key;
+  if (!common.user.empty()) {
+    auto password = client::resolve_password(common.password_file);
+    if (!password) return password.error();
+    options.user = common.user;
+    options.password = std::move(*password);
+  }
   return options;
 }
 

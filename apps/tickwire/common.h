@@ -24,6 +24,8 @@ struct CommonOptions {
   std::string ca;               // --ca FILE: CA bundle the broker's certificate must chain to
   std::string cert;             // --cert FILE, --key FILE: this client's certificate (mutual TLS)
   std::string key;
+  std::string user;             // --user NAME: log in (docs/security.md)
+  std::string password_file;    // --password-file FILE, else $TICKWIRE_PASSWORD
 };
 
 // Each subcommand registers itself; its callback stores its exit code in `exit_code`.
@@ -33,6 +35,7 @@ void add_snapshot_command(CLI::App& app, const CommonOptions& common, int& exit_
 void add_demo_feed_command(CLI::App& app, const CommonOptions& common, int& exit_code);
 void add_provider_command(CLI::App& app, const CommonOptions& common, int& exit_code);   // provider.cc
 void add_channels_command(CLI::App& app, const CommonOptions& common, int& exit_code);   // channels.cc
+void add_passwd_command(CLI::App& app, int& exit_code);  // passwd.cc
 void add_perf_command(CLI::App& app, const CommonOptions& common, int& exit_code);  // perf.cc
 
 // --tls, or any of the TLS file flags that imply it.

@@ -19,6 +19,10 @@ int main(int argc, char** argv) {
   app.add_option("--cert", common.cert, "client certificate file for mutual TLS (with --key); implies --tls");
   app.add_option("--key", common.key, "client private key file (with --cert); implies --tls");
 
+  app.add_option("--user", common.user, "log in as this user (docs/security.md)");
+  app.add_option("--password-file", common.password_file,
+                 "file whose first line is the password (default: $TICKWIRE_PASSWORD)");
+
   int exit_code = tw::cli::kExitOk;
   tw::cli::add_pub_command(app, common, exit_code);
   tw::cli::add_sub_command(app, common, exit_code);
@@ -27,6 +31,7 @@ int main(int argc, char** argv) {
   tw::cli::add_provider_command(app, common, exit_code);
   tw::cli::add_channels_command(app, common, exit_code);
   tw::cli::add_perf_command(app, common, exit_code);
+  tw::cli::add_passwd_command(app, exit_code);
 
   tw::cli::install_stop_signals();
   try {

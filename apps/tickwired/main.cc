@@ -29,7 +29,9 @@ void on_stop_signal(int) {
 }
 
 void on_reload_signal(int) {
-  if (g_broker != nullptr) g_broker->reload_tls();
+  if (g_broker == nullptr) return;
+  g_broker->reload_tls();
+  g_broker->reload_auth();
 }
 
 // SA_RESETHAND: a second SIGINT/SIGTERM during a stuck shutdown kills the process.

@@ -29,6 +29,9 @@ struct Counters {
   uint64_t partial_input_closes = 0;   // connections closed because the partial frames passed max_partial_input
   uint64_t frame_deadline_closes = 0;  // connections closed with a frame not whole within frame_deadline_ms
   uint64_t fd_exhausted = 0;           // connections refused because the process was out of file descriptors
+  uint64_t auth_failures = 0;          // logins refused (wrong password, unknown user, none given)
+  uint64_t entitlement_refusals = 0;   // SUBSCRIBE, REGISTER, PROVIDE refused by entitlements
+  uint64_t withdrawn_publishes = 0;    // PUBLISHes dropped on publish ids withdrawn by a reload
 };
 
 }  // namespace tw::broker

@@ -85,6 +85,10 @@ class Outlet {
   virtual void flush_output() = 0;
   // Who this is, for logs and the admin view ("client-name@host:port").
   virtual std::string_view name() const = 0;
+  // Whether a wildcard subscription of this outlet may attach to the channel
+  // `topic` with `delay_ms` (its user's entitlements, docs/security.md). Asked
+  // when a channel and a wildcard meet, never per message.
+  virtual bool entitled(std::string_view /*topic*/, uint32_t /*delay_ms*/) const { return true; }
 
   bool dirty = false;  // owned by Fanout
   // How other threads address this outlet (a tiered broker's connection id); 0 = not addressable.

@@ -159,6 +159,14 @@ void count_interval(uint32_t& realtime_refs, uint32_t& min_ms, uint32_t conflate
 }  // namespace
 
 void Router::add_ref(cache::Channel& ch, const PatternRef& ref) {
+  if (ref.exact || ref.outlet->entitled(ch.topic, ref.delay_ms)) add_counted_ref(ch, ref);
+}
+
+void Router::drop_ref(cache::Channel& ch, const PatternRef& ref) {
+  if (ref.exact || ref.outlet->entitled(ch.topic, ref.delay_ms)) drop_counted_ref(ch, ref);
+}
+
+void Router::add_counted_ref(cache::Channel& ch, const PatternRef& ref) {
   Route& r = route(ch);
   if (ref.exact) {
     ++r.exact_refs;
@@ -206,7 +214,7 @@ bool Router::attach(std::vector<Entry>& list, const cache::Channel& shown, const
   return true;
 }
 
-void Router::drop_ref(cache::Channel& ch, const PatternRef& ref) {
+void Router::drop_counted_ref(cache::Channel& ch, const PatternRef& ref) {
   Outlet* outlet = ref.outlet;
   const bool exact = ref.exact;
   Route& r = route(ch);

@@ -122,6 +122,13 @@ class Router {
   Outcome unsubscribe(Outlet* outlet, std::string_view pattern);
   // Drops every subscription and every service of a closing outlet.
   void remove_outlet(Outlet* outlet);
+  // The outlet's entitlements changed (router_entitle.cc): Outlet::entitled
+  // answers under the new ones, `before` under the old. Channels it may no
+  // longer receive are detached, each that it then no longer receives at all
+  // with STATUS CLOSED NOT_AUTHORIZED; exact patterns no longer permitted are
+  // dropped; channels newly permitted attach. Nothing else changes.
+  using EntitledFn = std::function<bool(std::string_view topic, uint32_t delay_ms)>;
+  void reentitle(Outlet* outlet, const EntitledFn& before);
   size_t subscription_count(Outlet* outlet) const;
   // Whether the outlet currently receives the channel's stream (some pattern covers it).
   bool delivers(const Outlet* outlet, cache::ChannelId id) const;
@@ -271,8 +278,13 @@ class Router {
   // stands for its own count): LIST_CHANNELS shows it, a mirror reports it.
   uint32_t subscriber_count(const Route& r) const;
   struct PatternRef;
+  // A wildcard's ref counts on a channel only while its outlet is entitled to it.
   void add_ref(cache::Channel& ch, const PatternRef& ref);
   void drop_ref(cache::Channel& ch, const PatternRef& ref);
+  void add_counted_ref(cache::Channel& ch, const PatternRef& ref);
+  void drop_counted_ref(cache::Channel& ch, const PatternRef& ref);
+  // Revocation: detaches the ref, closing the outlet's stream when it was the last that covered it.
+  void revoke_ref(cache::Channel& ch, const PatternRef& ref);
   // Counts the pattern in the outlet's entry of `list` (a live or a delayed
   // subscriber list); a new entry starts its stream from `shown` (the live
   // channel or its delayed copy): the image, then STALE if it is. True when new.

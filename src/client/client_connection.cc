@@ -308,7 +308,10 @@ void Client::send_hello() {
   wire::Hello hello;
   hello.heartbeat_ms = options_.heartbeat_ms;
   hello.client_name = options_.client_name;
-  queue_frame(wire::kHeaderSize + 10 + hello.client_name.size(),
+  hello.credentials = !options_.user.empty();
+  hello.user = options_.user;
+  hello.password = options_.password;
+  queue_frame(wire::kHeaderSize + 14 + hello.client_name.size() + hello.user.size() + hello.password.size(),
               [&](std::span<uint8_t> out) { return wire::encode(out, hello); });
   write_some();
 }

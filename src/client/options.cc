@@ -2,6 +2,7 @@
 
 #include <charconv>
 #include <cstdlib>
+#include <fstream>
 
 namespace tw::client {
 
@@ -29,6 +30,20 @@ std::string resolve_server(std::string_view flag) {
   const char* env = std::getenv(std::string(kServerEnvVar).c_str());
   if (env != nullptr && *env != '\0') return env;
   return std::string(kDefaultServer);
+}
+
+Result<std::string> resolve_password(const std::string& file) {
+  if (file.empty()) {
+    const char* env = std::getenv(std::string(kPasswordEnvVar).c_str());
+    if (env == nullptr) return Error{"a user needs a password: --password-file FILE or $TICKWIRE_PASSWORD"};
+    return std::string(env);
+  }
+  std::ifstream in(file);
+  if (!in) return Error{"cannot read the password file " + file};
+  std::string line;
+  std::getline(in, line);
+  if (!line.empty() && line.back() == '\r') line.pop_back();
+  return line;
 }
 
 }  // namespace tw::client

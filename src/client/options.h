@@ -5,12 +5,14 @@
 #include <string>
 #include <string_view>
 
+#include "base/result.h"
 #include "wire/protocol.h"
 
 namespace tw::client {
 
 inline constexpr std::string_view kDefaultServer = "127.0.0.1:9400";
 inline constexpr std::string_view kServerEnvVar = "TICKWIRE_SERVER";
+inline constexpr std::string_view kPasswordEnvVar = "TICKWIRE_PASSWORD";
 
 struct Options {
   std::string host = "127.0.0.1";
@@ -32,11 +34,18 @@ struct Options {
   std::string ca;
   std::string cert;
   std::string key;
+  // A user of a broker with authentication (docs/security.md): HELLO
+  // version 2 carries them. "" = no user (anonymous, or a TLS certificate's).
+  std::string user;
+  std::string password;
 };
 
 // "HOST:PORT" -> host, port. Accepts "[v6addr]:PORT". False when malformed or port 0.
 bool parse_server_address(std::string_view text, std::string& host, uint16_t& port);
 // The server the CLI should use: `flag` if not empty, else $TICKWIRE_SERVER, else the default.
 std::string resolve_server(std::string_view flag);
+// The password for a user: the first line of `file` when given, else
+// $TICKWIRE_PASSWORD. An error when the file cannot be read or neither is set.
+Result<std::string> resolve_password(const std::string& file);
 
 }  // namespace tw::client

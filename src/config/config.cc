@@ -57,6 +57,8 @@ const std::array kIntegerKeys = {
     TW_INTEGER_KEY(access_points, 0, kMaxLoopThreads),
     TW_INTEGER_KEY(delay_max_bytes, int64_t{1} << 20, int64_t{1} << 40),
     TW_INTEGER_KEY(delay_bucket_ms, 10, 60'000),
+    TW_INTEGER_KEY(auth_failure_delay_ms, 0, 60'000),
+    TW_INTEGER_KEY(usage_interval_ms, 100, kDayMs),
     TW_INTEGER_KEY_OR_OFF(loop_slice_us, kMinSliceUs, kMaxSliceUs),
     TW_INTEGER_KEY(limits.max_frame, 64, int64_t{1} << 30),
     TW_INTEGER_KEY(limits.max_subscriptions, 1, kU32Max),
@@ -73,8 +75,9 @@ const std::array kIntegerKeys = {
 #undef TW_INTEGER_KEY
 #undef TW_KEY_WITH_ZERO
 
-constexpr std::array<std::string_view, 7> kStringKeys = {
-    "listen", "mqtt_listen", "server_name", "log_level", "provider_balance", "slow_consumer_policy", "cpus"};
+constexpr std::array<std::string_view, 9> kStringKeys = {
+    "listen", "mqtt_listen", "server_name", "log_level", "provider_balance", "slow_consumer_policy", "cpus", "auth_file",
+    "usage_log"};
 
 bool valid_slow_consumer_policy(std::string_view value) {
   return value == "conflate" || value == "drop" || value == "disconnect";
@@ -170,6 +173,7 @@ KeyKind key_kind(std::string_view key) {
   for (std::string_view name : kStringKeys) {
     if (name == key) return KeyKind::String;
   }
+  if (key == "allow_anonymous") return KeyKind::Boolean;
   return KeyKind::Unknown;
 }
 
@@ -255,9 +259,19 @@ Status set_string(BrokerConfig& config, std::string_view key, std::string_view v
   } else if (key == "cpus") {
     if (auto status = check_cpus(value); !status) return status;
     config.cpus.assign(value);
+  } else if (key == "auth_file") {
+    config.auth_file.assign(value);
+  } else if (key == "usage_log") {
+    config.usage_log.assign(value);
   } else {
     return Error{"not a string key"};
   }
+  return Ok{};
+}
+
+Status set_boolean(BrokerConfig& config, std::string_view key, bool value) {
+  if (key != "allow_anonymous") return Error{"not a boolean key"};
+  config.allow_anonymous = value;
   return Ok{};
 }
 

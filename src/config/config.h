@@ -69,6 +69,15 @@ struct BrokerConfig {
   // within which a delayed stream is conflated to one update per channel.
   uint64_t delay_max_bytes = 256ull << 20;
   uint32_t delay_bucket_ms = 1'000;
+  // Users, authentication and entitlements (docs/security.md). "" = off:
+  // every connection may do everything, and only loopback listeners start.
+  std::string auth_file;
+  // Listeners on other addresses start without auth_file only with this set;
+  // with auth_file, connections without credentials get its [anonymous] rules.
+  bool allow_anonymous = false;
+  uint32_t auth_failure_delay_ms = 1'000;      // a failed login's answer waits this long
+  std::string usage_log;                       // per-user usage lines appended here; "" = none
+  uint32_t usage_interval_ms = 60'000;         // one line per user per interval
   Limits limits;
 };
 
@@ -105,6 +114,7 @@ bool split_host_port(std::string_view text, std::string& host, uint16_t& port);
 // for the caller to prefix with where the value came from.
 Status set_integer(BrokerConfig& config, std::string_view key, int64_t value);
 Status set_string(BrokerConfig& config, std::string_view key, std::string_view value);
+Status set_boolean(BrokerConfig& config, std::string_view key, bool value);
 
 // Checks every key of a config built in code or patched after parsing, and
 // the keys that constrain each other (gateways with access_points, cpus with

@@ -5,7 +5,7 @@
 
 namespace tw::config::detail {
 
-enum class KeyKind { Unknown, Integer, String };
+enum class KeyKind { Unknown, Integer, String, Boolean };
 
 // `key` is the dotted TOML name: "heartbeat_ms", "limits.max_frame".
 KeyKind key_kind(std::string_view key);

@@ -47,6 +47,9 @@ class Reader {
       case detail::KeyKind::String:
         if (!node.is_string()) return key_error(node, name, "expected a string");
         return located(node, name, set_string(config, name, node.as_string()->get()));
+      case detail::KeyKind::Boolean:
+        if (!node.is_boolean()) return key_error(node, name, "expected true or false");
+        return located(node, name, set_boolean(config, name, node.as_boolean()->get()));
       case detail::KeyKind::Unknown:
         break;
     }

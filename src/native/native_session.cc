@@ -20,7 +20,8 @@ NativeSession::NativeSession(Env env, std::unique_ptr<session::Transport> transp
 
 size_t NativeSession::parse(std::span<const uint8_t> in) {
   size_t pos = 0;
-  while (!closing() && !paced()) {  // a paced reply holds the requests behind it
+  // A paced reply, or a login being checked, holds the requests behind it.
+  while (!closing() && !paced() && !login_pending()) {
     wire::Frame frame;
     auto result = wire::split_frame(in.subspan(pos), env().config.limits.max_frame, frame);
     if (result == wire::SplitResult::NeedMore) break;
@@ -59,6 +60,7 @@ void NativeSession::handle(const wire::Frame& frame) {
     case MsgType::Withdraw: return handle_provide(frame, false);
     case MsgType::StreamStatus: return handle_stream_status(frame);
     case MsgType::ListChannels: return handle_list_channels(frame);
+    case MsgType::Reload: return handle_reload(frame);
     case MsgType::Hello: return reject(wire::Code::MalformedFrame, "HELLO sent twice");
     default: return reject(wire::Code::UnknownType, "unknown or broker-only frame type");
   }
@@ -79,20 +81,50 @@ void NativeSession::handle_hello(const wire::Frame& frame) {
   if (hello.client_name.size() > wire::kMaxClientName) {
     return reject(wire::Code::MalformedFrame, "HELLO client name longer than 255 bytes");
   }
-  if (hello.min_version > wire::kProtocolVersion || hello.max_version < wire::kProtocolVersion) {
-    return fail(wire::Code::UnsupportedVersion, "this broker speaks protocol version 1 only");
+  if (hello.min_version > wire::kProtocolVersion || hello.max_version < wire::kMinProtocolVersion ||
+      hello.min_version > hello.max_version) {
+    return fail(wire::Code::UnsupportedVersion, "this broker speaks protocol versions 1 and 2");
   }
   const auto& cfg = env().config;
+  version_ = std::min(hello.max_version, wire::kProtocolVersion);
   heartbeat_ms_ = hello.heartbeat_ms ? std::clamp(hello.heartbeat_ms, kMinHeartbeatMs, kMaxHeartbeatMs)
                                      : cfg.heartbeat_ms;
-  open(hello.client_name, ms_to_ns(std::max<uint64_t>(cfg.idle_timeout_ms, 3ull * heartbeat_ms_)));
-  wire::Welcome welcome{wire::kProtocolVersion, heartbeat_ms_, cfg.limits.max_frame, cfg.limits.max_subscriptions,
+  hello_name_ = std::string(hello.client_name);
+  auth::Authority* authority = env().authority;
+  if (authority == nullptr) return welcome();
+  // Who it is: a password, else a mapped TLS client certificate, else anonymous where allowed.
+  if (hello.credentials) return begin_login(hello.user, hello.password);
+  auto grants = authority->for_certificate(peer_identity());
+  if (!grants) grants = authority->for_anonymous();
+  if (!grants) {
+    ++env().counters.auth_failures;
+    return fail(wire::Code::AuthFailed, "authentication required: HELLO version 2 with a user and password");
+  }
+  set_grants(std::move(grants));
+  welcome();
+}
+
+void NativeSession::on_login(std::shared_ptr<const auth::Grants> grants, std::string_view error) {
+  if (!grants) {
+    ++env().counters.auth_failures;
+    return fail(wire::Code::AuthFailed, error);
+  }
+  set_grants(std::move(grants));
+  welcome();
+}
+
+void NativeSession::welcome() {
+  const auto& cfg = env().config;
+  open(hello_name_, ms_to_ns(std::max<uint64_t>(cfg.idle_timeout_ms, 3ull * heartbeat_ms_)));
+  wire::Welcome welcome{version_, heartbeat_ms_, cfg.limits.max_frame, cfg.limits.max_subscriptions,
                         cfg.server_name};
   queue_control(welcome, kControlFrameMax);
-  TW_DEBUG("session %s: HELLO from '%s', heartbeat %u ms", peer().c_str(), client_name().c_str(), heartbeat_ms_);
+  TW_DEBUG("session %s: HELLO from '%s', version %u, heartbeat %u ms%s%s", peer().c_str(), client_name().c_str(),
+           version_, heartbeat_ms_, grants() ? ", user " : "", grants() ? grants()->user().c_str() : "");
 }
 
 void NativeSession::on_open_tick(uint64_t now_ns) {
+  if (reload_) answer_reload();
   if (now_ns - last_tx_ns() < ms_to_ns(heartbeat_ms_) || !output().empty()) return;
   output().queue(wire::kHeaderSize, [](std::span<uint8_t> out) { return wire::encode_heartbeat(out); });
   set_last_tx_ns(now_ns);

@@ -17,6 +17,7 @@
 #include <vector>
 
 #include "session/session.h"
+#include "topic/topic.h"
 #include "wire/codec.h"
 
 namespace tw::native {
@@ -37,10 +38,15 @@ class NativeSession final : public session::Session {
   void on_open_tick(uint64_t now_ns) override;
   void pace() override { continue_listing(); }
   bool can_pace() const override { return !listing_ || !listing_->waiting; }
+  void on_login(std::shared_ptr<const auth::Grants> grants, std::string_view error) override;
+  void on_reentitled() override;
 
  private:
   void handle(const wire::Frame& frame);
   void handle_hello(const wire::Frame& frame);
+  // Opens the session and answers WELCOME (with the version and heartbeat HELLO settled).
+  void welcome();
+  void remember_topic(uint32_t publish_id, std::string_view topic);
   void handle_subscribe(const wire::Frame& frame, bool subscribe);
   void handle_snapshot(const wire::Frame& frame);
   void handle_register(const wire::Frame& frame);
@@ -51,6 +57,8 @@ class NativeSession final : public session::Session {
   // Sends the listing's next rows while the output has room (a bounded
   // number of channels per turn); paced until the last row and the ACK.
   void continue_listing();
+  void handle_reload(const wire::Frame& frame);
+  void answer_reload();  // on the tick, once the verifier thread has reloaded
   // Bad input: counted, and the connection closes with `code`.
   void reject(wire::Code code, std::string_view text);
   // A provider message the router ignored: counted, and logged once per connection.
@@ -61,6 +69,10 @@ class NativeSession final : public session::Session {
   void queue_control(const Message& message, size_t max_size = kControlFrameMax) {
     output().queue(max_size, [&](std::span<uint8_t> out) { return wire::encode(out, message); });
   }
+  // Entitlements are asked only of topics and patterns valid under these.
+  topic::Limits topic_limits() const {
+    return {env().config.limits.max_topic_length, env().config.limits.max_topic_depth};
+  }
   static constexpr size_t kControlFrameMax = wire::kHeaderSize + 16 + 2 + 0xFFFF;  // largest str16 frame
 
   uint32_t heartbeat_ms_ = 0;
@@ -68,6 +80,14 @@ class NativeSession final : public session::Session {
   std::vector<cache::ChannelId> publish_ids_;  // publish_id -> channel
   uint32_t channels_created_ = 0;              // by this connection's REGISTERs, against max_channels_per_connection
   std::optional<broker::ListingCursor> listing_;  // a LIST_CHANNELS in progress
+  // With authentication: publish_id -> topic, to re-check after a reload.
+  std::vector<std::string> publish_topics_;
+  // A publish id whose entitlement was revoked; no channel has this id.
+  static constexpr cache::ChannelId kWithdrawn = ~cache::ChannelId{0};
+  uint16_t version_ = wire::kProtocolVersion;
+  std::string hello_name_;  // the client's name while its login is checked
+  std::shared_ptr<auth::Login> reload_;  // an admin's RELOAD in progress
+  uint32_t reload_request_id_ = 0;
 };
 
 }  // namespace tw::native

@@ -20,6 +20,10 @@ void NativeSession::handle_provide(const wire::Frame& frame, bool provide) {
   }
   if (!ok) return reject(wire::Code::MalformedFrame, provide ? "malformed PROVIDE" : "malformed WITHDRAW");
   if (!wire::valid_text(msg)) return reject(wire::Code::InvalidUtf8, "service or pattern is not valid UTF-8");
+  if (provide && grants() && grants()->provide(msg.service, msg.pattern) != wire::Code::Ok) {
+    ++env().counters.entitlement_refusals;
+    return send_ack(msg.request_id, {wire::Code::NotAuthorized, "not entitled to provide this service"});
+  }
   broker::Outcome outcome = provide ? env().router.provide(this, msg.service, msg.pattern)
                                     : env().router.withdraw(this, msg.service);
   send_ack(msg.request_id, outcome);

@@ -105,6 +105,8 @@ class Transport {
 struct TlsOptions {
   bool on = false;
   std::string ca, cert, key;
+  // The native transport's login too, on a broker with users (docs/security.md); "" = none.
+  std::string user, password;
 };
 // Native channels carry opaque payloads, or field lists (perf --fields).
 enum class PayloadFormat : uint8_t { Opaque, FieldList };

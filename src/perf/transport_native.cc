@@ -29,6 +29,8 @@ class NativeTransport final : public Transport {
     options.ca = tls_.ca;
     options.cert = tls_.cert;
     options.key = tls_.key;
+    options.user = tls_.user;
+    options.password = tls_.password;
     // A measurement must not silently continue on a new connection.
     options.reconnect = false;
     return client_.connect(options);

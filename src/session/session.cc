@@ -3,6 +3,7 @@
 #include <sys/epoll.h>
 
 #include <algorithm>
+#include <utility>
 #include <cstring>
 
 #include "base/log.h"
@@ -167,6 +168,7 @@ void Session::open(std::string_view client_name, uint64_t idle_timeout_ns) {
   name_ = client_name_ + "@" + peer_;
   idle_timeout_ns_ = idle_timeout_ns;
   phase_ = Phase::Open;
+  if (grants_) ++usage_.logins;
 }
 
 void Session::send_image(const cache::Channel& channel, uint32_t request_id) {
@@ -174,11 +176,16 @@ void Session::send_image(const cache::Channel& channel, uint32_t request_id) {
 }
 
 void Session::send_stream_image(const cache::Channel& channel, broker::SlowPolicy policy) {
-  if (!closing()) apply(policy_.send_stream_image(channel, policy));
+  if (closing()) return;
+  ++usage_.channels;
+  ++usage_.messages;
+  apply(policy_.send_stream_image(channel, policy));
 }
 
 void Session::send_delivery(const broker::Delivery& delivery) {
-  if (!closing()) apply(policy_.send_delivery(delivery));
+  if (closing()) return;
+  ++usage_.messages;
+  apply(policy_.send_delivery(delivery));
 }
 
 void Session::send_status(const cache::Channel& channel, wire::ChannelState state, wire::Code code,
@@ -211,6 +218,7 @@ void Session::account_written() {
   uint64_t written = output_.queue().bytes_written();
   if (written != bytes_written_seen_) {
     env_.counters.bytes_out += written - bytes_written_seen_;
+    usage_.bytes += written - bytes_written_seen_;
     bytes_written_seen_ = written;
     last_tx_ns_ = env_.reactor.now_ns();
   }
@@ -238,7 +246,10 @@ void Session::fail(wire::Code code, std::string_view text, bool warn) {
   env_.loop.closing.push_back(this);
   close_code_ = code;
   close_text_ = std::string(text);
-  if (code != wire::Code::Ok) {
+  if (code == wire::Code::AuthFailed) {
+    // auth::Authority logs failed logins, rate-limited: one line per client here would flood.
+    TW_DEBUG("session %s disconnected: %s", peer_.c_str(), close_text_.c_str());
+  } else if (code != wire::Code::Ok) {
     TW_WARN_LIMITED("session %s ('%s') disconnected: %s: %s", peer_.c_str(), client_name_.c_str(),
                     wire::code_name(code), close_text_.c_str());
   } else if (warn) {
@@ -279,6 +290,7 @@ void Session::on_tick(uint64_t now_ns) {
   if (closing()) return;
   if (!tick_input(now_ns)) return;
   if (phase_ == Phase::AwaitHello) {
+    if (login_) return poll_login();  // bounded by the verifier, not by hello_timeout_ms
     if (now_ns - opened_ns_ > ms_to_ns(env_.config.hello_timeout_ms)) {
       ++env_.counters.idle_timeouts;
       fail(wire::Code::IdleTimeout, "no HELLO received in time");
@@ -306,6 +318,36 @@ bool Session::tick_input(uint64_t now_ns) {
   }
   if (in_len_ == 0 && in_.capacity() != 0 && now_ns - last_rx_ns_ >= kReleaseIdleNs) release_input();
   return true;
+}
+
+void Session::begin_login(std::string_view user, std::string_view password) {
+  login_ = env_.authority->authenticate(user, password);
+  pause_input(true);
+}
+
+void Session::poll_login() {
+  if (!login_->done.load(std::memory_order_acquire)) return;
+  std::shared_ptr<auth::Login> login = std::move(login_);
+  // The check ran under the policy of its time: a reload since then must not be missed.
+  std::shared_ptr<const auth::Grants> grants = login->grants ? env_.authority->refresh(*login->grants) : nullptr;
+  on_login(std::move(grants), login->grants && !grants ? "the user was removed from the users file" : login->error);
+  if (closing()) return;
+  pause_input(false);
+  parse_input();  // frames that came behind the hello
+  read_input();
+}
+
+auth::Usage Session::take_usage() { return std::exchange(usage_, auth::Usage{}); }
+
+void Session::reentitle() {
+  if (!grants_ || closing()) return;
+  std::shared_ptr<const auth::Grants> now = env_.authority->refresh(*grants_);
+  if (!now) return fail(wire::Code::NotAuthorized, "the user was removed from the users file");
+  std::shared_ptr<const auth::Grants> before = std::exchange(grants_, std::move(now));
+  if (is_open()) {
+    env_.router.reentitle(this, [&](std::string_view topic, uint32_t delay_ms) { return before->receives(topic, delay_ms); });
+    on_reentitled();
+  }
 }
 
 }  // namespace tw::session

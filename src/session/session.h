@@ -33,6 +33,7 @@
 #include <string_view>
 #include <vector>
 
+#include "auth/authority.h"
 #include "broker/counters.h"
 #include "broker/fanout.h"
 #include "broker/outlet.h"
@@ -57,6 +58,7 @@ class Session : public broker::Outlet, public reactor::IoHandler, private InputB
     broker::Fanout& fanout;
     broker::Counters& counters;
     LoopState& loop;
+    auth::Authority* authority;  // null: authentication off, every connection may do everything
   };
   Session(Env env, std::unique_ptr<Transport> transport, std::string peer, const Encoder& encoder, uint64_t now_ns);
   ~Session() override;
@@ -76,6 +78,18 @@ class Session : public broker::Outlet, public reactor::IoHandler, private InputB
                    bool introduce) override;
   void flush_output() override;
   std::string_view name() const override { return name_; }
+  bool entitled(std::string_view topic, uint32_t delay_ms) const override {
+    return !grants_ || grants_->receives(topic, delay_ms);
+  }
+  // The users file changed (auth::Authority::generation): the session takes
+  // its user's new grants and gives up what they no longer permit, or closes
+  // when its user is gone. Nothing else on the connection changes.
+  void reentitle();
+  // The user's entitlements; null when authentication is off (everything allowed).
+  const auth::Grants* grants() const { return grants_.get(); }
+  // Usage since the last call, for the user's accounting (auth/usage.h); resets it.
+  auth::Usage take_usage();
+  void count_subscription() { ++usage_.subscriptions; }
 
   // Marks the session for closing; the protocol says goodbye with `code`
   // (Ok: no goodbye). Logged at debug level when Ok unless `warn`.
@@ -137,10 +151,22 @@ class Session : public broker::Outlet, public reactor::IoHandler, private InputB
   // socket) until end_paced(), so replies keep the order of the requests.
   void begin_paced();
   void end_paced();
+  // Authentication, for any protocol's hello (docs/security.md).
+  void set_grants(std::shared_ptr<const auth::Grants> grants) { grants_ = std::move(grants); }
+  // Checks a password off the loop thread: input pauses until the answer,
+  // which on_login() gets on a later tick.
+  void begin_login(std::string_view user, std::string_view password);
+  bool login_pending() const { return login_ != nullptr; }
+  // The answer to begin_login: grants, or null and why (for the client).
+  virtual void on_login(std::shared_ptr<const auth::Grants> grants, std::string_view error) = 0;
+  // After reentitle(): what the protocol holds beyond subscriptions (native publish ids).
+  virtual void on_reentitled() {}
 
   const Env& env() const { return env_; }
   Output& output() { return output_; }
   const std::string& peer() const { return peer_; }
+  // The TLS client certificate's identity (subject CN or a SAN), "" if none.
+  std::string peer_identity() const { return transport_ ? transport_->peer_identity() : std::string(); }
   const std::string& client_name() const { return client_name_; }
   uint64_t last_tx_ns() const { return last_tx_ns_; }
   void set_last_tx_ns(uint64_t now_ns) { last_tx_ns_ = now_ns; }
@@ -162,6 +188,7 @@ class Session : public broker::Outlet, public reactor::IoHandler, private InputB
   bool reads() const { return reading_ && !paced_; }
   void update_interest();
   void account_written();
+  void poll_login();
 
   Env env_;
   std::unique_ptr<Transport> transport_;  // null once finished
@@ -186,6 +213,9 @@ class Session : public broker::Outlet, public reactor::IoHandler, private InputB
   uint64_t idle_timeout_ns_ = 0;
   wire::Code close_code_ = wire::Code::Ok;
   std::string close_text_;
+  std::shared_ptr<const auth::Grants> grants_;
+  std::shared_ptr<auth::Login> login_;  // a password check in flight
+  auth::Usage usage_;                   // not yet reported
 };
 
 }  // namespace tw::session

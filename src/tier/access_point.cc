@@ -85,6 +85,27 @@ void AccessPoint::reload_tls() {
   }
 }
 
+void AccessPoint::report_usage(const std::vector<session::Session*>& sessions) {
+  std::vector<std::pair<std::string, auth::Usage>> deltas;
+  for (session::Session* s : sessions) {
+    if (s->grants() == nullptr) continue;
+    auth::Usage u = s->take_usage();
+    if (!u.empty()) deltas.emplace_back(s->grants()->user(), u);
+  }
+  if (!deltas.empty()) authority_->add_usage(deltas);
+}
+
+// Within one tick of a users file reload, every session holds what the new rules allow.
+void AccessPoint::follow_auth_reload() {
+  if (authority_ == nullptr) return;
+  const uint64_t generation = authority_->generation();
+  if (generation == auth_generation_) return;
+  if (auth_generation_ != 0) {
+    for (auto& [token, session] : sessions_) session->reentitle();
+  }
+  auth_generation_ = generation;
+}
+
 // At most kAcceptsPerTurn connections per turn: the listener is level-triggered,
 // so a storm of connections is taken a slice per turn, between the other
 // connections' input, instead of in one long turn.
@@ -217,6 +238,7 @@ void AccessPoint::reap_closing() {
       router_.remove_outlet(s);
       fanout_.forget(s);
       s->finish();
+      if (authority_ != nullptr && authority_->accounts_usage()) report_usage({s});
       sessions_.erase(it);
       open_connections_.fetch_sub(1, std::memory_order_relaxed);
       ++reaped_since_trim_;
@@ -238,6 +260,12 @@ void AccessPoint::apply_input_pressure() {
 }
 
 void AccessPoint::tick(uint64_t now_ns) {
+  follow_auth_reload();
+  if (authority_ != nullptr && authority_->accounts_usage()) {
+    std::vector<session::Session*> all;
+    for (auto& [token, session] : sessions_) all.push_back(session.get());
+    report_usage(all);
+  }
   for (auto& [token, session] : sessions_) session->on_tick(now_ns);
   router_.on_tick();
   end_of_turn();

@@ -58,6 +58,9 @@ class AccessPoint final {
   // Any thread, and async-signal-safe (SIGHUP): the accepting access point
   // reloads every listener's certificate on its own thread.
   void request_tls_reload();
+  // Before run(): the broker's authentication (null = off). After a reload
+  // the loop re-entitles its sessions on its next tick.
+  void set_authority(auth::Authority* authority) { authority_ = authority; }
 
   // The thread's loop; returns after a graceful shutdown once stop is set.
   // The calling thread becomes the owner of everything the access point holds.
@@ -111,7 +114,10 @@ class AccessPoint final {
   void return_freed_memory(uint64_t now_ns);
   void publish_snapshot();
   void shutdown();
-  session::Session::Env env() { return {config_, reactor_, router_, fanout_, counters_, loop_}; }
+  session::Session::Env env() { return {config_, reactor_, router_, fanout_, counters_, loop_, authority_}; }
+  void follow_auth_reload();
+  // Hands the sessions' usage since the last report to the authority (once per tick, and at close).
+  void report_usage(const std::vector<session::Session*>& sessions);
 
   const config::BrokerConfig& config_;
   reactor::Reactor reactor_;
@@ -140,6 +146,8 @@ class AccessPoint final {
   uint64_t last_trim_ns_ = 0;  // a paced reply can produce more: the loop does not sleep
   bool input_paused_ = false;  // the gateways are behind: connections are not read
   PublishedSnapshot published_;
+  auth::Authority* authority_ = nullptr;
+  uint64_t auth_generation_ = 0;  // of the policy the sessions are entitled under
 };
 
 }  // namespace tw::tier

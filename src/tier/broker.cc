@@ -8,6 +8,7 @@
 #include "base/affinity.h"
 #include "base/log.h"
 #include "io/socket.h"
+#include "auth/authority.h"
 #include "tier/access_point.h"
 #include "tier/gateway.h"
 
@@ -174,6 +175,7 @@ struct Broker::Impl {
   std::vector<Bound> bound;
   std::atomic<bool> stop_access_points{false};
   std::atomic<bool> stop_gateways{false};
+  std::unique_ptr<auth::Authority> authority;  // when auth_file is set
 };
 
 Broker::Broker(config::BrokerConfig config) : impl_(std::make_unique<Impl>(std::move(config))) {}
@@ -206,7 +208,49 @@ Status bind_listener(const config::Listener& listener, int& fd, uint16_t& port,
 
 }  // namespace
 
+namespace {
+
+bool is_loopback(const std::string& address) {
+  std::string host;
+  uint16_t port = 0;
+  if (!config::split_host_port(address, host, port)) return false;
+  return host == "localhost" || host == "::1" || host.rfind("127.", 0) == 0;
+}
+
+}  // namespace
+
+// Safe defaults (docs/security.md): without a users file only loopback
+// listeners start, unless allow_anonymous says open access is meant.
+Status Broker::start_auth() {
+  const config::BrokerConfig& c = impl_->config;
+  if (c.auth_file.empty()) {
+    if (c.allow_anonymous) return Ok{};
+    for (const config::Listener& l : config::effective_listeners(c)) {
+      if (!is_loopback(l.address)) {
+        return Error{"listener " + l.address + " is not on loopback: set auth_file (docs/security.md), or " +
+                     "allow_anonymous = true to let anyone who reaches it publish and subscribe"};
+      }
+    }
+    return Ok{};
+  }
+  auto policy = auth::Policy::load(c.auth_file);
+  if (!policy) return Error{"auth_file: " + policy.error().message};
+  auth::Authority::Settings settings{c.auth_file, c.allow_anonymous, c.auth_failure_delay_ms, 1'024, c.usage_log,
+                                     c.usage_interval_ms};
+  impl_->authority = std::make_unique<auth::Authority>(std::move(settings), std::move(*policy));
+  impl_->authority->start();
+  for (auto& ap : impl_->access_points) ap->set_authority(impl_->authority.get());
+  TW_INFO("authentication on: %zu users, %zu rule patterns from %s", impl_->authority->policy()->user_count(),
+          impl_->authority->policy()->rule_count(), c.auth_file.c_str());
+  return Ok{};
+}
+
+void Broker::reload_auth() {
+  if (impl_->authority) impl_->authority->request_reload();
+}
+
 Status Broker::listen() {
+  if (auto status = start_auth(); !status) return status;
   std::vector<ListenSocket> sockets;
   for (const config::Listener& listener : config::effective_listeners(impl_->config)) {
     Impl::Bound b;

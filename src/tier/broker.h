@@ -34,6 +34,9 @@ class Broker {
   // Safe from a signal handler (SIGHUP): every TLS listener re-reads its
   // certificate and key for new connections; open ones are not touched.
   void reload_tls();
+  // Safe from a signal handler (SIGHUP): the users file is read again
+  // (auth_file); open connections keep only what the new rules allow.
+  void reload_auth();
   // Runs every thread until stop(); returns after a graceful shutdown.
   void run();
   // Safe from any thread and from a signal handler: wakes the loops to shut down.
@@ -44,6 +47,7 @@ class Broker {
   LoopSnapshot totals() const;
 
  private:
+  Status start_auth();
   struct Impl;
   std::unique_ptr<Impl> impl_;
 };

@@ -32,6 +32,9 @@ const char* code_name(Code code) {
     case Code::DelayCapacity: return "DELAY_CAPACITY";
     case Code::ChannelQuota: return "CHANNEL_QUOTA";
     case Code::InvalidUtf8: return "INVALID_UTF8";
+    case Code::NotAuthorized: return "NOT_AUTHORIZED";
+    case Code::AuthFailed: return "AUTH_FAILED";
+    case Code::NotProvider: return "NOT_PROVIDER";
   }
   return "UNKNOWN_CODE";
 }
@@ -48,6 +51,7 @@ const char* type_name(MsgType type) {
     case MsgType::Withdraw: return "WITHDRAW";
     case MsgType::StreamStatus: return "STREAM_STATUS";
     case MsgType::ListChannels: return "LIST_CHANNELS";
+    case MsgType::Reload: return "RELOAD";
     case MsgType::Heartbeat: return "HEARTBEAT";
     case MsgType::Welcome: return "WELCOME";
     case MsgType::Ack: return "ACK";
@@ -124,7 +128,11 @@ bool decode(const Frame& f, Hello& m) {
   m.max_version = r.u16();
   m.heartbeat_ms = r.u32();
   m.client_name = r.str16();
-  return f.flags == 0 && r.at_end();
+  m.credentials = (f.flags & kHelloCredentials) != 0;
+  m.user = m.credentials ? r.str16() : std::string_view{};
+  m.password = m.credentials ? r.str16() : std::string_view{};
+  if (m.credentials && m.max_version < 2) return false;
+  return (f.flags & ~kHelloCredentials) == 0 && r.at_end();
 }
 
 bool decode(const Frame& f, Welcome& m) {
@@ -274,6 +282,12 @@ bool decode(const Frame& f, ListChannels& m) {
   return f.flags == 0 && r.at_end();
 }
 
+bool decode(const Frame& f, ReloadMsg& m) {
+  ByteReader r(f.body);
+  m.request_id = r.u32();
+  return f.flags == 0 && r.at_end();
+}
+
 bool decode(const Frame& f, ChannelInfo& m) {
   ByteReader r(f.body);
   m.request_id = r.u32();
@@ -289,11 +303,15 @@ bool decode(const Frame& f, ChannelInfo& m) {
 }
 
 size_t encode(std::span<uint8_t> out, const Hello& m) {
-  auto w = begin(out, MsgType::Hello);
+  auto w = begin(out, MsgType::Hello, m.credentials ? kHelloCredentials : 0);
   w.u16(m.min_version);
   w.u16(m.max_version);
   w.u32(m.heartbeat_ms);
   w.str16(m.client_name);
+  if (m.credentials) {
+    w.str16(m.user);
+    w.str16(m.password);
+  }
   return finish(w);
 }
 
@@ -434,6 +452,12 @@ size_t encode(std::span<uint8_t> out, const ListChannels& m) {
   auto w = begin(out, MsgType::ListChannels);
   w.u32(m.request_id);
   w.str16(m.service);
+  return finish(w);
+}
+
+size_t encode(std::span<uint8_t> out, const ReloadMsg& m) {
+  auto w = begin(out, MsgType::Reload);
+  w.u32(m.request_id);
   return finish(w);
 }
 

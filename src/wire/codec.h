@@ -43,6 +43,7 @@ bool decode(const Frame& f, Request& out);
 bool decode(const Frame& f, ReleaseMsg& out);
 bool decode(const Frame& f, StreamStatus& out);
 bool decode(const Frame& f, ListChannels& out);
+bool decode(const Frame& f, ReloadMsg& out);
 bool decode(const Frame& f, ChannelInfo& out);
 
 size_t encode(std::span<uint8_t> out, const Hello& m);
@@ -64,6 +65,7 @@ size_t encode(std::span<uint8_t> out, const Request& m);
 size_t encode(std::span<uint8_t> out, const ReleaseMsg& m);
 size_t encode(std::span<uint8_t> out, const StreamStatus& m);
 size_t encode(std::span<uint8_t> out, const ListChannels& m);
+size_t encode(std::span<uint8_t> out, const ReloadMsg& m);
 size_t encode(std::span<uint8_t> out, const ChannelInfo& m);
 size_t encode_heartbeat(std::span<uint8_t> out);
 // Writes the kImageFixedSize bytes of an IMAGE frame whose payload of

@@ -17,7 +17,10 @@
 
 namespace tw::wire {
 
-inline constexpr uint16_t kProtocolVersion = 1;
+// Version 2 adds credentials to HELLO (kHelloCredentials); a version-1
+// client is served as before where the broker does not require them.
+inline constexpr uint16_t kProtocolVersion = 2;
+inline constexpr uint16_t kMinProtocolVersion = 1;
 inline constexpr size_t kHeaderSize = 8;
 inline constexpr uint32_t kDefaultMaxFrame = 1u << 20;
 
@@ -33,6 +36,7 @@ enum class MsgType : uint8_t {
   Withdraw = 0x09,
   StreamStatus = 0x0A,
   ListChannels = 0x0B,
+  Reload = 0x0C,  // version 2: an admin user reloads the users file
   // both directions
   Heartbeat = 0x07,
   // broker -> client
@@ -76,6 +80,9 @@ enum class Code : uint16_t {
   DelayCapacity = 23,      // ACK: delayed data is over delay_max_bytes, no new delayed subscriptions
   ChannelQuota = 24,       // ERROR: the connection created max_channels_per_connection channels already
   InvalidUtf8 = 25,        // ERROR: a topic, name or STRING value is not valid UTF-8
+  NotAuthorized = 26,      // ACK, STATUS CLOSED, ERROR: the user is not entitled (docs/security.md)
+  AuthFailed = 27,         // ERROR: unknown user, wrong password, or credentials required
+  NotProvider = 28,        // ERROR: REGISTER into a service's topic by a user not entitled to provide it
 };
 
 const char* code_name(Code code);
@@ -108,11 +115,17 @@ inline constexpr uint32_t kStreamIdBit = 0x8000'0000u;
 inline constexpr size_t kMaxClientName = 255;
 
 // Body layouts (after the 8-byte header), in field order.
-struct Hello {  // u16 min_version, u16 max_version, u32 heartbeat_ms, str16 client_name
-  uint16_t min_version = kProtocolVersion;
+// HELLO flags: bit 0 says str16 user, str16 password follow client_name
+// (protocol version 2; a HELLO with it must offer max_version >= 2).
+inline constexpr uint8_t kHelloCredentials = 0x01;
+struct Hello {  // u16 min_version, u16 max_version, u32 heartbeat_ms, str16 client_name, [str16 user, str16 password]
+  uint16_t min_version = kMinProtocolVersion;
   uint16_t max_version = kProtocolVersion;
   uint32_t heartbeat_ms = 0;
   std::string_view client_name;
+  bool credentials = false;  // flag kHelloCredentials: user and password are on the wire
+  std::string_view user;
+  std::string_view password;
 };
 struct Welcome {  // u16 version, u32 heartbeat_ms, u32 max_frame, u32 max_subscriptions, str16 server_name
   uint16_t version = kProtocolVersion;
@@ -202,6 +215,9 @@ struct StreamStatus {  // u32 stream_id, u8 state, u16 code, str16 text
   std::string_view text;
 };
 // Administration.
+struct ReloadMsg {  // u32 request_id; answered by ACK once the users file was read again (or not)
+  uint32_t request_id = 0;
+};
 struct ListChannels {  // u32 request_id, str16 service ("" = all)
   uint32_t request_id = 0;
   std::string_view service;

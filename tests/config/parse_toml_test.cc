@@ -186,3 +186,30 @@ TEST(ParseToml, SlowConsumerPolicyDefaultsToConflateAndTakesTheThreePolicies) {
 
 }  // namespace
 }  // namespace tw::config
+
+namespace tw::config {
+namespace {
+
+TEST(ParseTomlAuth, UsersKeysAreRead) {
+  auto result = parse_toml("auth_file = \"/etc/tickwire/users.toml\"\nallow_anonymous = true\n"
+                           "auth_failure_delay_ms = 250\n",
+                           "broker.toml");
+  ASSERT_TRUE(result.ok()) << result.error().message;
+  EXPECT_EQ(result->auth_file, "/etc/tickwire/users.toml");
+  EXPECT_TRUE(result->allow_anonymous);
+  EXPECT_EQ(result->auth_failure_delay_ms, 250u);
+  auto defaults = parse_toml("", "broker.toml");
+  ASSERT_TRUE(defaults.ok());
+  EXPECT_EQ(defaults->auth_file, "");
+  EXPECT_FALSE(defaults->allow_anonymous);
+  EXPECT_EQ(defaults->auth_failure_delay_ms, 1000u);
+}
+
+TEST(ParseTomlAuth, AllowAnonymousMustBeABoolean) {
+  auto result = parse_toml("allow_anonymous = 1\n", "broker.toml");
+  ASSERT_FALSE(result.ok());
+  EXPECT_EQ(result.error().message, "broker.toml:1: key 'allow_anonymous': expected true or false");
+}
+
+}  // namespace
+}  // namespace tw::config

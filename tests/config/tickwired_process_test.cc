@@ -231,4 +231,36 @@ TEST(TickwiredProcess, BadConfigurationExitsTwo) {
   std::remove(config_file.c_str());
 }
 
+// Safe defaults (docs/security.md): open access only on loopback unless said so.
+TEST(TickwiredProcess, ANonLoopbackListenerNeedsUsersOrAllowAnonymous) {
+  Tickwired refused({"--listen", "0.0.0.0:0"});
+  EXPECT_EQ(refused.wait_exit(), 1);
+  EXPECT_NE(refused.stderr_text().find("listener 0.0.0.0:0 is not on loopback: set auth_file"), std::string::npos)
+      << refused.stderr_text();
+
+  std::string config_file = temp_path("tw_config") + ".toml";
+  std::ofstream(config_file) << "allow_anonymous = true\n";
+  std::string port_file = temp_path("tw_port");
+  Tickwired open({"--config", config_file, "--listen", "0.0.0.0:0", "--print-port-file", port_file});
+  EXPECT_NE(open.wait_for_port(port_file), 0) << open.stderr_text();
+  open.signal(SIGTERM);
+  EXPECT_EQ(open.wait_exit(), 0) << open.stderr_text();
+  std::remove(config_file.c_str());
+  std::remove(port_file.c_str());
+}
+
+TEST(TickwiredProcess, ABadUsersFileStopsTheBrokerAtStart) {
+  std::string users_file = temp_path("tw_users") + ".toml";
+  std::ofstream(users_file) << "[users.alice]\npassword = \"hunter2\"\n";
+  std::string config_file = temp_path("tw_config") + ".toml";
+  std::ofstream(config_file) << "auth_file = \"" << users_file << "\"\n";
+  Tickwired broker({"--config", config_file, "--listen", "127.0.0.1:0"});
+  EXPECT_EQ(broker.wait_exit(), 1);
+  const std::string err = broker.stderr_text();
+  EXPECT_NE(err.find("not an argon2id hash"), std::string::npos) << err;
+  EXPECT_EQ(err.find("hunter2"), std::string::npos) << "a secret reached the log: " << err;
+  std::remove(users_file.c_str());
+  std::remove(config_file.c_str());
+}
+
 }  // namespace

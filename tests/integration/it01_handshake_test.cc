@@ -41,14 +41,14 @@ TEST(It01Handshake, VersionMismatchIsRefusedAndClosed) {
   ASSERT_TRUE(broker.ready()) << broker.err();
   RawClient client;
   ASSERT_TRUE(client.connect(broker.port()));
-  ASSERT_TRUE(client.send_hello("future", 0, 2, 3));
+  ASSERT_TRUE(client.send_hello("future", 0, 3, 4));
   auto code = client.wait_closed_with();
   ASSERT_TRUE(code) << "the broker did not close the connection";
   EXPECT_EQ(*code, wire::Code::UnsupportedVersion);
   EXPECT_TRUE(broker.alive());
 }
 
-TEST(It01Handshake, VersionRangeIncludingOneIsAccepted) {
+TEST(It01Handshake, AVersionRangeGetsTheHighestSpoken) {
   BrokerProcess broker;
   ASSERT_TRUE(broker.ready()) << broker.err();
   RawClient client;
@@ -58,7 +58,24 @@ TEST(It01Handshake, VersionRangeIncludingOneIsAccepted) {
   ASSERT_TRUE(reply);
   auto welcome = reply->as<wire::Welcome>();
   ASSERT_TRUE(welcome) << testing::describe(*reply);
+  EXPECT_EQ(welcome->version, 2);
+}
+
+// Version 2 only adds authentication: a version-1 client is served as before where it is off.
+TEST(It01Handshake, AVersionOneClientKeepsWorking) {
+  BrokerProcess broker;
+  ASSERT_TRUE(broker.ready()) << broker.err();
+  RawClient client;
+  ASSERT_TRUE(client.connect(broker.port()));
+  ASSERT_TRUE(client.send_hello("old", 0, 1, 1));
+  auto reply = client.next_message();
+  ASSERT_TRUE(reply);
+  auto welcome = reply->as<wire::Welcome>();
+  ASSERT_TRUE(welcome) << testing::describe(*reply);
   EXPECT_EQ(welcome->version, 1);
+  auto ack = client.subscribe(1, "OLD/>");
+  ASSERT_TRUE(ack);
+  EXPECT_EQ(ack->code, wire::Code::Ok);
 }
 
 TEST(It01Handshake, IdleConnectionReceivesHeartbeats) {

@@ -208,6 +208,16 @@ std::optional<OwnedFrame> RawClient::hello(std::string_view name, uint32_t heart
   return next_message();
 }
 
+std::optional<OwnedFrame> RawClient::login(std::string_view name, std::string_view user, std::string_view password) {
+  wire::Hello m;
+  m.client_name = name;
+  m.credentials = true;
+  m.user = user;
+  m.password = password;
+  if (!send_encoded([&](std::span<uint8_t> out) { return wire::encode(out, m); }, kControlFrameMax)) return std::nullopt;
+  return next_message();
+}
+
 std::optional<AckReply> RawClient::read_until_ack(uint32_t request_id, int timeout_ms, const Claim& claim) {
   auto deadline = Clock::now() + std::chrono::milliseconds(timeout_ms);
   std::deque<OwnedFrame> unclaimed;

@@ -140,6 +140,8 @@ class RawClient {
 
   // HELLO, then the broker's answer (WELCOME, or ERROR).
   std::optional<OwnedFrame> hello(std::string_view name, uint32_t heartbeat_ms = 0);
+  // HELLO version 2 with a user and password, then the broker's answer.
+  std::optional<OwnedFrame> login(std::string_view name, std::string_view user, std::string_view password);
   // Each sends its request and waits for the matching ACK; other frames are kept for next().
   std::optional<AckReply> subscribe(uint32_t request_id, std::string_view pattern,
                                     int timeout_ms = kDefaultTimeoutMs);

@@ -35,6 +35,42 @@ TEST(GoldenFrames, Hello) {
   EXPECT_EQ(m.client_name, "cli");
 }
 
+TEST(GoldenFrames, HelloWithCredentials) {
+  Hello hello{1, 2, 5000, "cli"};
+  hello.credentials = true;
+  hello.user = "alice";
+  hello.password = "pw";
+  Bytes f = encoded([&](auto o) { return encode(o, hello); });
+  auto m = expect_golden<Hello>(f,
+                                "20 00 00 00 01 01 00 00"  // length 32, HELLO, flags 1 (credentials)
+                                "01 00 02 00"              // min_version 1, max_version 2
+                                "88 13 00 00"              // heartbeat_ms 5000
+                                "03 00 63 6c 69"           // client_name "cli"
+                                "05 00 61 6c 69 63 65"     // user "alice"
+                                "02 00 70 77");            // password "pw"
+  EXPECT_TRUE(m.credentials);
+  EXPECT_EQ(m.user, "alice");
+  EXPECT_EQ(m.password, "pw");
+}
+
+TEST(GoldenFrames, HelloCredentialsNeedVersion2) {
+  // The credentials flag with max_version 1, and an unknown flag bit, are malformed.
+  for (const char* golden : {"20 00 00 00 01 01 00 00 01 00 01 00 88 13 00 00 03 00 63 6c 69 05 00 61 6c 69 63 65 02 00 70 77",
+                             "15 00 00 00 01 02 00 00 01 00 02 00 88 13 00 00 03 00 63 6c 69",
+                             "1c 00 00 00 01 01 00 00 01 00 02 00 88 13 00 00 03 00 63 6c 69 05 00 61 6c 69 63 65"}) {
+    Hello m;
+    EXPECT_FALSE(decode(split_one(from_hex(golden)), m)) << golden;
+  }
+}
+
+TEST(GoldenFrames, Reload) {
+  Bytes f = encoded([](auto o) { return encode(o, ReloadMsg{7}); });
+  auto m = expect_golden<ReloadMsg>(f,
+                                    "0c 00 00 00 0c 00 00 00"  // length 12, RELOAD
+                                    "07 00 00 00");            // request_id 7
+  EXPECT_EQ(m.request_id, 7u);
+}
+
 TEST(GoldenFrames, Welcome) {
   Bytes f = encoded([](auto o) { return encode(o, Welcome{1, 5000, 1u << 20, 1000, "tickwired"}); });
   auto m = expect_golden<Welcome>(f,

@@ -43,7 +43,7 @@ const std::map<std::string, MsgType>& types_by_name() {
       {"SNAPSHOT", MsgType::Snapshot},   {"REGISTER", MsgType::Register},   {"PUBLISH", MsgType::Publish},
       {"HEARTBEAT", MsgType::Heartbeat}, {"WELCOME", MsgType::Welcome},     {"ACK", MsgType::Ack},
       {"CHANNEL", MsgType::Channel},     {"IMAGE", MsgType::Image},         {"UPDATE", MsgType::Update},
-      {"STATUS", MsgType::Status},       {"ERROR", MsgType::Error},
+      {"STATUS", MsgType::Status},       {"ERROR", MsgType::Error},         {"RELOAD", MsgType::Reload},
   };
   return names;
 }

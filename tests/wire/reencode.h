@@ -44,6 +44,7 @@ inline size_t reencode(const wire::Frame& f, std::span<uint8_t> out) {
     case MsgType::Withdraw: return decode_then_encode<wire::Withdraw>(f, out);
     case MsgType::StreamStatus: return decode_then_encode<wire::StreamStatus>(f, out);
     case MsgType::ListChannels: return decode_then_encode<wire::ListChannels>(f, out);
+    case MsgType::Reload: return decode_then_encode<wire::ReloadMsg>(f, out);
     case MsgType::Request: return decode_then_encode<wire::Request>(f, out);
     case MsgType::Release: return decode_then_encode<wire::ReleaseMsg>(f, out);
     case MsgType::ChannelInfo: return decode_then_encode<wire::ChannelInfo>(f, out);

@@ -1,0 +1,33 @@
+#!/usr/bin/env bash
+# bench/auth_setup.sh DIR [RULES]: a users file for measuring authentication
+# and entitlements (docs/benchmarks.md, "Entitlements"): user `bench`
+# (password in DIR/password) may publish and subscribe everything (perf's
+# topics change prefix per trial: PERFT0/..., PERFT1/...) and holds RULES
+# rule patterns in all (default 10,000): half deny subscribe on */DENYn (a
+# '*' level, which every topic's match must walk), half allow subscribe on
+# OTHERn/>. Writes DIR/users.toml and DIR/broker.toml.
+set -euo pipefail
+DIR=$1
+RULES=${2:-10000}
+TW=${TW:-$(dirname "$0")/../build/apps/tickwire}
+mkdir -p "$DIR"
+echo "bench-password" >"$DIR/password"
+HASH=$("$TW" passwd --password-file "$DIR/password")
+{
+  echo "[users.bench]"
+  echo "password = \"$HASH\""
+  echo "[[users.bench.rule]]"
+  echo "allow = [\"publish\", \"subscribe\"]"
+  echo "topics = [\">\"]"
+  echo "[[users.bench.rule]]"
+  echo "deny = [\"subscribe\"]"
+  printf 'topics = ['
+  for ((i = 0; i < RULES / 2; i++)); do printf '"*/DENY%d",' "$i"; done
+  echo "]"
+  echo "[[users.bench.rule]]"
+  echo "allow = [\"subscribe\"]"
+  printf 'topics = ['
+  for ((i = 0; i < RULES - RULES / 2 - 1; i++)); do printf '"OTHER%d/>",' "$i"; done
+  echo "]"
+} >"$DIR/users.toml"
+echo "auth_file = \"$DIR/users.toml\"" >"$DIR/broker.toml"

@@ -1,0 +1,154 @@
+#include "auth/entitlements.h"
+
+#include <gtest/gtest.h>
+
+#include "auth/policy.h"
+
+namespace tw::auth {
+namespace {
+
+TEST(PatternRelations, Overlaps) {
+  EXPECT_TRUE(overlaps("EQ/>", "EQ/IBM"));
+  EXPECT_TRUE(overlaps(">", "FX/EUR"));
+  EXPECT_TRUE(overlaps("EQ/*", "*/IBM"));
+  EXPECT_TRUE(overlaps("EQ/>", "*/IBM/X"));
+  EXPECT_FALSE(overlaps("EQ/>", "EQ"));  // '>' needs one level or more
+  EXPECT_FALSE(overlaps("EQ/*", "EQ/IBM/X"));
+  EXPECT_FALSE(overlaps("EQ/IBM", "FX/IBM"));
+  EXPECT_TRUE(overlaps("EQ/IBM", "EQ/IBM"));
+}
+
+TEST(PatternRelations, Covers) {
+  EXPECT_TRUE(covers("EQ/>", "EQ/IBM"));
+  EXPECT_TRUE(covers("EQ/>", "EQ/*/X"));
+  EXPECT_TRUE(covers("EQ/>", "EQ/>"));
+  EXPECT_TRUE(covers("*/IBM", "EQ/IBM"));
+  EXPECT_FALSE(covers("EQ/*", "EQ/>"));
+  EXPECT_FALSE(covers("EQ/IBM", "EQ/*"));
+  EXPECT_FALSE(covers("EQ/>", "EQ"));
+  EXPECT_FALSE(covers("EQ/IBM", ">"));
+}
+
+std::shared_ptr<const Policy> parse(const std::string& text) {
+  auto p = Policy::parse(text, "users.toml");
+  EXPECT_TRUE(p.ok()) << (p.ok() ? "" : p.error().message);
+  return p.ok() ? *p : nullptr;
+}
+
+constexpr const char* kFile = R"(
+[users.alice]
+groups = ["eq"]
+[[users.alice.rule]]
+allow = ["subscribe-delayed"]
+delay_s = 900
+topics = ["LSE/>"]
+[[users.alice.rule]]
+deny = ["subscribe"]
+topics = ["EQ/SECRET"]
+
+[users.feed]
+[[users.feed.rule]]
+allow = ["publish"]
+topics = [">"]
+[[users.feed.rule]]
+allow = ["provide"]
+topics = ["SVC/>"]
+
+[groups.eq]
+[[groups.eq.rule]]
+allow = ["subscribe", "publish"]
+topics = ["EQ/>"]
+
+[anonymous]
+[[anonymous.rule]]
+allow = ["subscribe"]
+topics = ["PUBLIC/>"]
+)";
+
+TEST(Grants, DenyWinsAndGroupsAdd) {
+  auto policy = parse(kFile);
+  ASSERT_TRUE(policy);
+  const Grants& alice = *policy->find_user("alice")->grants;
+  EXPECT_TRUE(alice.receives("EQ/IBM", 0));
+  EXPECT_FALSE(alice.receives("EQ/SECRET", 0));
+  EXPECT_FALSE(alice.receives("EQ/SECRET", 900'000));
+  EXPECT_FALSE(alice.receives("FX/EUR", 0));
+  EXPECT_EQ(alice.subscribe("EQ/SECRET", 0).code, wire::Code::NotAuthorized);
+  EXPECT_EQ(alice.subscribe("FX/>", 0).code, wire::Code::NotAuthorized);
+  EXPECT_TRUE(alice.subscribe(">", 0).ok());  // overlaps EQ/>: filtered per channel
+  EXPECT_EQ(alice.publish("EQ/IBM"), wire::Code::Ok);
+  EXPECT_EQ(alice.publish("FX/EUR"), wire::Code::NotAuthorized);
+  EXPECT_EQ(alice.provide("SVC", ""), wire::Code::NotAuthorized);
+}
+
+TEST(Grants, DelayedOnlyForcesTheDelay) {
+  auto policy = parse(kFile);
+  ASSERT_TRUE(policy);
+  const Grants& alice = *policy->find_user("alice")->grants;
+  EXPECT_FALSE(alice.receives("LSE/VOD", 0));
+  EXPECT_FALSE(alice.receives("LSE/VOD", 899'999));
+  EXPECT_TRUE(alice.receives("LSE/VOD", 900'000));
+  auto exact = alice.subscribe("LSE/VOD", 0);
+  ASSERT_TRUE(exact.ok());
+  EXPECT_EQ(exact.delay_ms, 900'000u);
+  auto wildcard = alice.subscribe("LSE/>", 1'000);
+  ASSERT_TRUE(wildcard.ok());
+  EXPECT_EQ(wildcard.delay_ms, 900'000u);
+  EXPECT_EQ(alice.subscribe("LSE/>", 1'000'000).delay_ms, 1'000'000u);  // a longer delay stays
+  EXPECT_EQ(alice.subscribe("EQ/IBM", 0).delay_ms, 0u);  // real time where entitled
+}
+
+TEST(Grants, ServicesBelongToTheirProviders) {
+  auto policy = parse(kFile);
+  ASSERT_TRUE(policy);
+  const Grants& feed = *policy->find_user("feed")->grants;
+  EXPECT_EQ(feed.provide("SVC", ""), wire::Code::Ok);
+  EXPECT_EQ(feed.provide("SVC", "SVC/A/*"), wire::Code::Ok);
+  EXPECT_EQ(feed.provide("OTHER", ""), wire::Code::NotAuthorized);
+  EXPECT_EQ(feed.publish("SVC/X"), wire::Code::Ok);
+  EXPECT_EQ(policy->find_user("alice")->grants->publish("SVC/X"), wire::Code::NotProvider);
+  EXPECT_EQ(policy->anonymous()->publish("SVC/X"), wire::Code::NotProvider);
+}
+
+TEST(Grants, AnonymousHasItsOwnRules) {
+  auto policy = parse(kFile);
+  ASSERT_TRUE(policy);
+  const Grants& anon = *policy->anonymous();
+  EXPECT_TRUE(anon.receives("PUBLIC/NEWS", 0));
+  EXPECT_FALSE(anon.receives("EQ/IBM", 0));
+  EXPECT_EQ(anon.publish("PUBLIC/NEWS"), wire::Code::NotAuthorized);
+}
+
+TEST(Policy, ErrorsNameFileLineAndKey) {
+  struct Case {
+    const char* text;
+    const char* expected;
+  };
+  for (const Case& c : {
+           Case{"[users.a]\npassword = \"plain\"\n", "not an argon2id hash"},
+           Case{"[users.a]\ngroups = [\"nope\"]\n", "unknown group 'nope'"},
+           Case{"[users.a]\n[[users.a.rule]]\nallow = [\"read\"]\ntopics = [\"A\"]\n", "unknown permission 'read'"},
+           Case{"[users.a]\n[[users.a.rule]]\nallow = [\"publish\"]\ndeny = [\"publish\"]\ntopics = [\"A\"]\n",
+                "exactly one of"},
+           Case{"[users.a]\n[[users.a.rule]]\nallow = [\"subscribe-delayed\"]\ntopics = [\"A\"]\n", "delay_s"},
+           Case{"[users.a]\n[[users.a.rule]]\nallow = [\"publish\"]\ntopics = [\"A/>/B\"]\n", "topic pattern"},
+           Case{"[users.a]\nshoe = 1\n", "users.a.shoe"},
+           Case{"[other]\n", "unknown key 'other'"},
+       }) {
+    auto p = Policy::parse(c.text, "users.toml");
+    ASSERT_FALSE(p.ok()) << c.text;
+    EXPECT_NE(p.error().message.find(c.expected), std::string::npos) << p.error().message;
+    EXPECT_EQ(p.error().message.rfind("users.toml", 0), 0u) << p.error().message;
+  }
+}
+
+TEST(Policy, CertificatesMapToUsers) {
+  auto policy = parse("[users.bob]\ncertificates = [\"bob.example.com\"]\n");
+  ASSERT_TRUE(policy);
+  EXPECT_EQ(policy->find_by_certificate("bob.example.com")->name, "bob");
+  EXPECT_EQ(policy->find_by_certificate("eve.example.com"), nullptr);
+  EXPECT_EQ(policy->find_by_certificate(""), nullptr);
+}
+
+}  // namespace
+}  // namespace tw::auth

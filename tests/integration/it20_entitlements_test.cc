@@ -1,0 +1,364 @@
+// IT20: users, authentication and entitlements (docs/security.md), checked
+// on raw frames. One users file: `feed` publishes EQ/> and FX/> and provides
+// SVC; `alice` subscribes EQ/> but not EQ/SECRET, and FX/EUR; `late` may
+// subscribe EQ/> delayed by one second only; `mallory` may publish anything
+// except into services. The broker answers failed logins after 100 ms.
+#include <gtest/gtest.h>
+
+#include <chrono>
+#include <fstream>
+#include <map>
+#include <set>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "auth/password.h"
+#include "fields/field_list.h"
+#include "it_support.h"
+#include "testlib/fields.h"
+
+namespace tw::it {
+namespace {
+
+using SteadyClock = std::chrono::steady_clock;
+constexpr uint32_t kDelayedChannelBit = 0x4000'0000u;  // docs/protocol.md, "Delay"
+
+std::string hash(const std::string& password) {
+  auto h = auth::hash_password(password, auth::HashCost{1, 1024, 1});  // cheap: tests only
+  return h ? *h : std::string();
+}
+
+std::string users_file(bool with_fx_eur) {
+  std::string t;
+  t += "[users.feed]\npassword = \"" + hash("feed-pw") + "\"\n";
+  t += "[[users.feed.rule]]\nallow = [\"publish\"]\ntopics = [\"EQ/>\", " +
+       std::string(with_fx_eur ? "\"FX/>\"" : "\"FX/GBP\"") + "]\n";
+  t += "[[users.feed.rule]]\nallow = [\"provide\"]\ntopics = [\"SVC/>\"]\n";
+  t += "[users.alice]\npassword = \"" + hash("alice-pw") + "\"\ngroups = [\"equities\"]\n";
+  if (with_fx_eur) t += "[[users.alice.rule]]\nallow = [\"subscribe\"]\ntopics = [\"FX/EUR\"]\n";
+  t += "[users.late]\npassword = \"" + hash("late-pw") + "\"\n";
+  t += "[[users.late.rule]]\nallow = [\"subscribe-delayed\"]\ndelay_s = 1\ntopics = [\"EQ/>\"]\n";
+  t += "[users.mallory]\npassword = \"" + hash("mallory-pw") + "\"\n";
+  t += "[[users.mallory.rule]]\nallow = [\"publish\"]\ntopics = [\">\"]\n";
+  t += "[users.ops]\npassword = \"" + hash("ops-pw") + "\"\nadmin = true\n";
+  t += "[groups.equities]\n";
+  t += "[[groups.equities.rule]]\nallow = [\"subscribe\"]\ntopics = [\"EQ/>\"]\n";
+  t += "[[groups.equities.rule]]\ndeny = [\"subscribe\"]\ntopics = [\"EQ/SECRET\"]\n";
+  return t;
+}
+
+class EntitlementsTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    users_ = dir_.write("users.toml", users_file(true));
+    BrokerOptions options;
+    usage_log_ = dir_.file("usage.log");
+    options.config_toml = "auth_file = \"" + users_ + "\"\nauth_failure_delay_ms = 100\nusage_log = \"" + usage_log_ +
+                          "\"\nusage_interval_ms = 100\n";
+    broker_ = std::make_unique<BrokerProcess>(options);
+    ASSERT_TRUE(broker_->ready()) << broker_->err();
+  }
+
+  // Connects and logs in; the WELCOME says version 2.
+  void login(RawClient& c, const std::string& user) {
+    ASSERT_TRUE(c.connect(broker_->port()));
+    auto answer = c.login(user, user, user + "-pw");
+    ASSERT_TRUE(answer.has_value());
+    auto welcome = answer->as<wire::Welcome>();
+    ASSERT_TRUE(welcome.has_value()) << describe(*answer);
+    EXPECT_EQ(welcome->version, 2);
+  }
+
+  testing::TempDir dir_;
+  std::string users_;
+  std::string usage_log_;
+  std::unique_ptr<BrokerProcess> broker_;
+};
+
+wire::Code ack_code(const std::optional<testing::AckReply>& ack) { return ack ? ack->code : wire::Code::Ok; }
+
+TEST_F(EntitlementsTest, RefusedSubscribeProvideAndPublishCarryTheirCodes) {
+  RawClient alice, feed, mallory, alice_pub;
+  login(alice, "alice");
+  EXPECT_EQ(ack_code(alice.subscribe(1, "FX/GBP")), wire::Code::NotAuthorized);
+  EXPECT_EQ(ack_code(alice.subscribe(2, "BOND/>")), wire::Code::NotAuthorized);
+  EXPECT_EQ(ack_code(alice.subscribe(3, "EQ/SECRET")), wire::Code::NotAuthorized);
+  EXPECT_EQ(ack_code(alice.provide(4, "SVC")), wire::Code::NotAuthorized);
+  EXPECT_EQ(ack_code(alice.snapshot(6, "FX/GBP").ack), wire::Code::NotAuthorized);
+  // Refusals leave the connection open.
+  auto ok = alice.subscribe(5, "EQ/IBM");
+  ASSERT_TRUE(ok.has_value());
+  EXPECT_EQ(ok->code, wire::Code::Ok);
+
+  login(feed, "feed");
+  EXPECT_EQ(ack_code(feed.provide(1, "SVC")), wire::Code::Ok);
+
+  // A subscriber's REGISTER, and a non-provider's REGISTER into a service, are fatal.
+  login(alice_pub, "alice");
+  ASSERT_TRUE(alice_pub.register_topic(1, wire::PayloadKind::FieldList, "EQ/IBM"));
+  EXPECT_EQ(alice_pub.wait_closed_with(), wire::Code::NotAuthorized);
+  login(mallory, "mallory");
+  ASSERT_TRUE(mallory.register_topic(1, wire::PayloadKind::FieldList, "SVC/X"));
+  EXPECT_EQ(mallory.wait_closed_with(), wire::Code::NotProvider);
+}
+
+TEST_F(EntitlementsTest, AWildcardSubscriberGetsExactlyItsChannels) {
+  RawClient feed, alice;
+  login(feed, "feed");
+  const std::vector<std::string> before = {"EQ/IBM", "EQ/SECRET", "FX/EUR", "FX/GBP"};
+  const std::vector<std::string> after = {"EQ/NEW", "FX/JPY", "FX/EUR/2"};
+  uint32_t id = 0;
+  for (const auto& topic : before) {
+    ASSERT_TRUE(feed.register_topic(++id, wire::PayloadKind::FieldList, topic));
+    ASSERT_TRUE(feed.publish(id, int_payload(id)));
+  }
+  login(alice, "alice");
+  ASSERT_EQ(ack_code(alice.subscribe(1, ">")), wire::Code::Ok);
+  for (const auto& topic : after) {
+    ASSERT_TRUE(feed.register_topic(++id, wire::PayloadKind::FieldList, topic));
+    ASSERT_TRUE(feed.publish(id, int_payload(id)));
+  }
+  for (uint32_t k = 2; k <= id; ++k) ASSERT_TRUE(feed.publish(k, int_payload(100 + k)));
+  ASSERT_TRUE(feed.publish(1, int_payload(101)));
+  // The fence: EQ/IBM's update comes after everything of its loop published
+  // before it; channels of other gateway threads may trail it, so reading
+  // goes on a little after it.
+  std::map<uint32_t, std::string> topics;  // channel id -> topic, from CHANNEL frames
+  std::set<std::string> updated;
+  bool fence = false;
+  auto stop_at = SteadyClock::time_point::max();
+  while (SteadyClock::now() < stop_at) {
+    auto f = alice.next_message(fence ? 50 : 5'000);
+    if (!f && fence) continue;
+    ASSERT_TRUE(f.has_value()) << "the fence never arrived";
+    if (auto c = f->as<wire::ChannelIntro>()) {
+      topics[c->channel_id] = std::string(c->topic);
+    } else if (auto i = f->as<wire::Image>()) {
+      ASSERT_TRUE(topics.count(i->channel_id)) << "IMAGE of a channel never introduced";
+      updated.insert(topics[i->channel_id]);
+    } else if (auto u = f->as<wire::Update>()) {
+      ASSERT_TRUE(topics.count(u->channel_id)) << "UPDATE of a channel never introduced";
+      updated.insert(topics[u->channel_id]);
+      if (!fence && topics[u->channel_id] == "EQ/IBM") {
+        fence = true;
+        stop_at = SteadyClock::now() + std::chrono::milliseconds(300);
+      }
+    } else {
+      FAIL() << "unexpected " << describe(*f);
+    }
+  }
+  std::set<std::string> introduced;
+  for (const auto& [cid, topic] : topics) introduced.insert(topic);
+  EXPECT_EQ(introduced, (std::set<std::string>{"EQ/IBM", "FX/EUR", "EQ/NEW"}));
+  EXPECT_EQ(updated, introduced);
+}
+
+TEST_F(EntitlementsTest, ADelayedOnlyUserNeverGetsFresherDataThanItsDelay) {
+  RawClient feed, late;
+  login(feed, "feed");
+  ASSERT_TRUE(feed.register_topic(1, wire::PayloadKind::FieldList, "EQ/IBM"));
+  ASSERT_TRUE(feed.publish(1, int_payload(0)));
+  std::map<int64_t, SteadyClock::time_point> published_at;
+  published_at[0] = SteadyClock::now();
+  login(late, "late");
+  EXPECT_EQ(ack_code(late.snapshot(2, "EQ/IBM").ack), wire::Code::NotAuthorized);  // the live image
+  // A live subscription is turned into one delayed by the user's forced delay.
+  ASSERT_EQ(ack_code(late.subscribe(1, "EQ/>")), wire::Code::Ok);
+  for (int k = 1; k <= 8; ++k) {
+    published_at[k] = SteadyClock::now();
+    ASSERT_TRUE(feed.publish(1, int_payload(k)));
+    std::this_thread::sleep_for(std::chrono::milliseconds(60));
+  }
+  int64_t last = -1;
+  const auto give_up = SteadyClock::now() + std::chrono::seconds(6);
+  while (last < 8 && SteadyClock::now() < give_up) {
+    auto f = late.next_message(200);
+    if (!f) continue;
+    const auto at = SteadyClock::now();
+    std::span<const uint8_t> payload;
+    uint32_t channel = 0;
+    if (auto c = f->as<wire::ChannelIntro>()) {
+      EXPECT_NE(c->channel_id & kDelayedChannelBit, 0u) << "a live channel for a delayed-only user";
+      continue;
+    }
+    if (auto i = f->as<wire::Image>()) {
+      payload = i->payload;
+      channel = i->channel_id;
+    } else if (auto u = f->as<wire::Update>()) {
+      payload = u->payload;
+      channel = u->channel_id;
+    } else {
+      FAIL() << "unexpected " << describe(*f);
+    }
+    EXPECT_NE(channel & kDelayedChannelBit, 0u);
+    fields::for_each(payload, [&](uint16_t fid, const fields::FieldValue& v) {
+      if (fid != 1) return;
+      last = v.i;
+      EXPECT_GE(at, published_at[v.i] + std::chrono::seconds(1)) << "value " << v.i << " came early";
+    });
+  }
+  EXPECT_EQ(last, 8);
+}
+
+TEST_F(EntitlementsTest, AWrongPasswordIsRefusedCountedAndLoggedSparingly) {
+  constexpr int kTries = 12;
+  std::vector<RawClient> tries(kTries);
+  for (auto& c : tries) {
+    ASSERT_TRUE(c.connect(broker_->port()));
+    wire::Hello m;
+    m.client_name = "guess";
+    m.credentials = true;
+    m.user = "alice";
+    m.password = "not-the-password";
+    ASSERT_TRUE(c.send_encoded([&](std::span<uint8_t> out) { return wire::encode(out, m); }));
+  }
+  for (auto& c : tries) EXPECT_EQ(c.wait_closed_with(), wire::Code::AuthFailed);
+  // Without credentials, where anonymous connections are not allowed.
+  RawClient anonymous;
+  ASSERT_TRUE(anonymous.connect(broker_->port()));
+  ASSERT_TRUE(anonymous.send_hello("anon", 0, 1, 1));
+  EXPECT_EQ(anonymous.wait_closed_with(), wire::Code::AuthFailed);
+  // The right password still works, and no password reached the log.
+  RawClient alice;
+  login(alice, "alice");
+  const std::string log = broker_->err();
+  size_t lines = 0;
+  for (size_t at = log.find("failed login for user"); at != std::string::npos; at = log.find("failed login for user", at + 1)) ++lines;
+  EXPECT_GE(lines, 1u);
+  EXPECT_LE(lines, 5u) << log;  // rate-limited: 5 lines a second
+  EXPECT_EQ(log.find("not-the-password"), std::string::npos);
+}
+
+TEST_F(EntitlementsTest, AReloadRevokingOnePatternClosesExactlyThoseChannels) {
+  RawClient feed, alice;
+  login(feed, "feed");
+  ASSERT_TRUE(feed.register_topic(1, wire::PayloadKind::FieldList, "EQ/IBM"));
+  ASSERT_TRUE(feed.register_topic(2, wire::PayloadKind::FieldList, "FX/EUR"));
+  ASSERT_TRUE(feed.publish(1, int_payload(1)));
+  ASSERT_TRUE(feed.publish(2, int_payload(1)));
+  login(alice, "alice");
+  ASSERT_EQ(ack_code(alice.subscribe(1, "EQ/>")), wire::Code::Ok);
+  ASSERT_EQ(ack_code(alice.subscribe(2, "FX/EUR")), wire::Code::Ok);
+
+  std::map<std::string, uint32_t> ids;
+  std::map<uint32_t, uint64_t> seqs;
+  bool closed = false;
+  std::vector<std::string> errors;
+  auto read = [&](const OwnedFrame& f) {
+    if (auto c = f.as<wire::ChannelIntro>()) {
+      ids[std::string(c->topic)] = c->channel_id;
+    } else if (auto i = f.as<wire::Image>()) {
+      if (closed && i->channel_id == ids["FX/EUR"]) errors.push_back("FX/EUR image after its close");
+      seqs[i->channel_id] = i->seq;
+    } else if (auto u = f.as<wire::Update>()) {
+      if (closed && u->channel_id == ids["FX/EUR"]) errors.push_back("FX/EUR update after its close");
+      if (u->seq != seqs[u->channel_id] + 1) errors.push_back("a gap on channel " + std::to_string(u->channel_id));
+      seqs[u->channel_id] = u->seq;
+    } else if (auto s = f.as<wire::StatusMsg>()) {
+      if (s->channel_id != ids["FX/EUR"] || s->state != wire::ChannelState::Closed ||
+          s->code != wire::Code::NotAuthorized) {
+        errors.push_back("unexpected " + describe(f));
+      }
+      closed = true;
+    } else {
+      errors.push_back("unexpected " + describe(f));
+    }
+  };
+  // Publish on both channels around the reload until the STATUS arrives, then a while longer.
+  dir_.write("users.toml", users_file(false));
+  broker_->send_signal(SIGHUP);
+  int after_close = 0;
+  for (int k = 2; after_close < 10 && k < 200; ++k) {
+    ASSERT_TRUE(feed.publish(1, int_payload(k)));
+    ASSERT_TRUE(feed.publish(2, int_payload(k)));  // withdrawn by the reload: dropped, not fatal
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));
+    while (auto f = alice.next_message(1)) read(*f);
+    if (closed) ++after_close;
+  }
+  ASSERT_TRUE(closed) << "no STATUS CLOSED for FX/EUR";
+  EXPECT_TRUE(errors.empty()) << errors.front();
+  // EQ/IBM kept flowing: every update arrived, in order (no gap was seen above).
+  ASSERT_TRUE(feed.publish(1, int_payload(-1)));
+  uint64_t ibm = seqs[ids["EQ/IBM"]];
+  while (auto f = alice.next_message(2'000)) {
+    read(*f);
+    if (seqs[ids["EQ/IBM"]] > ibm) break;
+  }
+  EXPECT_GT(seqs[ids["EQ/IBM"]], ibm);
+  EXPECT_TRUE(errors.empty()) << errors.front();
+  EXPECT_TRUE(feed.connected());
+}
+
+std::optional<testing::AckReply> reload(RawClient& c, uint32_t request_id) {
+  if (!c.send_encoded([&](std::span<uint8_t> out) { return wire::encode(out, wire::ReloadMsg{request_id}); })) {
+    return std::nullopt;
+  }
+  return c.wait_ack(request_id);
+}
+
+TEST_F(EntitlementsTest, AnAdminsReloadAppliesTheNewRules) {
+  RawClient feed, alice, ops;
+  login(feed, "feed");
+  ASSERT_TRUE(feed.register_topic(1, wire::PayloadKind::FieldList, "FX/EUR"));
+  ASSERT_TRUE(feed.publish(1, int_payload(1)));
+  login(alice, "alice");
+  ASSERT_EQ(ack_code(alice.subscribe(1, "FX/EUR")), wire::Code::Ok);
+  EXPECT_EQ(ack_code(reload(alice, 2)), wire::Code::NotAuthorized);  // not an admin
+  login(ops, "ops");
+  dir_.write("users.toml", "[users.ops\n");  // a broken file: refused, the rules in force stay
+  EXPECT_EQ(ack_code(reload(ops, 1)), wire::Code::NotFound);
+  dir_.write("users.toml", users_file(false));
+  EXPECT_EQ(ack_code(reload(ops, 2)), wire::Code::Ok);
+  auto closed = alice.next_of_type(wire::MsgType::Status, 5'000);
+  ASSERT_TRUE(closed.has_value()) << "no STATUS after the reload";
+  auto status = closed->as<wire::StatusMsg>();
+  ASSERT_TRUE(status.has_value());
+  EXPECT_EQ(status->state, wire::ChannelState::Closed);
+  EXPECT_EQ(status->code, wire::Code::NotAuthorized);
+}
+
+// The sum of one counter over the usage log's lines for `user`.
+uint64_t usage_sum(const std::string& log_path, const std::string& user, const std::string& counter) {
+  std::ifstream log(log_path);
+  std::string line;
+  uint64_t sum = 0;
+  while (std::getline(log, line)) {
+    if (line.find(" user=" + user + " ") == std::string::npos) continue;
+    const size_t at = line.find(" " + counter + "=");
+    if (at != std::string::npos) sum += std::stoull(line.substr(at + counter.size() + 2));
+  }
+  return sum;
+}
+
+TEST_F(EntitlementsTest, UsageIsWrittenPerUser) {
+  RawClient feed, alice;
+  login(feed, "feed");
+  ASSERT_TRUE(feed.register_topic(1, wire::PayloadKind::FieldList, "EQ/IBM"));
+  ASSERT_TRUE(feed.publish(1, int_payload(0)));
+  login(alice, "alice");
+  ASSERT_EQ(ack_code(alice.subscribe(1, "EQ/>")), wire::Code::Ok);
+  for (int k = 1; k <= 5; ++k) ASSERT_TRUE(feed.publish(1, int_payload(k)));
+  uint64_t messages = 0, bytes = 0;
+  while (messages < 6) {  // the image, then five updates
+    auto f = alice.next_message(5'000);
+    ASSERT_TRUE(f.has_value()) << "got " << messages << " messages";
+    bytes += f->bytes().size();
+    if (f->type() == wire::MsgType::Image || f->type() == wire::MsgType::Update) ++messages;
+  }
+  alice.close();  // its last counts are reported when the broker reaps the connection
+  const auto give_up = SteadyClock::now() + std::chrono::seconds(5);
+  while (usage_sum(usage_log_, "alice", "messages") < messages && SteadyClock::now() < give_up) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(50));
+  }
+  EXPECT_EQ(usage_sum(usage_log_, "alice", "messages"), messages);
+  EXPECT_EQ(usage_sum(usage_log_, "alice", "logins"), 1u);
+  EXPECT_EQ(usage_sum(usage_log_, "alice", "subscriptions"), 1u);
+  EXPECT_EQ(usage_sum(usage_log_, "alice", "channels"), 1u);
+  // Everything alice read (WELCOME and ACK included) was written to her connection.
+  EXPECT_GE(usage_sum(usage_log_, "alice", "bytes"), bytes);
+  EXPECT_EQ(usage_sum(usage_log_, "feed", "messages"), 0u);
+}
+
+}  // namespace
+}  // namespace tw::it
