@@ -1,12 +1,30 @@
 // The entitlement seam. Every decision about what an MQTT client may do
-// passes through permitted(): connecting (with identity_'s client id, user
-// name and password), publishing to a topic and subscribing to a filter.
-// Users and entitlements (issue 13, src/auth) plug in here; until then
-// every client may do everything, as native clients may.
+// passes through here, with the grants of its user (src/auth; docs/security.md):
+// none when authentication is off, and then everything is allowed, as for
+// native clients. Publishing is decided per topic (MQTT topics are native
+// topics), subscribing per native pattern a filter maps to; a user entitled
+// to a topic only with a delay is refused it (MQTT has no delayed
+// subscriptions). Wildcard subscriptions receive only the channels the user
+// is entitled to (Session::entitled, asked by the router).
 #include "mqtt/mqtt_session.h"
 
 namespace tw::mqtt {
 
-bool MqttSession::permitted(Access, std::string_view) const { return true; }
+bool MqttSession::permitted(Access access, std::string_view topic_or_pattern) const {
+  const auth::Grants* g = grants();
+  if (g == nullptr) return true;
+  bool ok = true;
+  switch (access) {
+    case Access::Connect: return true;  // the login decided
+    case Access::Publish: ok = g->publish(topic_or_pattern) == wire::Code::Ok; break;
+    case Access::Subscribe: {
+      const auth::SubscribeVerdict verdict = g->subscribe(topic_or_pattern, 0);
+      ok = verdict.ok() && verdict.delay_ms == 0;
+      break;
+    }
+  }
+  if (!ok) ++env().counters.entitlement_refusals;
+  return ok;
+}
 
 }  // namespace tw::mqtt

@@ -47,7 +47,7 @@ void MqttSession::on_open_tick(uint64_t) {
 
 size_t MqttSession::parse(std::span<const uint8_t> in) {
   size_t pos = 0;
-  while (!closing()) {
+  while (!closing() && !login_pending()) {  // packets behind a CONNECT wait for its login
     Packet packet;
     const Split split = split_packet(in.subspan(pos), env().config.limits.max_frame, packet);
     if (split == Split::NeedMore) break;
@@ -124,8 +124,41 @@ void MqttSession::handle_connect(const Packet& packet) {
   identity_ = {std::string(c.client_id), std::string(c.username),
                std::string(reinterpret_cast<const char*>(c.password.data()), c.password.size()), c.has_username,
                c.has_password};
-  const bool assigned = identity_.client_id.empty();
-  if (assigned) identity_.client_id = "tw-" + peer();
+  if (identity_.client_id.empty()) identity_.client_id = "tw-" + peer();
+  auth::Authority* authority = env().authority;
+  if (authority == nullptr) return accept_connect(c, identity_.client_id != c.client_id);
+  // Who it is (docs/security.md): a user name and password, checked off the
+  // loop (the CONNECT is decoded again from its copy once answered), else a
+  // mapped TLS client certificate, else anonymous where allowed.
+  if (identity_.has_username) {
+    pending_connect_.assign(packet.body.begin(), packet.body.end());
+    pending_connect_flags_ = packet.flags;
+    return begin_login(identity_.username, identity_.password);
+  }
+  auto grants = authority->for_certificate(peer_identity());
+  if (!grants) grants = authority->for_anonymous();
+  if (!grants) {
+    ++env().counters.auth_failures;
+    return refuse_connect(version_, Reason::NotAuthorized, "authentication required: a user name and password");
+  }
+  set_grants(std::move(grants));
+  accept_connect(c, identity_.client_id != c.client_id);
+}
+
+void MqttSession::on_login(std::shared_ptr<const auth::Grants> grants, std::string_view error) {
+  if (!grants) {
+    ++env().counters.auth_failures;
+    return refuse_connect(version_, Reason::BadUserNameOrPassword, error);
+  }
+  set_grants(std::move(grants));
+  const std::vector<uint8_t> body = std::move(pending_connect_);
+  Packet packet{PacketType::Connect, pending_connect_flags_, body, body.size()};
+  Connect c;
+  if (!decode_connect(packet, c).ok()) return refuse(Reason::MalformedPacket, "CONNECT");  // decoded once already
+  accept_connect(c, identity_.client_id != c.client_id);
+}
+
+void MqttSession::accept_connect(const Connect& c, bool assigned) {
   if (!permitted(Access::Connect, {})) return refuse_connect(version_, Reason::NotAuthorized, "not authorized");
   encoder_ = std::make_unique<SessionEncoder>(MqttEncoder::instance(version_), subscribing_);
   set_encoder(*encoder_);

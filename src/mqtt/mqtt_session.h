@@ -119,6 +119,11 @@ class MqttSession final : public session::Session {
   // At the end of the connection: keeps the state if the session outlives it.
   void store_session();
 
+  // After authentication (none, a certificate, anonymous, or a password
+  // checked off the loop: on_login): the rest of CONNECT.
+  void accept_connect(const Connect& c, bool assigned_client_id);
+  void on_login(std::shared_ptr<const auth::Grants> grants, std::string_view error) override;
+
   // identity.cc: the one place entitlements plug in.
   bool permitted(Access access, std::string_view topic_or_filter) const;
 
@@ -128,6 +133,8 @@ class MqttSession final : public session::Session {
   bool subscribing_ = false;      // images sent now predate the subscription: retained
   bool skip_retained_ = false;    // ... and this subscription wants none (Retain Handling 2)
   Identity identity_;
+  std::vector<uint8_t> pending_connect_;  // the CONNECT's body while its password is checked
+  uint8_t pending_connect_flags_ = 0;
   // Set by another connection that took this client id over (ClientRegistry).
   std::atomic<bool> taken_over_{false};
   bool registered_ = false;  // this connection holds identity_.client_id in the registry

@@ -37,9 +37,11 @@ void MqttSession::handle_subscribe(const Packet& packet) {
 Reason MqttSession::check_filter(std::string_view filter, Patterns& mapped) {
   if (!is_valid_filter(filter)) return Reason::TopicFilterInvalid;
   if (is_shared_filter(filter)) return Reason::SharedSubscriptionsNotSupported;
-  if (!permitted(Access::Subscribe, filter)) return Reason::NotAuthorized;
   if (!map_filter(filter, {env().config.limits.max_topic_length, env().config.limits.max_topic_depth}, mapped)) {
     return Reason::TopicFilterInvalid;
+  }
+  for (size_t i = 0; i < mapped.count; ++i) {
+    if (!permitted(Access::Subscribe, mapped.pattern[i])) return Reason::NotAuthorized;
   }
   for (size_t i = 0; i < mapped.count; ++i) {
     if (pattern_refs_.contains(mapped.pattern[i])) continue;

@@ -14,6 +14,7 @@
 #include <string>
 #include <vector>
 
+#include "auth/password.h"
 #include "integration/it_support.h"
 #include "testlib/fields.h"
 #include "testlib/process.h"
@@ -37,13 +38,15 @@ class MqttInterop : public ::testing::Test {
     ASSERT_EQ(access(kSub.c_str(), X_OK), 0) << "mosquitto-clients missing: run scripts/deps.sh";
     mqtt_port_ = testing::pick_free_port();
     BrokerOptions options;
-    options.config_toml = "[[listener]]\nprotocol = \"native\"\naddress = \"127.0.0.1:0\"\n"
+    options.config_toml = broker_settings() + "[[listener]]\nprotocol = \"native\"\naddress = \"127.0.0.1:0\"\n"
                           "[[listener]]\nprotocol = \"mqtt\"\naddress = \"127.0.0.1:" +
                           std::to_string(mqtt_port_) + "\"\n" + mqtt_listener_tls();
     broker_ = std::make_unique<BrokerProcess>(options);
     ASSERT_TRUE(broker_->ready()) << broker_->err();
   }
 
+  // Top-level settings (before the listener tables), if any.
+  virtual std::string broker_settings() { return {}; }
   // The MQTT listener's TLS keys, if any; the clients' matching options.
   virtual std::string mqtt_listener_tls() { return {}; }
   virtual std::vector<std::string> client_tls() const { return {}; }
@@ -163,6 +166,37 @@ TEST_F(MqttInteropTls, MqttsCarriesTheSameSession) {
   ASSERT_TRUE(publish({"-t", "it21/tls", "-m", "over tls", "-q", "2"}).status.clean());
   ASSERT_TRUE(sub->wait(kWaitMs).has_value()) << sub->out();
   EXPECT_NE(sub->out().find("it21/tls over tls"), std::string::npos) << sub->out();
+}
+
+// Users and entitlements (docs/security.md) apply to MQTT clients as to
+// native ones: CONNECT's user name and password are checked off the loop,
+// and a wildcard subscriber receives only the topics it is entitled to.
+class MqttInteropAuth : public MqttInterop {
+ protected:
+  std::string broker_settings() override {
+    auto hash = [](const std::string& pw) { return auth::hash_password(pw, auth::HashCost{1, 1024, 1}); };
+    std::string users = "[users.writer]\npassword = \"" + hash("writer-pw") + "\"\n"
+                        "[[users.writer.rule]]\nallow = [\"publish\"]\ntopics = [\"it21/>\"]\n"
+                        "[users.reader]\npassword = \"" + hash("reader-pw") + "\"\n"
+                        "[[users.reader.rule]]\nallow = [\"subscribe\"]\ntopics = [\"it21/ok/>\"]\n";
+    return "auth_file = \"" + dir_.write("users.toml", users) + "\"\nauth_failure_delay_ms = 50\n";
+  }
+  testing::TempDir dir_;
+};
+
+TEST_F(MqttInteropAuth, CredentialsAreCheckedAndAWildcardGetsOnlyEntitledTopics) {
+  auto nobody = run_to_completion(kSub, with_port({"-t", "it21/#", "-C", "1", "-W", "5", "-V", "5"}), kWaitMs);
+  EXPECT_FALSE(nobody.status.clean()) << "no credentials, no anonymous rules: refused";
+  auto wrong = run_to_completion(kSub, with_port({"-t", "it21/#", "-C", "1", "-W", "5", "-u", "reader", "-P", "nope"}),
+                                 kWaitMs);
+  EXPECT_FALSE(wrong.status.clean()) << wrong.out << wrong.err;
+
+  auto reader = subscriber({"-t", "it21/#", "-C", "1", "-F", "%t %p", "-V", "5", "-u", "reader", "-P", "reader-pw"});
+  ASSERT_TRUE(publish({"-t", "it21/no/x", "-m", "secret", "-u", "writer", "-P", "writer-pw"}).status.clean());
+  ASSERT_TRUE(publish({"-t", "it21/ok/x", "-m", "public", "-u", "writer", "-P", "writer-pw"}).status.clean());
+  ASSERT_TRUE(reader->wait(kWaitMs).has_value()) << reader->out();
+  EXPECT_NE(reader->out().find("it21/ok/x public"), std::string::npos) << reader->out();
+  EXPECT_EQ(reader->out().find("secret"), std::string::npos) << reader->out();
 }
 
 }  // namespace
