@@ -122,7 +122,7 @@ struct TieredBroker {
         limits(router_limits_for(config)),
         directory(1, config.limits.max_channels),
         gateway(config, limits, directory),
-        access_point(config, limits, open_connections),
+        access_point(config, limits, open_connections, config.limits.max_partial_input),
         link(std::max<size_t>(8u << 20, 4 * (size_t{config.limits.max_frame} + 4096))) {
     gateway.connect({&link}, {&access_point.waker()});
     access_point.attach_gateways(directory, {&link}, {&gateway.waker()});
@@ -132,7 +132,7 @@ struct TieredBroker {
     auto fd = io::listen_tcp("127.0.0.1", 0);
     if (!fd) die(fd.error().message.c_str());
     listen_fd = *fd;
-    access_point.accept_for({{listen_fd, nullptr, "native tcp"}}, {&access_point});
+    access_point.accept_for({{listen_fd, tier::Protocol::Native, nullptr, "native tcp"}}, {&access_point});
     return io::local_port(listen_fd);
   }
 

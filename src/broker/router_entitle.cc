@@ -10,14 +10,13 @@ void Router::reentitle(Outlet* outlet, const EntitledFn& before) {
   auto it = patterns_by_outlet_.find(outlet);
   if (it == patterns_by_outlet_.end()) return;
   std::vector<std::string> revoked_exact;
-  for (const Held& held : it->second) {
-    const bool exact = !topic::is_wildcard(held.pattern);
-    if (exact) {
-      if (!outlet->entitled(held.pattern, held.delay_ms)) revoked_exact.push_back(held.pattern);
+  for (const auto& [pattern, held] : it->second) {
+    if (!topic::is_wildcard(pattern)) {
+      if (!outlet->entitled(pattern, held.delay_ms)) revoked_exact.push_back(pattern);
       continue;
     }
-    const PatternRef ref{outlet, false, held.policy, held.conflate_ms, held.delay_ms};
-    channels_.match(held.pattern, [&](cache::Channel& ch) {
+    const PatternRef ref = held_ref(outlet, pattern, held);
+    channels_.match(pattern, [&](cache::Channel& ch) {
       const bool was = before(ch.topic, held.delay_ms), now = outlet->entitled(ch.topic, held.delay_ms);
       if (was && !now) revoke_ref(ch, ref);
       if (!was && now) add_counted_ref(ch, ref);
@@ -25,8 +24,8 @@ void Router::reentitle(Outlet* outlet, const EntitledFn& before) {
   }
   for (const std::string& pattern : revoked_exact) {
     auto& mine = patterns_by_outlet_[outlet];
-    auto pos = find_held(mine, pattern);
-    const PatternRef ref{outlet, true, pos->policy, pos->conflate_ms, pos->delay_ms};
+    auto pos = mine.find(pattern);
+    const PatternRef ref = held_ref(outlet, pattern, pos->second);
     mine.erase(pos);
     patterns_.erase(pattern, ref);
     if (cache::Channel* ch = channels_.find(pattern)) revoke_ref(*ch, ref);

@@ -174,7 +174,7 @@ TEST_F(MqttInteropTls, MqttsCarriesTheSameSession) {
 class MqttInteropAuth : public MqttInterop {
  protected:
   std::string broker_settings() override {
-    auto hash = [](const std::string& pw) { return auth::hash_password(pw, auth::HashCost{1, 1024, 1}); };
+    auto hash = [](const std::string& pw) { return *auth::hash_password(pw, auth::HashCost{1, 1024, 1}); };
     std::string users = "[users.writer]\npassword = \"" + hash("writer-pw") + "\"\n"
                         "[[users.writer.rule]]\nallow = [\"publish\"]\ntopics = [\"it21/>\"]\n"
                         "[users.reader]\npassword = \"" + hash("reader-pw") + "\"\n"
