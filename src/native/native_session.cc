@@ -130,6 +130,11 @@ void NativeSession::on_open_tick(uint64_t now_ns) {
   set_last_tx_ns(now_ns);
 }
 
+uint64_t NativeSession::open_tick_due_ns() const {
+  if (reload_) return 0;  // an admin's RELOAD is answered on the tick after the verifier did it
+  return last_tx_ns() + ms_to_ns(heartbeat_ms_);
+}
+
 size_t NativeSession::encode_goodbye(std::span<uint8_t> out, wire::Code code, std::string_view text) {
   return wire::encode(out, wire::ErrorMsg{code, text.substr(0, out.size() / 2)});
 }

@@ -36,6 +36,7 @@ class NativeSession final : public session::Session {
   size_t parse(std::span<const uint8_t> in) override;
   size_t encode_goodbye(std::span<uint8_t> out, wire::Code code, std::string_view text) override;
   void on_open_tick(uint64_t now_ns) override;
+  uint64_t open_tick_due_ns() const override;
   void pace() override { continue_listing(); }
   bool can_pace() const override { return !listing_ || !listing_->waiting; }
   void on_login(std::shared_ptr<const auth::Grants> grants, std::string_view error) override;

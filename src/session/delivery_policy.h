@@ -80,6 +80,8 @@ class DeliveryPolicy {
   size_t lagging_channels() const { return lag_.size(); }
   // Conflated channels with updates held for their next refresh.
   size_t conflation_pending() const;
+  // Whether the tick may have work here (lagging or conflated channels).
+  bool needs_tick() const { return !lag_.empty() || !conflated_.empty(); }
   uint64_t conflation_refreshes() const { return conflation_refreshes_; }
 
  private:

@@ -29,9 +29,46 @@ Session::Session(Env env, std::unique_ptr<Transport> transport, std::string peer
       policy_({env.config.limits.max_output_buffer, env.router, env.counters, env.reactor}, output_, encoder, *this),
       opened_ns_(now_ns),
       last_rx_ns_(now_ns),
-      last_tx_ns_(now_ns) {}
+      last_tx_ns_(now_ns) {
+  tick_slot_ = env_.loop.ticked.size();
+  env_.loop.ticked.push_back(this);
+  env_.loop.tick_due_ns.push_back(0);
+}
 
-Session::~Session() { env_.loop.input.set(*this, 0); }
+Session::~Session() {
+  env_.loop.input.set(*this, 0);
+  // The last session takes this one's slot.
+  LoopState& loop = env_.loop;
+  Session* last = loop.ticked.back();
+  loop.ticked[tick_slot_] = last;
+  loop.tick_due_ns[tick_slot_] = loop.tick_due_ns.back();
+  last->tick_slot_ = tick_slot_;
+  loop.ticked.pop_back();
+  loop.tick_due_ns.pop_back();
+}
+
+void Session::tick_due(LoopState& loop, uint64_t now_ns) {
+  // on_tick never adds or removes sessions (they are reaped at the turn's end).
+  for (size_t i = 0; i < loop.ticked.size(); ++i) {
+    if (loop.tick_due_ns[i] <= now_ns) loop.ticked[i]->on_tick(now_ns);
+  }
+}
+
+// The earliest time the tick has work here if nothing else happens: every
+// event that could bring it closer (input, output, a delivery, a pause)
+// wakes the session for the next tick instead (wake_tick).
+uint64_t Session::next_tick_due_ns() const {
+  if (closing()) return ~uint64_t{0};
+  if (policy_.needs_tick() || !output_.empty() || paced_) return 0;
+  if (login_) return 0;  // the verifier's answer is polled every tick
+  if (phase_ == Phase::AwaitHello) return opened_ns_ + ms_to_ns(env_.config.hello_timeout_ms) + 1;
+  uint64_t due = open_tick_due_ns();
+  if (due == 0) return 0;
+  if (reads()) due = std::min(due, last_rx_ns_ + idle_timeout_ns_ + 1);
+  if (frame_started_ns_ != 0) due = std::min(due, frame_started_ns_ + ms_to_ns(env_.config.frame_deadline_ms) + 1);
+  if (in_.capacity() != 0) due = std::min(due, last_rx_ns_ + kReleaseIdleNs);
+  return due;
+}
 
 void Session::start() {
   if (transport_->pending_input() > 0) read_input();
@@ -39,6 +76,7 @@ void Session::start() {
 
 void Session::on_io(uint32_t events) {
   env_.reactor.check_owner("Session");
+  wake_tick();
   if (events & EPOLLOUT) flush_output();
   if (events & (EPOLLIN | EPOLLHUP | EPOLLERR)) read_input();
 }
@@ -126,6 +164,7 @@ bool Session::output_has_room() const {
 void Session::begin_paced() {
   if (paced_) return;
   paced_ = true;
+  wake_tick();
   list_paced();
   update_interest();
 }
@@ -133,6 +172,7 @@ void Session::begin_paced() {
 void Session::end_paced() {
   if (!paced_) return;
   paced_ = false;
+  wake_tick();
   last_rx_ns_ = env_.reactor.now_ns();  // the idle clock stood still meanwhile, as when paused
   update_interest();
   if (in_len_ > 0) parse_input();  // the requests that arrived behind the paced one
@@ -172,10 +212,12 @@ void Session::open(std::string_view client_name, uint64_t idle_timeout_ns) {
 }
 
 void Session::send_image(const cache::Channel& channel, uint32_t request_id) {
+  wake_tick();
   if (!closing()) apply(policy_.send_image(channel, request_id));
 }
 
 void Session::send_stream_image(const cache::Channel& channel, broker::SlowPolicy policy) {
+  wake_tick();
   if (closing()) return;
   ++usage_.channels;
   ++usage_.messages;
@@ -183,6 +225,7 @@ void Session::send_stream_image(const cache::Channel& channel, broker::SlowPolic
 }
 
 void Session::send_delivery(const broker::Delivery& delivery) {
+  wake_tick();
   if (closing()) return;
   ++usage_.messages;
   apply(policy_.send_delivery(delivery));
@@ -190,6 +233,7 @@ void Session::send_delivery(const broker::Delivery& delivery) {
 
 void Session::send_status(const cache::Channel& channel, wire::ChannelState state, wire::Code code,
                           std::string_view text, bool introduce) {
+  wake_tick();
   if (!closing()) policy_.send_status(channel, state, code, text, introduce);
 }
 
@@ -237,6 +281,7 @@ void Session::pause_input(bool paused) {
   // socket: that silence is ours, so the idle clock restarts on resume.
   if (!paused && !reading_) last_rx_ns_ = env_.reactor.now_ns();
   reading_ = !paused;
+  wake_tick();
   update_interest();
 }
 
@@ -287,6 +332,11 @@ void Session::finish() {
 
 void Session::on_tick(uint64_t now_ns) {
   env_.reactor.check_owner("Session");
+  tick_checks(now_ns);
+  env_.loop.tick_due_ns[tick_slot_] = next_tick_due_ns();
+}
+
+void Session::tick_checks(uint64_t now_ns) {
   if (closing()) return;
   if (!tick_input(now_ns)) return;
   if (phase_ == Phase::AwaitHello) {

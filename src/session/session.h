@@ -65,6 +65,10 @@ class Session : public broker::Outlet, public reactor::IoHandler, private InputB
 
   void on_io(uint32_t events) override;
   void on_tick(uint64_t now_ns);
+  // The loop's tick: on_tick for every session due (LoopState::tick_due_ns).
+  static void tick_due(LoopState& loop, uint64_t now_ns);
+  // When this session's tick next has work (0: the next tick).
+  uint64_t tick_due_ns() const { return env_.loop.tick_due_ns[tick_slot_]; }
   // Once registered with the reactor: handles input the transport already
   // holds, which no readiness event will announce (a client's first frames,
   // read ahead by OpenSSL during the TLS handshake).
@@ -139,6 +143,8 @@ class Session : public broker::Outlet, public reactor::IoHandler, private InputB
   virtual void on_finish() {}
   // Sets the encoder once the hello fixed the protocol's version (before any subscription).
   void set_encoder(const Encoder& encoder) { policy_.set_encoder(encoder); }
+  // When on_open_tick next has work, if nothing happens meanwhile (0: every tick).
+  virtual uint64_t open_tick_due_ns() const { return 0; }
 
   // The protocol's hello was accepted: the session is open, named
   // "client@peer", and closed after `idle_timeout_ns` without input.
@@ -183,6 +189,10 @@ class Session : public broker::Outlet, public reactor::IoHandler, private InputB
   void keep_unparsed(std::span<const uint8_t> rest, bool frame_completed);
   void release_input();
   bool tick_input(uint64_t now_ns);
+  void tick_checks(uint64_t now_ns);
+  // Something happened: the next tick visits this session.
+  void wake_tick() { env_.loop.tick_due_ns[tick_slot_] = 0; }
+  uint64_t next_tick_due_ns() const;
   void list_paced();
   void give_up_input() override;
   bool reads() const { return reading_ && !paced_; }
@@ -200,6 +210,7 @@ class Session : public broker::Outlet, public reactor::IoHandler, private InputB
   bool want_write_ = false;
   bool paced_ = false;
   bool paced_listed_ = false;  // in LoopState::paced
+  size_t tick_slot_ = 0;       // in LoopState::ticked
   uint32_t interest_ = 0x001;  // EPOLLIN, as registered by the owner
   std::vector<uint8_t> in_;   // a partial frame (and frames waiting behind a paced reply)
   size_t in_len_ = 0;

@@ -266,7 +266,7 @@ void AccessPoint::tick(uint64_t now_ns) {
     for (auto& [token, session] : sessions_) all.push_back(session.get());
     report_usage(all);
   }
-  for (auto& [token, session] : sessions_) session->on_tick(now_ns);
+  session::Session::tick_due(loop_, now_ns);
   router_.on_tick();
   end_of_turn();
   return_freed_memory(now_ns);

@@ -47,5 +47,24 @@ TEST_F(SessionIdleTest, APausedConnectionIsNotIdleAndItsClockRestartsOnResume) {
   EXPECT_EQ(counters.idle_timeouts, 1u);
 }
 
+// The loop's tick visits a session only when its tick has work: a quiet one
+// is due at its next heartbeat or timeout, and any input makes it due at once.
+TEST_F(SessionIdleTest, AQuietSessionIsDueOnlyAtItsNextHeartbeatOrTimeout) {
+  turn();  // the WELCOME goes out
+  const uint64_t now = monotonic_ns();
+  session->on_tick(now);
+  ASSERT_FALSE(session->closing());
+  EXPECT_GT(session->tick_due_ns(), now + 1000 * kMs) << "heartbeat every 5 s, idle timeout 15 s";
+  EXPECT_LE(session->tick_due_ns(), now + config.heartbeat_ms * kMs) << "no later than the next heartbeat";
+  std::vector<uint8_t> heartbeat(wire::kHeaderSize);
+  heartbeat.resize(wire::encode_heartbeat(heartbeat));
+  send(heartbeat);
+  EXPECT_EQ(session->tick_due_ns(), 0u) << "input: the next tick looks again";
+  const uint64_t later = monotonic_ns();
+  session::Session::tick_due(loop, later);
+  EXPECT_FALSE(session->closing());
+  EXPECT_GT(session->tick_due_ns(), later) << "quiet again after that tick";
+}
+
 }  // namespace
 }  // namespace tw::broker
