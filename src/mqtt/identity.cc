@@ -23,7 +23,7 @@ bool MqttSession::permitted(Access access, std::string_view topic_or_pattern) co
       break;
     }
   }
-  if (!ok) ++env().counters.entitlement_refusals;
+  if (!ok && access == Access::Publish) ++env().counters.entitlement_refusals;  // subscribe: per filter, by the caller
   return ok;
 }
 

@@ -40,8 +40,18 @@ Reason MqttSession::check_filter(std::string_view filter, Patterns& mapped) {
   if (!map_filter(filter, {env().config.limits.max_topic_length, env().config.limits.max_topic_depth}, mapped)) {
     return Reason::TopicFilterInvalid;
   }
+  // Each pattern the filter maps to is entitled on its own: "a/#" is "a/>"
+  // and "a", and a user entitled to a/> only gets that part. None: refused.
+  size_t kept = 0;
   for (size_t i = 0; i < mapped.count; ++i) {
-    if (!permitted(Access::Subscribe, mapped.pattern[i])) return Reason::NotAuthorized;
+    if (!permitted(Access::Subscribe, mapped.pattern[i])) continue;
+    if (kept != i) mapped.pattern[kept] = std::move(mapped.pattern[i]);
+    ++kept;
+  }
+  mapped.count = kept;
+  if (kept == 0) {
+    ++env().counters.entitlement_refusals;
+    return Reason::NotAuthorized;
   }
   for (size_t i = 0; i < mapped.count; ++i) {
     if (pattern_refs_.contains(mapped.pattern[i])) continue;
