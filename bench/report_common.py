@@ -48,6 +48,16 @@ def replace_block(text, begin, end, section):
     return head + section.rstrip("\n") + rest.split(end, 1)[1]
 
 
+def write_block(doc_path, begin, end, section):
+    """Rewrites the block between `begin` and `end` in the document, or appends it when the markers are missing."""
+    text = read_text(doc_path, "")
+    spliced = replace_block(text, begin, end, section)
+    if spliced is None:
+        spliced = text.rstrip("\n") + "\n\n" + section
+    with open(doc_path, "w") as f:
+        f.write(spliced)
+
+
 def read_text(path, default):
     try:
         with open(path) as f:

@@ -13,8 +13,7 @@
 #include <string_view>
 #include <vector>
 
-#include "perf/raw_stream.h"
-#include "perf/transport.h"
+#include "perf/raw_transport.h"
 
 namespace tw::perf {
 
@@ -69,10 +68,10 @@ FixedHeader read_fixed_header(std::span<const uint8_t> in) {
   return h;
 }
 
-class MqttRawTransport final : public Transport {
+class MqttRawTransport final : public RawTransport {
  public:
-  explicit MqttRawTransport(const std::string& client_name) : client_id_(unique_client_id(client_name)) {}
-  ~MqttRawTransport() override { close(); }
+  explicit MqttRawTransport(const std::string& client_name)
+      : RawTransport("mqtt-raw"), client_id_(unique_client_id(client_name)) {}
 
   Status connect(const std::string& host, uint16_t port) override {
     if (Status s = stream_.connect(host, port, kConnectTimeoutMs); !s) return s;
@@ -83,11 +82,7 @@ class MqttRawTransport final : public Transport {
     put_u16(body, 0);      // keep alive off: a measurement sends no pings
     put_string(body, client_id_);
     append_packet(kConnect, body);
-    for (int waited = 0; !connacked_; waited += 10) {
-      if (waited >= kConnectTimeoutMs) return Error{"mqtt-raw: no CONNACK"};
-      if (poll(10) < 0) return Error{"mqtt-raw: " + error_};
-    }
-    return Ok{};
+    return wait_for([this] { return connacked_; }, kConnectTimeoutMs, "CONNACK");
   }
 
   Status advertise(uint32_t index, std::string_view topic) override {
@@ -97,23 +92,19 @@ class MqttRawTransport final : public Transport {
   }
 
   PublishResult publish(uint32_t index, std::span<const uint8_t> payload) override {
-    if (!stream_.connected() || index >= topics_.size() || topics_[index].empty()) return PublishResult::Failed;
-    if (stream_.pending_output() >= RawStream::kMaxPendingOutput) {
-      if (!stream_.flush()) return PublishResult::Failed;
-      if (stream_.pending_output() >= RawStream::kMaxPendingOutput) return PublishResult::BackPressure;
-    }
+    if (index >= topics_.size() || topics_[index].empty()) return PublishResult::Failed;
+    if (PublishResult room = room_for_publish(); room != PublishResult::Sent) return room;
     const std::string& topic = topics_[index];
     std::vector<uint8_t>& out = stream_.out();
     out.push_back(kPublish);
     put_remaining_length(out, 2 + topic.size() + payload.size());
     put_string(out, topic);
     stream_.append(payload);
-    if (stream_.pending_output() >= kFlushBytes && !stream_.flush()) return PublishResult::Failed;
-    return PublishResult::Sent;
+    return published();
   }
 
   Status subscribe(std::string_view pattern) override {
-    if (!stream_.connected()) return Error{"mqtt-raw: not connected"};
+    if (!stream_.connected()) return error("not connected");
     std::vector<uint8_t> body;
     put_u16(body, ++last_packet_id_);
     put_string(body, map_pattern(TransportKind::Mqtt, pattern));
@@ -122,50 +113,19 @@ class MqttRawTransport final : public Transport {
     return stream_.flush();
   }
 
-  Status sync(int timeout_ms) override {
-    if (!stream_.connected()) return Error{"mqtt-raw: not connected"};
-    const uint64_t awaited = ++pings_sent_;
+ private:
+  void append_ping() override {
     stream_.out().push_back(kPingreq);
     stream_.out().push_back(0);
-    for (int waited = 0; pongs_ < awaited; waited += 10) {
-      if (waited >= timeout_ms) return Error{"mqtt-raw: no PINGRESP within " + std::to_string(timeout_ms) + " ms"};
-      if (poll(10) < 0) return Error{"mqtt-raw: " + error_};
-    }
-    return Ok{};
   }
 
-  int poll(int timeout_ms) override {
-    if (!stream_.connected()) return -1;
-    auto got = stream_.fill(timeout_ms);
-    if (!got) return fail(got.error().message);
-    return parse();
-  }
-
-  Status flush() override {
-    if (!stream_.connected()) return Error{"mqtt-raw: " + error_};
-    return stream_.flush();
-  }
-  int wait_fd() const override { return stream_.fd(); }
-  void close() override {
-    if (stream_.connected()) (void)stream_.flush();
-    stream_.close();
-  }
-
- private:
   void append_packet(uint8_t type, const std::vector<uint8_t>& body) {
     stream_.out().push_back(type);
     put_remaining_length(stream_.out(), body.size());
     stream_.append(body);
   }
 
-  int fail(std::string why) {
-    error_ = std::move(why);
-    stream_.close();
-    return -1;
-  }
-
-  // Handles every complete packet in the input; the number of PUBLISHes.
-  int parse() {
+  int parse() override {
     int handled = 0;
     for (;;) {
       std::span<const uint8_t> in = stream_.input();
@@ -187,14 +147,16 @@ class MqttRawTransport final : public Transport {
           break;
         }
         case kConnack:
-          if (body.size() != 2 || body[1] != 0) return fail("CONNECT refused (return code " + std::to_string(body.size() == 2 ? body[1] : 255) + ")");
+          if (body.size() != 2 || body[1] != 0) {
+            return fail("CONNECT refused (return code " + std::to_string(body.size() == 2 ? body[1] : 255) + ")");
+          }
           connacked_ = true;
           break;
         case kSuback:
           if (body.size() >= 3 && body.back() == 0x80) return fail("SUBSCRIBE refused");
           break;
         case kPingresp & 0xF0:
-          ++pongs_;
+          note_pong();
           break;
         default:
           return fail("unexpected packet type " + std::to_string(h.type >> 4));
@@ -204,13 +166,9 @@ class MqttRawTransport final : public Transport {
   }
 
   std::string client_id_;
-  RawStream stream_;
   std::vector<std::string> topics_;  // local index -> MQTT topic
   uint16_t last_packet_id_ = 0;
-  uint64_t pings_sent_ = 0;
-  uint64_t pongs_ = 0;
   bool connacked_ = false;
-  std::string error_ = "not connected";
 };
 
 }  // namespace

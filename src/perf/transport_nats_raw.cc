@@ -16,8 +16,7 @@
 #include <string_view>
 #include <vector>
 
-#include "perf/raw_stream.h"
-#include "perf/transport.h"
+#include "perf/raw_transport.h"
 
 namespace tw::perf {
 
@@ -48,10 +47,9 @@ size_t count_words(std::string_view line) {
   return n;
 }
 
-class NatsRawTransport final : public Transport {
+class NatsRawTransport final : public RawTransport {
  public:
-  explicit NatsRawTransport(std::string client_name) : client_name_(std::move(client_name)) {}
-  ~NatsRawTransport() override { close(); }
+  explicit NatsRawTransport(std::string client_name) : RawTransport("nats-raw"), client_name_(std::move(client_name)) {}
 
   Status connect(const std::string& host, uint16_t port) override {
     if (Status s = stream_.connect(host, port, kConnectTimeoutMs); !s) return s;
@@ -70,11 +68,8 @@ class NatsRawTransport final : public Transport {
   }
 
   PublishResult publish(uint32_t index, std::span<const uint8_t> payload) override {
-    if (!stream_.connected() || index >= subjects_.size() || subjects_[index].empty()) return PublishResult::Failed;
-    if (stream_.pending_output() >= RawStream::kMaxPendingOutput) {
-      if (!stream_.flush()) return PublishResult::Failed;
-      if (stream_.pending_output() >= RawStream::kMaxPendingOutput) return PublishResult::BackPressure;
-    }
+    if (index >= subjects_.size() || subjects_[index].empty()) return PublishResult::Failed;
+    if (PublishResult room = room_for_publish(); room != PublishResult::Sent) return room;
     char size[24];
     auto [end, ec] = std::to_chars(size, size + sizeof size, payload.size());
     stream_.append("PUB ");
@@ -84,56 +79,21 @@ class NatsRawTransport final : public Transport {
     stream_.append("\r\n");
     stream_.append(payload);
     stream_.append("\r\n");
-    if (stream_.pending_output() >= kFlushBytes && !stream_.flush()) return PublishResult::Failed;
-    return PublishResult::Sent;
+    return published();
   }
 
   Status subscribe(std::string_view pattern) override {
-    if (!stream_.connected()) return Error{"nats-raw: not connected"};
+    if (!stream_.connected()) return error("not connected");
     stream_.append("SUB ");
     stream_.append(map_pattern(TransportKind::Nats, pattern));
     stream_.append(" " + std::to_string(++last_sid_) + "\r\n");
     return stream_.flush();
   }
 
-  Status sync(int timeout_ms) override {
-    if (!stream_.connected()) return Error{"nats-raw: not connected"};
-    const uint64_t awaited = ++pings_sent_;
-    stream_.append("PING\r\n");
-    for (int waited = 0; pongs_ < awaited; waited += 10) {
-      if (waited >= timeout_ms) return Error{"nats-raw: no PONG within " + std::to_string(timeout_ms) + " ms"};
-      if (poll(10) < 0) return Error{"nats-raw: " + error_};
-    }
-    return Ok{};
-  }
-
-  int poll(int timeout_ms) override {
-    if (!stream_.connected()) return -1;
-    auto got = stream_.fill(timeout_ms);
-    if (!got) return fail(got.error().message);
-    return parse();
-  }
-
-  Status flush() override {
-    if (!stream_.connected()) return Error{"nats-raw: " + error_};
-    return stream_.flush();
-  }
-  int wait_fd() const override { return stream_.fd(); }
-  bool has_buffered_input() const override { return false; }
-  void close() override {
-    if (stream_.connected()) (void)stream_.flush();
-    stream_.close();
-  }
-
  private:
-  int fail(std::string why) {
-    error_ = std::move(why);
-    stream_.close();
-    return -1;
-  }
+  void append_ping() override { stream_.append("PING\r\n"); }
 
-  // Handles every complete protocol message in the input; the number of MSGs.
-  int parse() {
+  int parse() override {
     int handled = 0;
     for (;;) {
       std::string_view input = as_text(stream_.input());
@@ -160,7 +120,7 @@ class NatsRawTransport final : public Transport {
       } else if (op == "PING") {
         stream_.append("PONG\r\n");
       } else if (op == "PONG") {
-        ++pongs_;
+        note_pong();
       } else if (op == "-ERR") {
         return fail(std::string(line));
       }  // INFO and +OK need nothing
@@ -169,12 +129,8 @@ class NatsRawTransport final : public Transport {
   }
 
   std::string client_name_;
-  RawStream stream_;
   std::vector<std::string> subjects_;  // local index -> NATS subject
   uint64_t last_sid_ = 0;
-  uint64_t pings_sent_ = 0;
-  uint64_t pongs_ = 0;
-  std::string error_ = "not connected";
 };
 
 }  // namespace
