@@ -4,6 +4,11 @@ namespace tw::client {
 
 ChannelRecord& ChannelTable::introduce(uint32_t channel_id, wire::PayloadKind kind, std::string_view topic) {
   ChannelRecord& ch = channels_[channel_id];
+  // The broker never reuses a channel id on a connection, so a CHANNEL sent
+  // again for the same topic (before a SNAPSHOT's image, or a new SUBSCRIBE's)
+  // names the same stream: its sequence baseline stays, and gap detection
+  // with it (docs/protocol.md, "Channel ids").
+  if (ch.topic == topic && ch.kind == kind && !topic.empty()) return ch;
   ch.topic.assign(topic);
   ch.kind = kind;
   reset_sequence(ch);

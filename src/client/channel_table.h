@@ -33,7 +33,8 @@ struct SequenceCheck {
 
 class ChannelTable {
  public:
-  // CHANNEL frame: (re)introduces a channel; an existing record is overwritten.
+  // CHANNEL frame: introduces a channel. Sent again for the same topic, it
+  // changes nothing (the baseline stays); for another topic, the record is overwritten.
   ChannelRecord& introduce(uint32_t channel_id, wire::PayloadKind kind, std::string_view topic);
   ChannelRecord* find(uint32_t channel_id);
   // The first IMAGE/UPDATE of an unintroduced channel still gets a record (empty topic).

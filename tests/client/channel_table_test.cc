@@ -46,6 +46,18 @@ TEST(ChannelTable, ReintroductionOverwritesTopicAndForgetsSequence) {
   EXPECT_EQ(table.size(), 1u);
 }
 
+// A SNAPSHOT's CHANNEL frame, sent for a channel the connection already
+// streams, must not cost it gap detection.
+TEST(ChannelTable, TheSameChannelIntroducedAgainKeepsItsBaseline) {
+  ChannelTable table;
+  ChannelRecord& ch = table.introduce(4, wire::PayloadKind::FieldList, "A/B");
+  table.on_image(ch, 10);
+  ChannelRecord& again = table.introduce(4, wire::PayloadKind::FieldList, "A/B");
+  EXPECT_EQ(&again, &ch);
+  EXPECT_TRUE(again.has_seq);
+  EXPECT_TRUE(table.on_update(again, 12).gap) << "seq 11 was lost: still detected";
+}
+
 TEST(ChannelTable, ImageAfterGapResetsBaseline) {
   ChannelTable table;
   ChannelRecord& ch = table.introduce(2, wire::PayloadKind::FieldList, "A");
