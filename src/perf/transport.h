@@ -51,6 +51,25 @@ Result<ServerAddress> resolve_server(TransportKind kind, std::string_view flag);
 std::string map_topic(TransportKind kind, std::string_view topic);
 std::string map_pattern(TransportKind kind, std::string_view pattern);
 
+// Local topic index -> the topic in a transport's syntax: advertise() names
+// an index once, publish() looks it up.
+class TopicNames {
+ public:
+  explicit TopicNames(TransportKind kind) : kind_(kind) {}
+  void set(uint32_t index, std::string_view topic) {
+    if (names_.size() <= index) names_.resize(index + 1);
+    names_[index] = map_topic(kind_, topic);
+  }
+  // Null when the index was never advertised.
+  const std::string* find(uint32_t index) const {
+    return index < names_.size() && !names_[index].empty() ? &names_[index] : nullptr;
+  }
+
+ private:
+  TransportKind kind_;
+  std::vector<std::string> names_;
+};
+
 // MQTT client ids must be unique per broker (a duplicate id disconnects the
 // older client): the name plus the process id and a per-process counter.
 std::string unique_client_id(const std::string& name);

@@ -62,14 +62,14 @@ class MqttTransport final : public Transport {
   }
 
   Status advertise(uint32_t index, std::string_view topic) override {
-    if (topics_.size() <= index) topics_.resize(index + 1);
-    topics_[index] = map_topic(TransportKind::Mqtt, topic);
+    names_.set(index, topic);
     return Ok{};
   }
 
   PublishResult publish(uint32_t index, std::span<const uint8_t> payload) override {
-    if (index >= topics_.size() || topics_[index].empty()) return PublishResult::Failed;
-    int rc = mosquitto_publish(mosq_, nullptr, topics_[index].c_str(), static_cast<int>(payload.size()),
+    const std::string* topic = names_.find(index);
+    if (topic == nullptr) return PublishResult::Failed;
+    int rc = mosquitto_publish(mosq_, nullptr, topic->c_str(), static_cast<int>(payload.size()),
                                payload.data(), 0, false);
     if (rc == MOSQ_ERR_SUCCESS) return PublishResult::Sent;
     if (rc == MOSQ_ERR_NOMEM) return PublishResult::BackPressure;
@@ -148,7 +148,7 @@ class MqttTransport final : public Transport {
   int handled_ = 0;
   uint64_t subscribes_sent_ = 0;
   uint64_t subacks_ = 0;
-  std::vector<std::string> topics_;  // local index -> MQTT topic
+  TopicNames names_{TransportKind::Mqtt};
 };
 
 }  // namespace

@@ -86,15 +86,15 @@ class MqttRawTransport final : public RawTransport {
   }
 
   Status advertise(uint32_t index, std::string_view topic) override {
-    if (topics_.size() <= index) topics_.resize(index + 1);
-    topics_[index] = map_topic(TransportKind::Mqtt, topic);
+    names_.set(index, topic);
     return Ok{};
   }
 
   PublishResult publish(uint32_t index, std::span<const uint8_t> payload) override {
-    if (index >= topics_.size() || topics_[index].empty()) return PublishResult::Failed;
+    const std::string* found = names_.find(index);
+    if (found == nullptr) return PublishResult::Failed;
     if (PublishResult room = room_for_publish(); room != PublishResult::Sent) return room;
-    const std::string& topic = topics_[index];
+    const std::string& topic = *found;
     std::vector<uint8_t>& out = stream_.out();
     out.push_back(kPublish);
     put_remaining_length(out, 2 + topic.size() + payload.size());
@@ -166,7 +166,7 @@ class MqttRawTransport final : public RawTransport {
   }
 
   std::string client_id_;
-  std::vector<std::string> topics_;  // local index -> MQTT topic
+  TopicNames names_{TransportKind::Mqtt};
   uint16_t last_packet_id_ = 0;
   bool connacked_ = false;
 };

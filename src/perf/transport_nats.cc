@@ -53,14 +53,14 @@ class NatsTransport final : public Transport {
   }
 
   Status advertise(uint32_t index, std::string_view topic) override {
-    if (subjects_.size() <= index) subjects_.resize(index + 1);
-    subjects_[index] = map_topic(TransportKind::Nats, topic);
+    names_.set(index, topic);
     return Ok{};
   }
 
   PublishResult publish(uint32_t index, std::span<const uint8_t> payload) override {
-    if (conn_ == nullptr || index >= subjects_.size() || subjects_[index].empty()) return PublishResult::Failed;
-    natsStatus s = natsConnection_Publish(conn_, subjects_[index].c_str(), payload.data(), static_cast<int>(payload.size()));
+    const std::string* subject = names_.find(index);
+    if (conn_ == nullptr || subject == nullptr) return PublishResult::Failed;
+    natsStatus s = natsConnection_Publish(conn_, subject->c_str(), payload.data(), static_cast<int>(payload.size()));
     if (s == NATS_OK) return PublishResult::Sent;
     if (s == NATS_INSUFFICIENT_BUFFER || s == NATS_NO_MEMORY) return PublishResult::BackPressure;
     return PublishResult::Failed;
@@ -155,7 +155,7 @@ class NatsTransport final : public Transport {
   std::string client_name_;
   natsConnection* conn_ = nullptr;
   std::vector<natsSubscription*> subs_;
-  std::vector<std::string> subjects_;  // local index -> NATS subject
+  TopicNames names_{TransportKind::Nats};
   std::mutex inbox_mutex_;
   int inbox_event_;  // eventfd: readable while the inbox may hold messages
   std::vector<natsMsg*> inbox_;  // filled by libnats threads

@@ -62,18 +62,18 @@ class NatsRawTransport final : public RawTransport {
   }
 
   Status advertise(uint32_t index, std::string_view topic) override {
-    if (subjects_.size() <= index) subjects_.resize(index + 1);
-    subjects_[index] = map_topic(TransportKind::Nats, topic);
+    names_.set(index, topic);
     return Ok{};
   }
 
   PublishResult publish(uint32_t index, std::span<const uint8_t> payload) override {
-    if (index >= subjects_.size() || subjects_[index].empty()) return PublishResult::Failed;
+    const std::string* subject = names_.find(index);
+    if (subject == nullptr) return PublishResult::Failed;
     if (PublishResult room = room_for_publish(); room != PublishResult::Sent) return room;
     char size[24];
     auto [end, ec] = std::to_chars(size, size + sizeof size, payload.size());
     stream_.append("PUB ");
-    stream_.append(subjects_[index]);
+    stream_.append(*subject);
     stream_.append(" ");
     stream_.append(std::string_view(size, static_cast<size_t>(end - size)));
     stream_.append("\r\n");
@@ -129,7 +129,7 @@ class NatsRawTransport final : public RawTransport {
   }
 
   std::string client_name_;
-  std::vector<std::string> subjects_;  // local index -> NATS subject
+  TopicNames names_{TransportKind::Nats};
   uint64_t last_sid_ = 0;
 };
 
