@@ -25,7 +25,20 @@ PACKAGES=(
   libmosquitto-dev mosquitto libnats-dev nats-server python3
   # MQTT clients nobody here wrote, for the MQTT interoperability tests (tests/mqtt_interop)
   mosquitto-clients python3-paho-mqtt
+  # HTTP request parsing for the admin/WebSocket listener: llhttp (Node.js's
+  # parser), whose C sources Debian ships in node-llhttp (src/http)
+  node-llhttp
+  # operations tests: a real Prometheus scrapes /metrics, promtool checks the format
+  prometheus
+  # browser tests (console, examples/web): Debian's chromium, headless
+  chromium
 )
+
+# Node.js runs the npm-installed clients of the tests (MQTT.js, puppeteer-core;
+# tests/js/package-lock.json). Debian's nodejs and npm, unless a Node.js with
+# npm is already there (NodeSource's nodejs package bundles npm and conflicts
+# with Debian's npm package).
+if ! command -v npm >/dev/null 2>&1; then PACKAGES+=(nodejs npm); fi
 
 installed() {
   [[ "$(dpkg-query -W -f='${db:Status-Status}' "$1" 2>/dev/null)" == "installed" ]]
