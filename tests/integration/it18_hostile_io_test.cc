@@ -6,7 +6,9 @@
 //   - a thousand connections each holding the start of a frame that claims
 //     1 MiB keep the broker's memory within limits.max_partial_input;
 //   - LIST_CHANNELS from a client that never reads is produced as its output
-//     drains, so the broker does not grow by the listing per request.
+//     drains, so the broker does not grow by the listing per request;
+//   - a broker out of file descriptors refuses new connections (and says so,
+//     rate-limited) while the open ones go on, and accepts again once some close.
 // Memory is read from /proc/PID/status (VmRSS): a bound on memory, not on time.
 #include <gtest/gtest.h>
 #include <sys/resource.h>
@@ -170,6 +172,54 @@ TEST_F(HostileIo, ListChannelsFromANonReaderStaysBounded) {
     EXPECT_EQ(reply.rows.size(), kChannels) << "listing " << r;
   }
   ASSERT_NO_FATAL_FAILURE(expect_healthy());
+}
+
+// The broker runs with 48 file descriptors (soft and hard limit), so it
+// cannot raise the limit. Connections past what it can hold are accepted and
+// closed at once (the listener would otherwise stay ready and spin), with a
+// rate-limited ERROR line; the open ones, the innocent pair among them, are
+// served throughout; once attackers leave, new connections are accepted again.
+TEST_F(HostileIo, OutOfFileDescriptorsRefusesOnlyNewConnectionsAndRecovers) {
+  ASSERT_NO_FATAL_FAILURE(start({.log_level = "info", .file_limit = 48}));
+  std::vector<std::unique_ptr<RawClient>> held;
+  size_t refused = 0;
+  for (size_t i = 0; i < 80 && refused < 16; ++i) {
+    auto client = std::make_unique<RawClient>();
+    if (open_client(*client, broker->port(), "hog-" + std::to_string(i))) {
+      held.push_back(std::move(client));
+    } else {
+      ++refused;
+    }
+    if (i % 8 == 7) {
+      ASSERT_NO_FATAL_FAILURE(expect_healthy());
+    }
+  }
+  EXPECT_GE(refused, 16u) << "the broker held " << held.size() << " connections on 48 file descriptors";
+  EXPECT_GT(held.size(), 0u);
+  ASSERT_NO_FATAL_FAILURE(expect_healthy());
+  for (auto& client : held) {
+    ASSERT_FALSE(client->wait_closed_with(1)) << "a connection opened before the exhaustion was closed";
+  }
+
+  held.clear();
+  bool accepted = false;
+  for (int attempt = 0; attempt < 100 && !accepted; ++attempt) {  // the broker reaps the closed ones on its next turn
+    RawClient again;
+    accepted = open_client(again, broker->port(), "after");
+    if (!accepted) std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  }
+  EXPECT_TRUE(accepted) << "no connection accepted after the others closed";
+  ASSERT_NO_FATAL_FAILURE(expect_healthy());
+  broker->stop();
+  const std::string log = broker->err();
+  size_t error_lines = 0;
+  for (size_t at = log.find("a new connection was refused"); at != std::string::npos;
+       at = log.find("a new connection was refused", at + 1)) {
+    ++error_lines;
+  }
+  EXPECT_GE(error_lines, 1u) << log;
+  EXPECT_LE(error_lines, 10u) << "16 refusals in a burst log at most 10 lines (base/rate_limit.h):\n" << log;
+  EXPECT_NE(log.find("refused for lack of file descriptors"), std::string::npos) << "the shutdown summary counts the refusals:\n" << log;
 }
 
 }  // namespace

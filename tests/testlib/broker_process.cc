@@ -41,7 +41,13 @@ BrokerProcess::BrokerProcess(BrokerOptions options) : port_file_(dir_.file("port
     args.push_back("");
   }
   args.insert(args.end(), options.args.begin(), options.args.end());
-  process_ = std::make_unique<Process>(bin_path("tickwired"), args);
+  if (options.file_limit != 0) {
+    const std::string limit = std::to_string(options.file_limit);
+    args.insert(args.begin(), {"--nofile=" + limit + ":" + limit, "--", bin_path("tickwired")});
+    process_ = std::make_unique<Process>("/usr/bin/prlimit", args);
+  } else {
+    process_ = std::make_unique<Process>(bin_path("tickwired"), args);
+  }
   if (process_->started()) port_ = wait_for_port_file(kPortFileTimeoutMs);
 }
 

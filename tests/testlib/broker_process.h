@@ -2,6 +2,7 @@
 //
 // The constructor starts `<bin_dir>/tickwired --listen 127.0.0.1:PORT
 // --print-port-file <tmp>/port [--threads $TW_TEST_THREADS] <extra args>`
+// (through `prlimit --nofile=N:N` with BrokerOptions::file_limit)
 // (PORT 0 unless a fixed port is given) and waits up to 10 s for the port file; ready() says whether the
 // broker is listening. The destructor always stops it (SIGTERM, then SIGKILL).
 #pragma once
@@ -24,6 +25,9 @@ struct BrokerOptions {
   // (conflate). "disconnect" by default here: the tests written before the
   // policies existed expect a slow consumer to be disconnected.
   std::string slow_consumer_policy;  // "" = the broker's default (conflate)
+  // When not 0: the broker runs with this many file descriptors, soft and
+  // hard limit alike (through util-linux's prlimit), so it cannot raise it.
+  unsigned file_limit = 0;
 };
 
 class BrokerProcess {
