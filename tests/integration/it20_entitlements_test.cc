@@ -230,6 +230,58 @@ TEST_F(EntitlementsTest, AWrongPasswordIsRefusedCountedAndLoggedSparingly) {
   EXPECT_EQ(log.find("not-the-password"), std::string::npos);
 }
 
+// A storm of failed logins from one client (1,000 connections in about a
+// second, each with a wrong password) beside a publisher and a subscriber
+// already logged in: every update reaches the subscriber, in order, during
+// the storm; each guess is refused with AUTH_FAILED; the log stays short.
+// (What the storm costs the subscriber's latency is a benchmark:
+// bench/login_storm, docs/benchmarks.md.)
+TEST_F(EntitlementsTest, AThousandFailedLoginsASecondLeaveOtherSubscribersWhole) {
+  RawClient feed, alice;
+  login(feed, "feed");
+  login(alice, "alice");
+  ASSERT_TRUE(feed.register_topic(1, wire::PayloadKind::FieldList, "EQ/STORM"));
+  ASSERT_TRUE(alice.subscribe(1, "EQ/STORM").has_value());
+  testing::StreamModel model;
+  int64_t published = 0;
+  auto one_more_arrives = [&] {
+    if (!feed.publish(1, testing::field_list({{1, published++}}))) return false;
+    return testing::collect_until(alice, model, [&] { return model.messages_on("EQ/STORM") == uint64_t(published); });
+  };
+  ASSERT_TRUE(one_more_arrives());
+
+  constexpr int kGuesses = 1000, kBatch = 50;  // 20 batches, one each 50 ms
+  std::vector<RawClient> guesses(kGuesses);
+  const auto began = SteadyClock::now();
+  for (int i = 0; i < kGuesses; ++i) {
+    ASSERT_TRUE(guesses[i].connect(broker_->port()));
+    wire::Hello m;
+    m.client_name = "guess";
+    m.credentials = true;
+    m.user = "alice";
+    m.password = "guess-" + std::to_string(i);
+    ASSERT_TRUE(guesses[i].send_encoded([&](std::span<uint8_t> out) { return wire::encode(out, m); }));
+    if (i % kBatch == kBatch - 1) {
+      ASSERT_TRUE(one_more_arrives()) << "update " << published << " during the storm";
+      std::this_thread::sleep_until(began + std::chrono::milliseconds(50 * (i / kBatch + 1)));
+    }
+  }
+  ASSERT_TRUE(one_more_arrives());
+  for (auto& c : guesses) EXPECT_EQ(c.wait_closed_with(), wire::Code::AuthFailed);
+  const auto storm_seconds =
+      std::chrono::duration_cast<std::chrono::seconds>(SteadyClock::now() - began).count() + 1;
+  ASSERT_TRUE(one_more_arrives());
+  EXPECT_TRUE(model.errors().empty()) << model.errors().front();
+  const auto* channel = model.find("EQ/STORM");
+  ASSERT_NE(channel, nullptr);
+  EXPECT_EQ(channel->messages(), uint64_t(published));
+
+  const std::string log = broker_->err();
+  size_t lines = 0;
+  for (size_t at = log.find("failed login for user"); at != std::string::npos; at = log.find("failed login for user", at + 1)) ++lines;
+  EXPECT_LE(lines, 5u + 5u * size_t(storm_seconds)) << "5 lines a second at most, in " << storm_seconds << " s";
+}
+
 TEST_F(EntitlementsTest, AReloadRevokingOnePatternClosesExactlyThoseChannels) {
   RawClient feed, alice;
   login(feed, "feed");
