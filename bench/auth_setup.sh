@@ -19,15 +19,19 @@ HASH=$("$TW" passwd --password-file "$DIR/password")
   echo "[[users.bench.rule]]"
   echo "allow = [\"publish\", \"subscribe\"]"
   echo "topics = [\">\"]"
-  echo "[[users.bench.rule]]"
-  echo "deny = [\"subscribe\"]"
-  printf 'topics = ['
-  for ((i = 0; i < RULES / 2; i++)); do printf '"*/DENY%d",' "$i"; done
-  echo "]"
-  echo "[[users.bench.rule]]"
-  echo "allow = [\"subscribe\"]"
-  printf 'topics = ['
-  for ((i = 0; i < RULES - RULES / 2 - 1; i++)); do printf '"OTHER%d/>",' "$i"; done
-  echo "]"
+  if ((RULES / 2 > 0)); then
+    echo "[[users.bench.rule]]"
+    echo "deny = [\"subscribe\"]"
+    printf 'topics = ['
+    for ((i = 0; i < RULES / 2; i++)); do printf '"*/DENY%d",' "$i"; done
+    echo "]"
+  fi
+  if ((RULES - RULES / 2 - 1 > 0)); then
+    echo "[[users.bench.rule]]"
+    echo "allow = [\"subscribe\"]"
+    printf 'topics = ['
+    for ((i = 0; i < RULES - RULES / 2 - 1; i++)); do printf '"OTHER%d/>",' "$i"; done
+    echo "]"
+  fi
 } >"$DIR/users.toml"
 echo "auth_file = \"$DIR/users.toml\"" >"$DIR/broker.toml"
