@@ -74,6 +74,18 @@ void Server::stop() {
   thread_.join();
 }
 
+void Server::request_tls_reload() {
+  tls_reload_.store(true, std::memory_order_relaxed);
+  uint64_t one = 1;
+  (void)::write(wake_fd_, &one, sizeof one);
+}
+
+void Server::reload_tls() {
+  for (const ListenSocket& socket : listeners_) {
+    if (socket.tls != nullptr) socket.tls->reload_logged(socket.name);
+  }
+}
+
 void Server::run() {
   epoll_event events[64];
   uint64_t next_tick = monotonic_ns() + kTickNs;
@@ -81,6 +93,7 @@ void Server::run() {
     const uint64_t now = monotonic_ns();
     const int timeout_ms = now >= next_tick ? 0 : static_cast<int>((next_tick - now + 999'999) / 1'000'000);
     const int n = ::epoll_wait(epoll_fd_, events, 64, timeout_ms);
+    if (tls_reload_.exchange(false, std::memory_order_relaxed)) reload_tls();
     for (int i = 0; i < n; ++i) {
       const uint64_t tag = events[i].data.u64;
       if (tag == kWakeTag) {

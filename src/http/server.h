@@ -78,6 +78,9 @@ class Server {
   void start();
   // Any thread but a handler's: closes every connection and joins the thread.
   void stop();
+  // Any thread, and async-signal-safe (SIGHUP): every TLS listener re-reads
+  // its certificate on the HTTP thread; open connections keep theirs.
+  void request_tls_reload();
   // Any thread: connections open now.
   size_t connections() const { return open_.load(std::memory_order_relaxed); }
 
@@ -101,6 +104,7 @@ class Server {
   void next_event(Connection& c, uint64_t now_ns);
   void close(Connection& c, const char* why);
   void reap();
+  void reload_tls();
 
   const ServerSettings settings_;
   const Routes routes_;
@@ -110,6 +114,7 @@ class Server {
   int wake_fd_ = -1;
   std::thread thread_;
   std::atomic<bool> stop_{false};
+  std::atomic<bool> tls_reload_{false};
   std::atomic<size_t> open_{0};
   std::unordered_map<int, std::unique_ptr<Connection>> connections_;  // by fd; the HTTP thread's only
   std::vector<int> closing_;  // fds to remove at the end of this pass

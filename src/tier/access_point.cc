@@ -92,13 +92,7 @@ void AccessPoint::request_tls_reload() {
 void AccessPoint::reload_tls() {
   for (const auto& acceptor : acceptors_) {
     const ListenSocket& socket = acceptor->socket;
-    if (socket.tls == nullptr) continue;
-    if (auto reloaded = socket.tls->reload(); reloaded) {
-      TW_INFO("%s: reloaded the TLS certificate", socket.name.c_str());
-    } else {
-      TW_WARN("%s: TLS reload failed, keeping the current certificate: %s", socket.name.c_str(),
-              reloaded.error().message.c_str());
-    }
+    if (socket.tls != nullptr) socket.tls->reload_logged(socket.name);
   }
 }
 

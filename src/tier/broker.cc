@@ -356,7 +356,10 @@ std::vector<std::string> Broker::listening() const {
   return names;
 }
 
-void Broker::reload_tls() { impl_->access_points[0]->request_tls_reload(); }
+void Broker::reload_tls() {
+  impl_->access_points[0]->request_tls_reload();
+  if (impl_->http) impl_->http->request_tls_reload();
+}
 
 void Broker::run() {
   Impl& s = *impl_;

@@ -141,6 +141,14 @@ bool Transport::flush_control() {
 }
 
 ssize_t Transport::writev(const iovec* iov, int count) {
+  if (close_sent_ && at_frame_boundary()) {
+    // Nothing may follow a close frame (RFC 6455 5.5.1): what the session
+    // still writes (its goodbye) is dropped, reported as taken so it can finish.
+    if (!flush_control()) return 0;
+    size_t total = 0;
+    for (int i = 0; i < count; ++i) total += iov[i].iov_len;
+    return static_cast<ssize_t>(total);
+  }
   if (at_frame_boundary() && !flush_control()) return 0;  // a control frame is half-written: it goes first
   if (settings_.framing == Framing::BinaryStream) return write_binary(iov, count);
   size_t total = 0;

@@ -15,6 +15,8 @@
 #include <string>
 #include <vector>
 
+#include "auth/password.h"
+#include "http/basic_auth.h"
 #include "integration/it_support.h"
 #include "testlib/process.h"
 #include "testlib/test_pki.h"
@@ -194,6 +196,35 @@ TEST_F(HttpListener, BadHttpAndWebSocketInputLeavesNativeSubscribersAlone) {
   EXPECT_TRUE(refused.read_to_close());
   EXPECT_EQ(refused.received().find("HTTP/1.1 400 "), 0u) << refused.received();
   ASSERT_TRUE(healthy.one_more_arrives(*broker_));
+}
+
+// With a users file, requests need Basic credentials of a user in it.
+class HttpListenerAuth : public HttpListener {
+ protected:
+  std::string top_level() override {
+    std::string hash = *auth::hash_password("ops-pw", auth::HashCost{1, 1024, 1});
+    std::string users = "[users.ops]\npassword = \"" + hash + "\"\n";
+    return HttpListener::top_level() + "auth_file = \"" + dir_.write("users.toml", users) +
+           "\"\nauth_failure_delay_ms = 50\n";
+  }
+  std::string get_healthz(const std::string& credentials) {
+    Socket s(http_port_);
+    std::string auth = credentials.empty() ? "" : "Authorization: Basic " + http::base64_encode(credentials) + "\r\n";
+    EXPECT_TRUE(s.send("GET /healthz HTTP/1.1\r\n" + auth + "Connection: close\r\n\r\n"));
+    s.read_to_close();
+    return s.received();
+  }
+  testing::TempDir dir_;
+};
+
+TEST_F(HttpListenerAuth, BasicCredentialsAreCheckedAgainstTheUsersFile) {
+  std::string none = get_healthz("");
+  EXPECT_EQ(none.find("HTTP/1.1 401 Unauthorized"), 0u) << none;
+  EXPECT_NE(none.find("WWW-Authenticate: Basic realm=\"tickwire\""), std::string::npos) << none;
+  EXPECT_EQ(get_healthz("ops:wrong").find("HTTP/1.1 401 "), 0u);
+  EXPECT_EQ(get_healthz("nobody:ops-pw").find("HTTP/1.1 401 "), 0u);
+  std::string ok = get_healthz("ops:ops-pw");
+  EXPECT_EQ(ok.find("HTTP/1.1 200 OK"), 0u) << ok;
 }
 
 // wss: the HTTP listener with cert and key; paho over TLS WebSocket.
