@@ -129,6 +129,10 @@ Reader::Step Reader::begin_frame(std::span<uint8_t> in, size_t max_data) {
   }
   if (h.opcode == Opcode::Continuation && !in_message_) return fail(CloseCode::ProtocolError, "continuation frame outside a message");
   if (h.opcode != Opcode::Continuation && in_message_) return fail(CloseCode::ProtocolError, "new message inside a fragmented one");
+  if (h.opcode != Opcode::Continuation && settings_.data != Opcode::Continuation && h.opcode != settings_.data) {
+    return fail(CloseCode::Unsupported, h.opcode == Opcode::Text ? "text message where binary is expected"
+                                                                 : "binary message where text is expected");
+  }
   if (h.opcode != Opcode::Continuation) {
     message_opcode_ = h.opcode;
     message_bytes_ = 0;

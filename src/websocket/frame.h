@@ -77,6 +77,9 @@ class Reader {
   struct Settings {
     Role role = Role::Server;
     uint64_t max_message = 1u << 20;
+    // Text or Binary: the only data messages taken; the other is refused at
+    // its first frame with 1003, before any of it is collected. Continuation: both.
+    Opcode data = Opcode::Continuation;
   };
   enum class Kind : uint8_t { NeedMore, Data, Ping, Pong, Close, Error };
   struct Step {

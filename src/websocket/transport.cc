@@ -7,14 +7,17 @@ namespace tw::websocket {
 
 namespace {
 constexpr size_t kMaxControlBacklog = 1024;  // pongs past this are dropped (RFC 6455 5.5.3 allows answering the last)
-constexpr int kMaxIov = IOV_MAX - 1;          // one slot for the frame header
+// The caller's iovecs taken per call (io::OutQueue offers at most 256); on
+// the stack with the header's, so a connection holds no iovec array.
+constexpr int kMaxIov = 256;
 }  // namespace
 
 Transport::Transport(std::unique_ptr<session::Transport> inner, Settings settings, std::string early_input)
     : inner_(std::move(inner)),
       settings_(settings),
       tls_(inner_->kind() == "tls"),
-      reader_({Role::Server, settings.max_message}),
+      reader_({Role::Server, settings.max_message,
+               settings.framing == Framing::BinaryStream ? Opcode::Binary : Opcode::Text}),
       partial_(std::move(early_input)),
       partial_whole_(!partial_.empty()) {}
 
@@ -78,11 +81,9 @@ size_t Transport::step_through(std::span<uint8_t> out, size_t begin, size_t end,
         break;
       case Reader::Kind::Data:
         if (settings_.framing == Framing::BinaryStream) {
-          if (step.opcode != Opcode::Binary) return fail(1003, "text message on a binary WebSocket"), pos;
           std::memmove(out.data() + filled, step.payload.data(), step.payload.size());
           filled += step.payload.size();
         } else {
-          if (step.opcode != Opcode::Text) return fail(1003, "binary message on a text WebSocket"), pos;
           const size_t at = ready_.size();
           ready_.append(reinterpret_cast<const char*>(step.payload.data()), step.payload.size());
           for (size_t i = at; i < ready_.size(); ++i) {
@@ -172,15 +173,16 @@ ssize_t Transport::write_binary(const iovec* iov, int count) {
     header_sent_ = 0;
     payload_left_ = total;
   }
-  iov_.clear();
-  if (header_sent_ < header_size_) iov_.push_back({header_ + header_sent_, header_size_ - header_sent_});
+  iovec frame[kMaxIov + 1];
+  int used = 0;
+  if (header_sent_ < header_size_) frame[used++] = {header_ + header_sent_, header_size_ - header_sent_};
   uint64_t room = payload_left_;
   for (int i = 0; i < count && room > 0; ++i) {
     const size_t len = static_cast<size_t>(std::min<uint64_t>(iov[i].iov_len, room));
-    iov_.push_back({iov[i].iov_base, len});
+    frame[used++] = {iov[i].iov_base, len};
     room -= len;
   }
-  const ssize_t n = inner_->writev(iov_.data(), static_cast<int>(iov_.size()));
+  const ssize_t n = inner_->writev(frame, used);
   if (n < 0) return n;
   const size_t header_part = std::min(static_cast<size_t>(n), header_size_ - header_sent_);
   header_sent_ += header_part;

@@ -20,7 +20,6 @@
 #pragma once
 #include <memory>
 #include <string>
-#include <vector>
 
 #include "session/transport.h"
 #include "websocket/frame.h"
@@ -80,7 +79,6 @@ class Transport final : public session::Transport {
   size_t header_sent_ = 0;
   uint64_t payload_left_ = 0;
   bool out_partial_ = false;  // TextMessages: the last write stopped inside a frame
-  std::vector<iovec> iov_;    // reused: header + the caller's iovecs
 };
 
 }  // namespace tw::websocket

@@ -119,6 +119,15 @@ TEST(Frame, EveryRuleHasItsCloseCode) {
   EXPECT_EQ(error_of(encode_frame(Opcode::Binary, "x", true, kMask), Role::Client).close_code, 1002);
 }
 
+TEST(Frame, ADataTypeNotTakenIsRefusedAtItsFirstFrame) {
+  Reader binary_only({Role::Server, 1024, Opcode::Binary});
+  Reader::Step s = read_all(binary_only, bytes(encode_frame(Opcode::Text, "t", false, kMask))).last;
+  EXPECT_EQ(s.kind, Reader::Kind::Error);
+  EXPECT_EQ(s.close_code, 1003);
+  Reader text_only({Role::Server, 1024, Opcode::Text});
+  EXPECT_EQ(read_all(text_only, bytes(encode_frame(Opcode::Binary, "b", true, kMask))).last.close_code, 1003);
+}
+
 TEST(Frame, CloseCarriesCodeAndReason) {
   Reader reader({Role::Server, 1024});
   Collected c = read_all(reader, bytes(encode_frame(Opcode::Close, close_payload(CloseCode::GoingAway, "bye"), true, kMask)));
