@@ -121,13 +121,14 @@ void Server::accept_pending(const ListenSocket& socket) {
     const int fd = io::accept_nonblocking(socket.fd, &peer);
     if (fd < 0) return;
     if (connections_.size() >= settings_.max_connections) {
+      stats_.connections_refused.fetch_add(1, std::memory_order_relaxed);  // before the answer a client may act on
       // A plain connection is told why; a TLS one could not read it before its handshake.
       if (socket.tls == nullptr) {
         static constexpr char kBusy[] =
             "HTTP/1.1 503 Service Unavailable\r\nContent-Length: 21\r\nConnection: close\r\n\r\nconnection limit hit\n";
         (void)::send(fd, kBusy, sizeof kBusy - 1, MSG_NOSIGNAL | MSG_DONTWAIT);
       }
-      TW_WARN_LIMITED("http %s: refused, %u connections open (http_max_connections)", peer.c_str(),
+      TW_WARN_LIMITED("http %s: refused, %u connections open (limits.max_http_connections)", peer.c_str(),
                       settings_.max_connections);
       io::close_fd(fd);
       continue;
@@ -143,6 +144,7 @@ void Server::accept_pending(const ListenSocket& socket) {
     } else {
       transport = std::make_unique<session::TcpTransport>(fd);
     }
+    stats_.connections_accepted.fetch_add(1, std::memory_order_relaxed);
     auto c = std::make_unique<Connection>(std::move(transport), std::move(peer), settings_.limits);
     c->deadline_ns = monotonic_ns() + uint64_t{settings_.handshake_timeout_ms} * 1'000'000;
     c->deadline_reason = "tls handshake timed out";
@@ -181,6 +183,7 @@ void Server::tick(uint64_t now_ns) {
     if (c->deadline_ns != 0 && now_ns >= c->deadline_ns) {
       if (c->parser.in_request() || !c->in.empty()) {
         TW_WARN_LIMITED("http %s: 408, request not whole within %u ms", c->peer.c_str(), settings_.request_timeout_ms);
+        stats_.timeouts.fetch_add(1, std::memory_order_relaxed);
         Response timeout = Response::text(408, "request not complete within " +
                                                    std::to_string(settings_.request_timeout_ms) + " ms\n");
         c->close_after_flush = true;

@@ -62,6 +62,18 @@ struct ListenSocket {
   std::string name;  // "http tcp://127.0.0.1:9401", for the log
 };
 
+// What the listener did, counted on its thread, readable from any thread
+// (relaxed atomics, once per connection or request, never per market-data message).
+struct ServerStats {
+  std::atomic<uint64_t> connections_accepted{0};
+  std::atomic<uint64_t> connections_refused{0};  // past max_connections (503)
+  std::atomic<uint64_t> requests{0};             // answered, whatever the status
+  std::atomic<uint64_t> bad_requests{0};         // refused by the parser: 400, 413, 431
+  std::atomic<uint64_t> timeouts{0};             // 408
+  std::atomic<uint64_t> auth_failures{0};        // 401 for credentials that were given
+  std::atomic<uint64_t> websocket_upgrades{0};   // handed to a loop
+};
+
 struct Connection;
 
 class Server {
@@ -81,8 +93,9 @@ class Server {
   // Any thread, and async-signal-safe (SIGHUP): every TLS listener re-reads
   // its certificate on the HTTP thread; open connections keep theirs.
   void request_tls_reload();
-  // Any thread: connections open now.
+  // Any thread: connections open now, and the counts so far.
   size_t connections() const { return open_.load(std::memory_order_relaxed); }
+  const ServerStats& stats() const { return stats_; }
 
  private:
   void run();
@@ -116,6 +129,7 @@ class Server {
   std::atomic<bool> stop_{false};
   std::atomic<bool> tls_reload_{false};
   std::atomic<size_t> open_{0};
+  ServerStats stats_;
   std::unordered_map<int, std::unique_ptr<Connection>> connections_;  // by fd; the HTTP thread's only
   std::vector<int> closing_;  // fds to remove at the end of this pass
   std::vector<std::unique_ptr<Connection>> handed_off_;  // emptied at the end of this pass

@@ -86,6 +86,7 @@ void Server::serve_pending(Connection& c) {
     }
     if (outcome.status == RequestParser::Status::Error) {
       TW_WARN_LIMITED("http %s: %d, %s", c.peer.c_str(), outcome.http_status, outcome.error.c_str());
+      stats_.bad_requests.fetch_add(1, std::memory_order_relaxed);
       c.in.clear();
       c.close_after_flush = true;
       send(c, serialize(Response::text(outcome.http_status, outcome.error + "\n"), false));
@@ -106,6 +107,7 @@ void Server::respond(Connection& c) {
   request.peer = c.peer;
   if (upgrade(c, request)) return;
   const bool head = request.method == "HEAD";
+  stats_.requests.fetch_add(1, std::memory_order_relaxed);
   Response response = answer(c, request);
   const bool keep_alive = c.parser.keep_alive() && !c.parser.upgrade();
   if (!keep_alive && !response.next_event) c.close_after_flush = true;
@@ -162,6 +164,7 @@ void Server::hand_off(Connection& c) {
   auto transport = std::make_unique<websocket::Transport>(std::move(c.transport), ws, std::move(c.in));
   c.closed = true;
   TW_DEBUG("http %s: websocket on %s handed to a loop", c.peer.c_str(), c.upgrade_request.path.c_str());
+  stats_.websocket_upgrades.fetch_add(1, std::memory_order_relaxed);
   c.upgrade->adopt(std::move(transport), c.upgrade_request);
   // The fd may be closed and reused at once: the entry goes now, the object at the end of the pass.
   auto it = connections_.find(fd);
@@ -223,6 +226,7 @@ bool Server::authenticate(Connection& c, Request& request, Response& refusal) {
   }
   if (!login || login->grants == nullptr) {
     TW_WARN_LIMITED("http %s: 401, login refused", c.peer.c_str());
+    stats_.auth_failures.fetch_add(1, std::memory_order_relaxed);
     refusal = Response::text(401, "bad credentials\n");
     refusal.headers.emplace_back("WWW-Authenticate", "Basic realm=\"tickwire\", charset=\"UTF-8\"");
     return false;

@@ -343,6 +343,8 @@ Status Broker::listen() {
 
 uint16_t Broker::port() const { return impl_->bound.empty() ? 0 : impl_->bound.front().port; }
 
+const http::ServerStats* Broker::http_stats() const { return impl_->http ? &impl_->http->stats() : nullptr; }
+
 uint16_t Broker::http_port() const {
   for (const Impl::Bound& b : impl_->bound) {
     if (b.listener.protocol == "http") return b.port;

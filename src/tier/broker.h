@@ -21,6 +21,7 @@
 
 namespace tw::http {
 struct ListenSocket;
+struct ServerStats;
 }
 
 namespace tw::tier {
@@ -49,6 +50,8 @@ class Broker {
   Status listen();
   uint16_t port() const;  // the first listener's bound port, useful with port 0
   uint16_t http_port() const;  // the first HTTP listener's bound port, 0 if none
+  // Any thread, after listen(): the HTTP listener's counts; null without an HTTP listener.
+  const http::ServerStats* http_stats() const;
   // Each listener with its bound port: "native tls://127.0.0.1:9443".
   std::vector<std::string> listening() const;
   // Safe from a signal handler (SIGHUP): every TLS listener re-reads its

@@ -95,6 +95,8 @@ TEST_F(ServerTest, ARouteSeesTheRequestAndWithoutAuthorityIsAdmin) {
   ASSERT_NE(head, std::string::npos) << out;
   EXPECT_EQ(out.find("peer=", head), std::string::npos) << out;
   EXPECT_NE(out.find("HTTP/1.1 500 Internal Server Error"), std::string::npos) << out;
+  EXPECT_EQ(server_->stats().requests.load(), 3u);
+  EXPECT_EQ(server_->stats().connections_accepted.load(), 1u);
   ::close(fd);
 }
 
@@ -126,6 +128,7 @@ TEST_F(ServerTest, ConnectionLimitAndIdleTimeout) {
   EXPECT_NE(read_until(first, "admin=yes").find("200 OK"), std::string::npos);
   int second = connect_to(port_);
   EXPECT_NE(read_until(second, "connection limit hit").find("503 Service Unavailable"), std::string::npos);
+  EXPECT_EQ(server_->stats().connections_refused.load(), 1u);
   ::close(second);
   // The idle first connection is closed by the listener: recv sees the end.
   char c;
