@@ -7,14 +7,19 @@
 #include <string>
 
 #include "http/request_parser.h"
+#include "reactor/reactor.h"
 #include "session/transport.h"
 
 namespace tw::http {
 
-struct Connection {
-  Connection(std::unique_ptr<session::Transport> t, std::string p, RequestLimits limits)
-      : transport(std::move(t)), peer(std::move(p)), parser(limits) {}
+class Server;
 
+struct Connection final : reactor::IoHandler {
+  Connection(Server& s, std::unique_ptr<session::Transport> t, std::string p, RequestLimits limits)
+      : server(s), transport(std::move(t)), peer(std::move(p)), parser(limits) {}
+  void on_io(uint32_t events) override;
+
+  Server& server;
   std::unique_ptr<session::Transport> transport;
   std::string peer;
   bool handshaken = false;

@@ -1,7 +1,6 @@
 #include "http/server.h"
 
 #include <sys/epoll.h>
-#include <sys/eventfd.h>
 #include <sys/resource.h>
 #include <sys/socket.h>
 #include <unistd.h>
@@ -22,36 +21,16 @@ namespace tw::http {
 
 namespace {
 constexpr int kNiceness = 10;
-constexpr uint64_t kTickNs = 50'000'000;
-constexpr size_t kAcceptsPerPass = 64;
-// epoll data of the non-connection fds: connections use their fd (>= 0, < 2^32).
-constexpr uint64_t kWakeTag = uint64_t{1} << 40;
-constexpr uint64_t kListenerTag = uint64_t{1} << 41;
+constexpr uint32_t kTickMs = 50;
+constexpr size_t kAcceptsPerTurn = 64;
 }  // namespace
 
 Server::Server(ServerSettings settings, Routes routes, auth::Authority* authority)
-    : settings_(settings), routes_(std::move(routes)), authority_(authority) {
-  epoll_fd_ = ::epoll_create1(EPOLL_CLOEXEC);
-  wake_fd_ = ::eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
-  epoll_event ev{};
-  ev.events = EPOLLIN;
-  ev.data.u64 = kWakeTag;
-  ::epoll_ctl(epoll_fd_, EPOLL_CTL_ADD, wake_fd_, &ev);
-}
+    : settings_(settings), routes_(std::move(routes)), authority_(authority) {}
 
-Server::~Server() {
-  stop();
-  ::close(wake_fd_);
-  ::close(epoll_fd_);
-}
+Server::~Server() { stop(); }
 
-void Server::add_listener(ListenSocket socket) {
-  epoll_event ev{};
-  ev.events = EPOLLIN;
-  ev.data.u64 = kListenerTag | listeners_.size();
-  ::epoll_ctl(epoll_fd_, EPOLL_CTL_ADD, socket.fd, &ev);
-  listeners_.push_back(std::move(socket));
-}
+void Server::add_listener(ListenSocket socket) { acceptors_.push_back(std::make_unique<Acceptor>(*this, std::move(socket))); }
 
 void Server::add_websocket(std::string path, WebSocketRoute route) { websockets_[std::move(path)] = std::move(route); }
 
@@ -69,54 +48,41 @@ void Server::start() {
 void Server::stop() {
   if (!thread_.joinable()) return;
   stop_.store(true, std::memory_order_relaxed);
-  uint64_t one = 1;
-  (void)::write(wake_fd_, &one, sizeof one);
+  reactor_.wake();
   thread_.join();
 }
 
 void Server::request_tls_reload() {
   tls_reload_.store(true, std::memory_order_relaxed);
-  uint64_t one = 1;
-  (void)::write(wake_fd_, &one, sizeof one);
+  reactor_.wake();
 }
 
 void Server::reload_tls() {
-  for (const ListenSocket& socket : listeners_) {
-    if (socket.tls != nullptr) socket.tls->reload_logged(socket.name);
+  for (const auto& acceptor : acceptors_) {
+    if (acceptor->socket.tls != nullptr) acceptor->socket.tls->reload_logged(acceptor->socket.name);
   }
 }
 
 void Server::run() {
-  epoll_event events[64];
-  uint64_t next_tick = monotonic_ns() + kTickNs;
-  while (!stop_.load(std::memory_order_relaxed)) {
-    const uint64_t now = monotonic_ns();
-    const int timeout_ms = now >= next_tick ? 0 : static_cast<int>((next_tick - now + 999'999) / 1'000'000);
-    const int n = ::epoll_wait(epoll_fd_, events, 64, timeout_ms);
-    if (tls_reload_.exchange(false, std::memory_order_relaxed)) reload_tls();
-    for (int i = 0; i < n; ++i) {
-      const uint64_t tag = events[i].data.u64;
-      if (tag == kWakeTag) {
-        uint64_t value = 0;
-        (void)::read(wake_fd_, &value, sizeof value);
-      } else if ((tag & kListenerTag) != 0) {
-        accept_pending(listeners_[tag & ~kListenerTag]);
-      } else if (auto it = connections_.find(static_cast<int>(tag)); it != connections_.end()) {
-        on_io(*it->second, events[i].events);
-      }
+  reactor_.claim_owner();
+  for (const auto& acceptor : acceptors_) {
+    if (auto added = reactor_.add(acceptor->socket.fd, EPOLLIN, acceptor.get()); !added) {
+      TW_ERROR("cannot watch the listening socket %s: %s", acceptor->socket.name.c_str(), added.error().message.c_str());
     }
-    if (monotonic_ns() >= next_tick) {
-      tick(monotonic_ns());
-      next_tick = monotonic_ns() + kTickNs;
-    }
-    reap();
   }
+  reactor_.set_tick(kTickMs, [this](uint64_t now_ns) { tick(now_ns); });
+  reactor_.set_end_of_turn([this] { reap(); });
+  while (!stop_.load(std::memory_order_relaxed)) {
+    if (tls_reload_.exchange(false, std::memory_order_relaxed)) reload_tls();
+    reactor_.run_once(-1);
+  }
+  for (const auto& acceptor : acceptors_) reactor_.remove(acceptor->socket.fd);
   for (auto& [fd, c] : connections_) close(*c, "listener stopping");
   reap();
 }
 
 void Server::accept_pending(const ListenSocket& socket) {
-  for (size_t i = 0; i < kAcceptsPerPass; ++i) {
+  for (size_t i = 0; i < kAcceptsPerTurn; ++i) {
     std::string peer;
     const int fd = io::accept_nonblocking(socket.fd, &peer);
     if (fd < 0) return;
@@ -145,16 +111,16 @@ void Server::accept_pending(const ListenSocket& socket) {
       transport = std::make_unique<session::TcpTransport>(fd);
     }
     stats_.connections_accepted.fetch_add(1, std::memory_order_relaxed);
-    auto c = std::make_unique<Connection>(std::move(transport), std::move(peer), settings_.limits);
+    auto c = std::make_unique<Connection>(*this, std::move(transport), std::move(peer), settings_.limits);
     c->deadline_ns = monotonic_ns() + uint64_t{settings_.handshake_timeout_ms} * 1'000'000;
     c->deadline_reason = "tls handshake timed out";
     Connection& ref = *c;
+    if (auto added = reactor_.add(fd, EPOLLIN, &ref); !added) {
+      TW_WARN_LIMITED("http %s: %s", ref.peer.c_str(), added.error().message.c_str());
+      continue;  // c's transport closes the fd
+    }
     connections_.emplace(fd, std::move(c));
     open_.store(connections_.size(), std::memory_order_relaxed);
-    epoll_event ev{};
-    ev.events = EPOLLIN;
-    ev.data.u64 = static_cast<uint64_t>(fd);
-    ::epoll_ctl(epoll_fd_, EPOLL_CTL_ADD, fd, &ev);
     ref.events = EPOLLIN;
     on_io(ref, EPOLLIN);  // a plain connection is ready at once; TLS sends nothing until the client speaks
   }
@@ -162,10 +128,7 @@ void Server::accept_pending(const ListenSocket& socket) {
 
 void Server::watch(Connection& c, uint32_t events) {
   if (c.closed || c.events == events) return;
-  epoll_event ev{};
-  ev.events = events;
-  ev.data.u64 = static_cast<uint64_t>(c.transport->fd());
-  ::epoll_ctl(epoll_fd_, EPOLL_CTL_MOD, c.transport->fd(), &ev);
+  (void)reactor_.modify(c.transport->fd(), events, &c);
   c.events = events;
 }
 
@@ -215,12 +178,12 @@ void Server::close(Connection& c, const char* why) {
   if (c.closed) return;
   c.closed = true;
   TW_DEBUG("http %s closed: %s", c.peer.c_str(), why);
-  ::epoll_ctl(epoll_fd_, EPOLL_CTL_DEL, c.transport->fd(), nullptr);
+  reactor_.remove(c.transport->fd());
   closing_.push_back(c.transport->fd());
 }
 
-// Connections are destroyed here, after the pass that closed them: no
-// handler of this pass holds one any more.
+// Connections are destroyed here, at the end of the turn that closed them:
+// no handler of this turn holds one any more.
 void Server::reap() {
   for (int fd : closing_) {
     auto it = connections_.find(fd);

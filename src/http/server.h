@@ -4,7 +4,8 @@
 // argon2 verifier), and a Prometheus scrape must not delay market data
 // (docs/ARCHITECTURE.md, "The HTTP thread").
 //
-// One epoll loop serves every HTTP listener's connections: TLS handshakes
+// One reactor (src/reactor, its own, on this thread) serves every HTTP
+// listener's connections: TLS handshakes
 // (non-blocking, on this thread), requests parsed with llhttp
 // (RequestParser), keep-alive and pipelining in order, server-sent events
 // (Response::next_event) and the bounds: request line and headers (431),
@@ -30,6 +31,7 @@
 #include "auth/authority.h"
 #include "http/request_parser.h"
 #include "http/route.h"
+#include "reactor/reactor.h"
 #include "session/tls_context.h"
 #include "session/transport.h"
 #include "websocket/transport.h"
@@ -98,6 +100,7 @@ class Server {
   const ServerStats& stats() const { return stats_; }
 
  private:
+  friend struct Connection;  // its on_io is the server's
   void run();
   void accept_pending(const ListenSocket& socket);
   void on_io(Connection& c, uint32_t events);
@@ -119,20 +122,27 @@ class Server {
   void reap();
   void reload_tls();
 
+  // Watches one listening socket.
+  struct Acceptor final : reactor::IoHandler {
+    Acceptor(Server& owner, ListenSocket socket) : owner(owner), socket(std::move(socket)) {}
+    void on_io(uint32_t) override { owner.accept_pending(socket); }
+    Server& owner;
+    ListenSocket socket;
+  };
+
   const ServerSettings settings_;
   const Routes routes_;
   auth::Authority* const authority_;
-  std::vector<ListenSocket> listeners_;
-  int epoll_fd_ = -1;
-  int wake_fd_ = -1;
+  reactor::Reactor reactor_;
+  std::vector<std::unique_ptr<Acceptor>> acceptors_;
   std::thread thread_;
   std::atomic<bool> stop_{false};
   std::atomic<bool> tls_reload_{false};
   std::atomic<size_t> open_{0};
   ServerStats stats_;
   std::unordered_map<int, std::unique_ptr<Connection>> connections_;  // by fd; the HTTP thread's only
-  std::vector<int> closing_;  // fds to remove at the end of this pass
-  std::vector<std::unique_ptr<Connection>> handed_off_;  // emptied at the end of this pass
+  std::vector<int> closing_;  // fds to remove at the end of this turn
+  std::vector<std::unique_ptr<Connection>> handed_off_;  // emptied at the end of this turn
   std::unordered_map<std::string, WebSocketRoute> websockets_;  // by path
 };
 

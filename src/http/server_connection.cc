@@ -25,6 +25,8 @@ constexpr size_t kMaxBufferedOutput = 1u << 20;
 constexpr auto kLoginWait = std::chrono::seconds(10);
 }  // namespace
 
+void Connection::on_io(uint32_t events) { server.on_io(*this, events); }
+
 void Server::on_io(Connection& c, uint32_t events) {
   if (c.closed) return;
   if (!c.handshaken && !advance_handshake(c)) return;
@@ -159,14 +161,14 @@ bool Server::upgrade(Connection& c, Request& request) {
 // it sent any already, leaves the listener for the route's loop.
 void Server::hand_off(Connection& c) {
   const int fd = c.transport->fd();
-  ::epoll_ctl(epoll_fd_, EPOLL_CTL_DEL, fd, nullptr);
+  reactor_.remove(fd);
   websocket::Settings ws{c.upgrade->framing, settings_.max_websocket_message};
   auto transport = std::make_unique<websocket::Transport>(std::move(c.transport), ws, std::move(c.in));
   c.closed = true;
   TW_DEBUG("http %s: websocket on %s handed to a loop", c.peer.c_str(), c.upgrade_request.path.c_str());
   stats_.websocket_upgrades.fetch_add(1, std::memory_order_relaxed);
   c.upgrade->adopt(std::move(transport), c.upgrade_request);
-  // The fd may be closed and reused at once: the entry goes now, the object at the end of the pass.
+  // The fd may be closed and reused at once: the entry goes now, the object at the end of the turn.
   auto it = connections_.find(fd);
   handed_off_.push_back(std::move(it->second));
   connections_.erase(it);
