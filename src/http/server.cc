@@ -1,7 +1,6 @@
 #include "http/server.h"
 
 #include <sys/epoll.h>
-#include <sys/resource.h>
 #include <sys/socket.h>
 #include <unistd.h>
 
@@ -37,10 +36,7 @@ void Server::add_websocket(std::string path, WebSocketRoute route) { websockets_
 void Server::start() {
   thread_ = std::thread([this] {
     name_current_thread("tw-http");
-    // Per thread on Linux: the loops keep their priority, and win over a scrape.
-    if (::setpriority(PRIO_PROCESS, static_cast<id_t>(::gettid()), kNiceness) != 0) {
-      TW_WARN("HTTP thread: cannot lower its priority; it competes with the loops as an equal");
-    }
+    lower_current_thread_priority(kNiceness, "HTTP thread");  // a loop woken by market data wins over a scrape
     run();
   });
 }

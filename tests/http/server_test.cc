@@ -3,10 +3,6 @@
 // loopback sockets.
 #include "http/server.h"
 
-#include <arpa/inet.h>
-#include <netinet/in.h>
-#include <sys/socket.h>
-#include <unistd.h>
 
 #include <gtest/gtest.h>
 
@@ -14,35 +10,12 @@
 #include <stdexcept>
 
 #include "io/socket.h"
+#include "testlib/blocking_socket.h"
 
 namespace tw::http {
 namespace {
 
-constexpr int kWaitMs = 5'000;  // a safety net, never a performance bound
-
-int connect_to(uint16_t port) {
-  int fd = ::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
-  timeval tv{kWaitMs / 1000, 0};
-  ::setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof tv);
-  sockaddr_in addr{};
-  addr.sin_family = AF_INET;
-  addr.sin_port = htons(port);
-  addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-  EXPECT_EQ(::connect(fd, reinterpret_cast<sockaddr*>(&addr), sizeof addr), 0);
-  return fd;
-}
-
-// Reads until `text` arrived or the peer closed (or the safety net).
-std::string read_until(int fd, std::string_view text) {
-  std::string out;
-  char buf[4096];
-  while (out.find(text) == std::string::npos) {
-    ssize_t n = ::recv(fd, buf, sizeof buf, 0);
-    if (n <= 0) break;
-    out.append(buf, static_cast<size_t>(n));
-  }
-  return out;
-}
+using testing::BlockingSocket;
 
 class ServerTest : public ::testing::Test {
  protected:
@@ -85,10 +58,11 @@ class ServerTest : public ::testing::Test {
 
 TEST_F(ServerTest, ARouteSeesTheRequestAndWithoutAuthorityIsAdmin) {
   start({});
-  int fd = connect_to(port_);
-  std::string req = "GET /who?q=a%20b HTTP/1.1\r\n\r\nHEAD /who HTTP/1.1\r\n\r\nGET /fail HTTP/1.1\r\nConnection: close\r\n\r\n";
-  ASSERT_EQ(::send(fd, req.data(), req.size(), 0), ssize_t(req.size()));
-  std::string out = read_until(fd, "internal error\n");
+  BlockingSocket client(port_);
+  ASSERT_TRUE(client.send(
+      "GET /who?q=a%20b HTTP/1.1\r\n\r\nHEAD /who HTTP/1.1\r\n\r\nGET /fail HTTP/1.1\r\nConnection: close\r\n\r\n"));
+  ASSERT_TRUE(client.read_to_close());
+  const std::string& out = client.received();
   EXPECT_NE(out.find("peer=set admin=yes q=a b"), std::string::npos) << out;
   // HEAD: the same headers (Content-Length of the GET's body), no body.
   const size_t head = out.find("HTTP/1.1 200", out.find("q=a b"));
@@ -97,24 +71,20 @@ TEST_F(ServerTest, ARouteSeesTheRequestAndWithoutAuthorityIsAdmin) {
   EXPECT_NE(out.find("HTTP/1.1 500 Internal Server Error"), std::string::npos) << out;
   EXPECT_EQ(server_->stats().requests.load(), 3u);
   EXPECT_EQ(server_->stats().connections_accepted.load(), 1u);
-  ::close(fd);
 }
 
 TEST_F(ServerTest, ServerSentEventsUntilTheSourceEnds) {
   start({});
-  int fd = connect_to(port_);
-  std::string req = "GET /events HTTP/1.1\r\n\r\n";
-  ASSERT_EQ(::send(fd, req.data(), req.size(), 0), ssize_t(req.size()));
-  std::string out = read_until(fd, "data: tick 3\ndata: line two\n\n");
-  char c;
-  EXPECT_EQ(::recv(fd, &c, 1, 0), 0) << "the stream ends when its source does";
+  BlockingSocket client(port_);
+  ASSERT_TRUE(client.send("GET /events HTTP/1.1\r\n\r\n"));
+  EXPECT_TRUE(client.read_to_close()) << "the stream ends when its source does";
+  const std::string& out = client.received();
   EXPECT_NE(out.find("Content-Type: text/event-stream"), std::string::npos) << out;
   EXPECT_EQ(out.find("Content-Length"), std::string::npos) << out;
   EXPECT_NE(out.find("retry: 1000\n\ndata: tick 1\ndata: line two\n\ndata: tick 2\ndata: line two\n\n"
                      "data: tick 3\ndata: line two\n\n"),
             std::string::npos)
       << out;
-  ::close(fd);
 }
 
 TEST_F(ServerTest, ConnectionLimitAndIdleTimeout) {
@@ -122,18 +92,16 @@ TEST_F(ServerTest, ConnectionLimitAndIdleTimeout) {
   settings.max_connections = 1;
   settings.idle_timeout_ms = 100;
   start(settings);
-  int first = connect_to(port_);
-  std::string req = "GET /who HTTP/1.1\r\n\r\n";
-  ASSERT_EQ(::send(first, req.data(), req.size(), 0), ssize_t(req.size()));
-  EXPECT_NE(read_until(first, "admin=yes").find("200 OK"), std::string::npos);
-  int second = connect_to(port_);
-  EXPECT_NE(read_until(second, "connection limit hit").find("503 Service Unavailable"), std::string::npos);
-  EXPECT_EQ(server_->stats().connections_refused.load(), 1u);
-  ::close(second);
-  // The idle first connection is closed by the listener: recv sees the end.
-  char c;
-  EXPECT_EQ(::recv(first, &c, 1, 0), 0);
-  ::close(first);
+  BlockingSocket first(port_);
+  ASSERT_TRUE(first.send("GET /who HTTP/1.1\r\n\r\n"));
+  EXPECT_NE(first.read_until("admin=yes").find("200 OK"), std::string::npos);
+  {
+    BlockingSocket second(port_);
+    EXPECT_TRUE(second.read_to_close());
+    EXPECT_EQ(second.received().find("HTTP/1.1 503 Service Unavailable"), 0u) << second.received();
+    EXPECT_EQ(server_->stats().connections_refused.load(), 1u);
+  }
+  EXPECT_TRUE(first.read_to_close()) << "the idle connection is closed by the listener";
 }
 
 }  // namespace

@@ -4,10 +4,6 @@
 // http.client), MQTT over WebSocket with python3-paho-mqtt (ws and wss)
 // relaying for a native publisher and subscriber, and bad HTTP and
 // WebSocket input that leaves native subscribers undisturbed.
-#include <arpa/inet.h>
-#include <netinet/in.h>
-#include <sys/socket.h>
-#include <unistd.h>
 
 #include <gtest/gtest.h>
 
@@ -18,6 +14,7 @@
 #include "auth/password.h"
 #include "http/basic_auth.h"
 #include "integration/it_support.h"
+#include "testlib/blocking_socket.h"
 #include "testlib/process.h"
 #include "testlib/test_pki.h"
 #include "websocket/frame.h"
@@ -31,52 +28,7 @@ using testing::run_to_completion;
 constexpr int kWaitMs = 5'000;  // a safety net, never a performance bound
 const std::string kPython = "/usr/bin/python3";
 
-// A blocking client socket whose reads give up after kWaitMs.
-class Socket {
- public:
-  explicit Socket(uint16_t port) {
-    fd_ = ::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
-    timeval tv{kWaitMs / 1000, 0};
-    ::setsockopt(fd_, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof tv);
-    sockaddr_in addr{};
-    addr.sin_family = AF_INET;
-    addr.sin_port = htons(port);
-    addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-    connected_ = ::connect(fd_, reinterpret_cast<sockaddr*>(&addr), sizeof addr) == 0;
-  }
-  ~Socket() { ::close(fd_); }
-  bool connected() const { return connected_; }
-  bool send(std::string_view bytes) { return ::send(fd_, bytes.data(), bytes.size(), MSG_NOSIGNAL) == ssize_t(bytes.size()); }
-  // Reads until `text` has arrived, the peer closes, or the wait ends.
-  std::string read_until(std::string_view text) {
-    while (buffer_.find(text) == std::string::npos && !closed_) fill();
-    return buffer_;
-  }
-  // Reads until the peer closes; true when it did.
-  bool read_to_close() {
-    while (!closed_) {
-      if (!fill()) return false;
-    }
-    return true;
-  }
-  const std::string& received() const { return buffer_; }
-  void forget() { buffer_.clear(); }
-
- private:
-  bool fill() {
-    char chunk[4096];
-    ssize_t n = ::recv(fd_, chunk, sizeof chunk, 0);
-    if (n > 0) buffer_.append(chunk, static_cast<size_t>(n));
-    if (n == 0) closed_ = true;
-    if (n < 0 && errno != ECONNRESET) return false;  // timed out
-    if (n < 0) closed_ = true;
-    return true;
-  }
-  int fd_ = -1;
-  bool connected_ = false;
-  bool closed_ = false;
-  std::string buffer_;
-};
+using Socket = testing::BlockingSocket;
 
 class HttpListener : public ::testing::Test {
  protected:

@@ -23,27 +23,26 @@ TEST(Handshake, ChoosesTheWantedSubprotocol) {
 }
 
 TEST(Handshake, RefusesWhatIsNotAWebSocketUpgrade) {
-  auto status = [](UpgradeRequest r) { return answer_upgrade(r, "mqtt").status; };
-  UpgradeRequest r = mqtt_request();
-  r.method = "POST";
-  EXPECT_EQ(status(r), 400);
-  r = mqtt_request();
-  r.upgrade = "h2c";
-  EXPECT_EQ(status(r), 400);
-  r = mqtt_request();
-  r.connection = "keep-alive";
-  EXPECT_EQ(status(r), 400);
-  r = mqtt_request();
-  r.version = "8";
-  EXPECT_EQ(status(r), 426);
-  r = mqtt_request();
-  r.key = "short";
-  EXPECT_EQ(status(r), 400);
-  r = mqtt_request();
-  r.protocols = "";
-  EXPECT_EQ(status(r), 400);
-  r.protocols = "wamp";
-  EXPECT_EQ(status(r), 400);
+  struct Case {
+    void (*spoil)(UpgradeRequest&);
+    int status;
+  };
+  const Case cases[] = {
+      {[](UpgradeRequest& r) { r.method = "POST"; }, 400},
+      {[](UpgradeRequest& r) { r.upgrade = "h2c"; }, 400},
+      {[](UpgradeRequest& r) { r.connection = "keep-alive"; }, 400},
+      {[](UpgradeRequest& r) { r.version = "8"; }, 426},
+      {[](UpgradeRequest& r) { r.key = "short"; }, 400},
+      {[](UpgradeRequest& r) { r.protocols = ""; }, 400},  // mqtt is required
+      {[](UpgradeRequest& r) { r.protocols = "wamp"; }, 400},
+  };
+  for (const Case& c : cases) {
+    UpgradeRequest r = mqtt_request();
+    c.spoil(r);
+    HandshakeAnswer a = answer_upgrade(r, "mqtt");
+    EXPECT_EQ(a.status, c.status) << a.error;
+    EXPECT_FALSE(a.error.empty());
+  }
 }
 
 }  // namespace
