@@ -69,3 +69,21 @@ mkdir -p hello
 cd hello
 put v1 "00 01 00 01 00 88 13 00 00 03 00 63 6c 69"
 put v2 "01 01 00 02 00 88 13 00 00 03 00 63 6c 69 05 00 61 6c 69 63 65 06 00 45 51 2f 49 42 4d"
+
+# WebSocket frames as a client sends them (RFC 6455 5.7's masked "Hello",
+# fragments, a ping, a close); the first byte chooses the chunk size and role.
+mkdir -p ../websocket_frame
+cd ../websocket_frame
+put masked_hello "05 81 85 37 fa 21 3d 7f 9f 4d 51 58"
+put fragments "03 02 83 37 fa 21 3d 7f 9f 4d 80 82 37 fa 21 3d 5b 95"
+put ping_close "40 89 81 37 fa 21 3d 47 88 82 37 fa 21 3d 34 12"
+put unmasked_server_text "90 81 05 48 65 6c 6c 6f"
+put length16 "07 82 fe 00 7e 37 fa 21 3d"
+
+# HTTP requests; the first byte chooses the chunk size.
+mkdir -p ../http_request
+cd ../http_request
+printf '\x10GET /healthz HTTP/1.1\r\nHost: h\r\n\r\nGET /a?b=c HTTP/1.1\r\n\r\n' >keepalive
+printf '\x07POST /api HTTP/1.1\r\nContent-Length: 5\r\n\r\nhelloPOST / HTTP/1.1\r\nTransfer-Encoding: chunked\r\n\r\n3\r\nabc\r\n0\r\n\r\n' >bodies
+printf '\x20GET /mqtt HTTP/1.1\r\nHost: h\r\nUpgrade: websocket\r\nConnection: Upgrade\r\nSec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==\r\nSec-WebSocket-Version: 13\r\nSec-WebSocket-Protocol: mqtt\r\n\r\n\x82\x80' >upgrade
+

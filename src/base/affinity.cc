@@ -1,6 +1,7 @@
 #include "base/affinity.h"
 
 #include <pthread.h>
+#include <sys/resource.h>
 #include <sched.h>
 #include <sys/syscall.h>
 #include <unistd.h>
@@ -9,6 +10,8 @@
 
 #include <algorithm>
 #include <cstring>
+
+#include "base/log.h"
 
 #ifdef TW_HAVE_NUMA
 #include <numa.h>
@@ -191,6 +194,13 @@ Result<uint32_t> set_current_thread_slice(uint32_t slice_us) {
 void name_current_thread(std::string_view name) {
   std::string truncated(name.substr(0, kThreadNameMax));
   pthread_setname_np(pthread_self(), truncated.c_str());
+}
+
+bool lower_current_thread_priority(int niceness, std::string_view role) {
+  if (::setpriority(PRIO_PROCESS, static_cast<id_t>(::gettid()), niceness) == 0) return true;
+  TW_WARN("%.*s: cannot lower its priority; it competes with the loops as an equal", static_cast<int>(role.size()),
+          role.data());
+  return false;
 }
 
 }  // namespace tw

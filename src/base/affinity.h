@@ -59,6 +59,12 @@ inline constexpr uint32_t kMaxSliceUs = 100'000;
 // thread under a real-time policy or when the kernel refuses.
 Result<uint32_t> set_current_thread_slice(uint32_t slice_us);
 
+// Lowers the calling thread's priority to `niceness` (per thread on Linux:
+// the loops keep theirs and preempt it), for the broker's helper threads
+// (TLS handshakes, password checks, HTTP). On failure logs one WARN naming
+// `role` ("HTTP thread") and returns false: the thread then competes with the loops as an equal.
+bool lower_current_thread_priority(int niceness, std::string_view role);
+
 // Names the calling thread for top/ps/gdb; Linux keeps 15 bytes, so the
 // name is truncated to that. Failure is harmless and ignored.
 void name_current_thread(std::string_view name);

@@ -6,6 +6,7 @@
 #include <unistd.h>
 
 #include "base/clock.h"
+#include "base/affinity.h"
 #include "base/log.h"
 #include "base/rate_limit.h"
 
@@ -33,10 +34,7 @@ Handshaker::~Handshaker() {
 
 void Handshaker::start() {
   thread_ = std::thread([this] {
-    // Per thread on Linux: the loops keep their priority.
-    if (::setpriority(PRIO_PROCESS, static_cast<id_t>(::gettid()), kNiceness) != 0) {
-      TW_WARN("TLS handshake thread: cannot lower its priority; it competes with the loops as an equal");
-    }
+    lower_current_thread_priority(kNiceness, "TLS handshake thread");
     run();
   });
 }

@@ -5,6 +5,8 @@
 #include <openssl/x509.h>
 
 #include <cstring>
+
+#include "base/log.h"
 #include <utility>
 
 namespace tw::session {
@@ -140,6 +142,16 @@ Status TlsContext::reload() {
   }
   SSL_CTX_free(old);  // connections made from it hold their own reference
   return Ok{};
+}
+
+// A failed reload keeps the certificate in use: the listener stays reachable.
+void TlsContext::reload_logged(const std::string& name) {
+  if (auto reloaded = reload(); reloaded) {
+    TW_INFO("%s: reloaded the TLS certificate", name.c_str());
+  } else {
+    TW_WARN("%s: TLS reload failed, keeping the current certificate: %s", name.c_str(),
+            reloaded.error().message.c_str());
+  }
 }
 
 }  // namespace tw::session

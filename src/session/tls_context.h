@@ -43,6 +43,9 @@ class TlsContext {
   // Re-reads the files into a new SSL_CTX for connections made from now on.
   // On failure the current one stays in use and the error says why.
   Status reload();
+  // reload(), logged for the listener `name`: INFO when done, WARN (keeping
+  // the current certificate) when not. What SIGHUP does to every TLS listener.
+  void reload_logged(const std::string& name);
   bool is_server() const { return server_; }
   bool verifies_clients() const { return !server_files_.client_ca.empty(); }
   const std::string& cert_file() const { return server_ ? server_files_.cert : client_files_.cert; }

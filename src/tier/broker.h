@@ -1,4 +1,5 @@
-// The broker: the listening socket and the reactor threads that serve it.
+// The broker: the listening sockets, the reactor threads that serve them,
+// and the HTTP listener's thread (src/http) when an HTTP listener is configured.
 //
 // Single-threaded (the default, `gateways = 0`): one access point does
 // everything on the thread that calls run(). Tiered (`gateways = G`,
@@ -13,7 +14,15 @@
 
 #include "base/result.h"
 #include "config/config.h"
+#include "http/route.h"
+#include "session/session.h"
+#include "websocket/transport.h"
 #include "tier/loop_snapshot.h"
+
+namespace tw::http {
+struct ListenSocket;
+struct ServerStats;
+}
 
 namespace tw::tier {
 
@@ -24,11 +33,25 @@ class Broker {
   Broker(const Broker&) = delete;
   Broker& operator=(const Broker&) = delete;
 
+  // Before listen(): what the HTTP listeners answer (src/http; /healthz,
+  // the admin API, metrics). A broker with no HTTP listener ignores them.
+  void serve(http::Routes routes);
+  // Before listen(): a WebSocket path of the HTTP listeners. An upgrade on
+  // `path` offering `subprotocol` ("" = none required) becomes a session
+  // made by `factory` on a loop (round-robin over the access points), over a
+  // websocket::Transport with `framing`. The broker itself serves /mqtt
+  // (subprotocol mqtt, MqttSession over BinaryStream).
+  void serve_websocket(std::string path, std::string subprotocol, websocket::Framing framing,
+                       session::SessionFactory factory);
+
   // Binds every listener (config::effective_listeners) and loads their TLS
   // certificates; a one-line error when an address is in use or invalid, or
   // a certificate cannot be loaded.
   Status listen();
   uint16_t port() const;  // the first listener's bound port, useful with port 0
+  uint16_t http_port() const;  // the first HTTP listener's bound port, 0 if none
+  // Any thread, after listen(): the HTTP listener's counts; null without an HTTP listener.
+  const http::ServerStats* http_stats() const;
   // Each listener with its bound port: "native tls://127.0.0.1:9443".
   std::vector<std::string> listening() const;
   // Safe from a signal handler (SIGHUP): every TLS listener re-reads its
@@ -48,6 +71,7 @@ class Broker {
 
  private:
   Status start_auth();
+  void start_http(const std::vector<http::ListenSocket>& sockets);
   struct Impl;
   std::unique_ptr<Impl> impl_;
 };

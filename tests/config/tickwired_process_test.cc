@@ -11,6 +11,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <cerrno>
 #include <chrono>
 #include <cstdint>
 #include <cstdio>
@@ -115,12 +116,17 @@ bool can_connect(uint16_t port) {
 // A loopback port held open by the test, so tickwired cannot take it.
 class BusyPort {
  public:
-  BusyPort() {
+  // `wanted` 0: any free port. A wanted port another process holds already is just as busy.
+  explicit BusyPort(uint16_t wanted = 0) {
     fd_ = socket(AF_INET, SOCK_STREAM, 0);
     sockaddr_in addr{};
     addr.sin_family = AF_INET;
     addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-    EXPECT_EQ(bind(fd_, reinterpret_cast<sockaddr*>(&addr), sizeof addr), 0);
+    addr.sin_port = htons(wanted);
+    if (bind(fd_, reinterpret_cast<sockaddr*>(&addr), sizeof addr) != 0 && wanted != 0 && errno == EADDRINUSE) {
+      port_ = wanted;
+      return;
+    }
     EXPECT_EQ(listen(fd_, 1), 0);
     socklen_t len = sizeof addr;
     getsockname(fd_, reinterpret_cast<sockaddr*>(&addr), &len);
@@ -219,6 +225,29 @@ TEST(TickwiredProcess, BusyAddressExitsOneWithOneLine) {
   Tickwired broker({"--listen", address});
   EXPECT_EQ(broker.wait_exit(), 1);
   EXPECT_EQ(broker.stderr_text(), "tickwired: cannot listen on " + address + ": Address already in use\n");
+}
+
+// The embedded default HTTP listener is optional like the MQTT one: a taken
+// port is logged and skipped; an address the user gave must bind.
+TEST(TickwiredProcess, ATakenDefaultHttpPortIsSkippedButAGivenOneMustBind) {
+  BusyPort default_port(9401);
+  std::string port_file = temp_path("tw_port");
+  Tickwired broker({"--listen", "127.0.0.1:0", "--mqtt-listen", "", "--print-port-file", port_file});
+  ASSERT_NE(broker.wait_for_port(port_file), 0) << broker.stderr_text();
+  broker.signal(SIGTERM);
+  EXPECT_EQ(broker.wait_exit(), 0) << broker.stderr_text();
+  EXPECT_NE(broker.stderr_text().find("default http listener on 127.0.0.1:9401 not started: cannot listen on "
+                                      "127.0.0.1:9401: Address already in use (the broker runs without it; "
+                                      "http_listen = \"\" skips it)"),
+            std::string::npos)
+      << broker.stderr_text();
+  std::remove(port_file.c_str());
+
+  BusyPort busy;
+  std::string address = "127.0.0.1:" + std::to_string(busy.port());
+  Tickwired required({"--listen", "127.0.0.1:0", "--mqtt-listen", "", "--http-listen", address});
+  EXPECT_EQ(required.wait_exit(), 1);
+  EXPECT_EQ(required.stderr_text(), "tickwired: cannot listen on " + address + ": Address already in use\n");
 }
 
 TEST(TickwiredProcess, BadConfigurationExitsTwo) {

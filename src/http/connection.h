@@ -1,0 +1,50 @@
+// One HTTP connection of the listener (server.h), the HTTP thread's only.
+#pragma once
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <optional>
+#include <string>
+
+#include "http/request_parser.h"
+#include "reactor/reactor.h"
+#include "session/transport.h"
+
+namespace tw::http {
+
+class Server;
+
+struct Connection final : reactor::IoHandler {
+  Connection(Server& s, std::unique_ptr<session::Transport> t, std::string p, RequestLimits limits)
+      : server(s), transport(std::move(t)), peer(std::move(p)), parser(limits) {}
+  void on_io(uint32_t events) override;
+
+  Server& server;
+  std::unique_ptr<session::Transport> transport;
+  std::string peer;
+  bool handshaken = false;
+  RequestParser parser;
+  std::string in;         // bytes read, not yet parsed (pipelined requests wait here)
+  std::string out;        // response bytes not yet on the socket
+  size_t out_sent = 0;    // of out
+  bool close_after_flush = false;
+  bool closed = false;
+  uint32_t events = 0;    // what epoll watches for it now
+  uint64_t deadline_ns = 0;  // handshake, request or idle deadline
+  const char* deadline_reason = "";
+  // A server-sent event stream: the handler's source and its pace.
+  std::function<std::optional<std::string>()> next_event;
+  uint64_t event_interval_ns = 0;
+  uint64_t next_event_ns = 0;
+  // The last Authorization header that passed, and whom it named: keep-alive
+  // requests with the same credentials are not verified again (argon2 is slow by design).
+  std::string authorization;
+  std::string user;
+  bool admin = false;
+  // A WebSocket upgrade answered with 101: once that is on the wire the
+  // connection goes to the route (Server::hand_off).
+  const struct WebSocketRoute* upgrade = nullptr;
+  Request upgrade_request;
+};
+
+}  // namespace tw::http
