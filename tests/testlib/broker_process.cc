@@ -34,10 +34,15 @@ BrokerProcess::BrokerProcess(BrokerOptions options) : port_file_(dir_.file("port
     args.push_back("--threads");
     args.push_back(threads);
   }
-  // Test brokers leave the default MQTT port alone unless a test asks for it.
+  // Test brokers leave the default MQTT and HTTP ports alone unless a test asks for them.
   if (std::find(options.args.begin(), options.args.end(), "--mqtt-listen") == options.args.end() &&
       options.config_toml.find("mqtt_listen") == std::string::npos) {
     args.push_back("--mqtt-listen");
+    args.push_back("");
+  }
+  if (std::find(options.args.begin(), options.args.end(), "--http-listen") == options.args.end() &&
+      options.config_toml.find("http_listen") == std::string::npos) {
+    args.push_back("--http-listen");
     args.push_back("");
   }
   args.insert(args.end(), options.args.begin(), options.args.end());
@@ -59,6 +64,13 @@ uint16_t BrokerProcess::wait_for_port_file(int timeout_ms) {
     std::this_thread::sleep_for(std::chrono::milliseconds(5));
   }
   return 0;
+}
+
+uint16_t BrokerProcess::http_port() const {
+  std::ifstream in(port_file_);
+  unsigned native = 0, http = 0;
+  if (!(in >> native >> http) || http >= 65536) return 0;
+  return static_cast<uint16_t>(http);
 }
 
 uint16_t pick_free_port() {
