@@ -18,7 +18,8 @@ http::Response unauthorized() {
 }
 
 std::optional<http::Response> refuse_reader(const tier::Broker& broker, const http::Request& req) {
-  if (broker.authority() == nullptr || !req.user.empty()) return std::nullopt;
+  const auth::Authority* authority = broker.authority();
+  if (authority == nullptr || !req.user.empty() || authority->for_anonymous() != nullptr) return std::nullopt;
   return unauthorized();
 }
 

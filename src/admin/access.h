@@ -1,6 +1,6 @@
 // Who may do what on the admin listener (docs/operations.md, "Access"):
 // /healthz, /readyz and /metrics are open; statistics need a user once
-// authentication is on; connections and admin actions need an admin user;
+// authentication is on (or anonymous access, allow_anonymous); connections and admin actions need an admin user;
 // REST publish and snapshot apply the user's entitlements (src/auth) exactly
 // as the native protocol does.
 #pragma once
