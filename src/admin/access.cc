@@ -11,6 +11,10 @@ http::Response json_error(int status, std::string_view code, std::string_view me
   return http::Response::json(j.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace) + "\n", status);
 }
 
+http::Response loop_timeout() {
+  return json_error(503, "LOOP_TIMEOUT", "a loop thread did not answer in time (busy or stopping); try again");
+}
+
 http::Response unauthorized() {
   http::Response r = json_error(401, "AUTH_FAILED", "credentials required (HTTP Basic, a user of the users file)");
   r.headers.emplace_back("WWW-Authenticate", "Basic realm=\"tickwire\", charset=\"UTF-8\"");

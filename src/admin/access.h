@@ -26,6 +26,8 @@ struct Caller {
 Caller caller_of(const tier::Broker& broker, const http::Request& req);
 
 http::Response unauthorized();
+// 503: a loop did not answer within admin::kLoopAnswerTimeout (busy or stopping).
+http::Response loop_timeout();
 http::Response json_error(int status, std::string_view code, std::string_view message);
 
 }  // namespace tw::admin

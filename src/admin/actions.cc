@@ -21,10 +21,6 @@ namespace {
 
 using Json = nlohmann::ordered_json;
 
-http::Response no_answer() {
-  return json_error(503, "LOOP_TIMEOUT", "a loop thread did not answer in time (busy or stopping); try again");
-}
-
 http::Response ok_json(Json j) {
   return http::Response::json(j.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace) + "\n");
 }
@@ -87,6 +83,12 @@ Result<std::pair<wire::PayloadKind, std::vector<uint8_t>>> payload_of(const http
   return std::pair{wire::PayloadKind::FieldList, std::move(*list)};
 }
 
+// The loop that owns `topic`'s channel: its inbox, and its router (used only from a job posted there).
+std::pair<tier::LoopInbox*, broker::Router*> owner_of(const tier::Broker& broker, const std::string& topic) {
+  const tier::Broker::Loop owner = broker.loops()[broker.owner_of(topic)];
+  return {&inbox_of(owner), &router_of(owner)};
+}
+
 }  // namespace
 
 http::Response Api::disconnect(const http::Request& req) {
@@ -103,7 +105,7 @@ http::Response Api::disconnect(const http::Request& req) {
   auto done = ask<bool>(ap->inbox(), [ap, token] {
     return ap->disconnect(token, wire::Code::ClosedByAdmin, "disconnected by an administrator");
   });
-  if (!done) return no_answer();
+  if (!done) return loop_timeout();
   if (!*done) return json_error(404, "NOT_FOUND", "no such connection");
   return ok_json(Json{{"disconnected", std::string(req.path_after("/api/v1/connections/"))}});
 }
@@ -111,11 +113,11 @@ http::Response Api::disconnect(const http::Request& req) {
 http::Response Api::close_channel(const http::Request& req) {
   if (auto refusal = refuse_non_admin(stats_.broker(), req)) return *refusal;
   const std::string topic(req.path_after("/api/v1/channels/"));
-  const auto loops = stats_.broker().loops();
-  const tier::Broker::Loop& owner = loops[stats_.broker().owner_of(topic)];
-  broker::Router* router = &router_of(owner);
-  auto outcome = ask<broker::Outcome>(inbox_of(owner), [router, topic] { return router->close_by_admin(topic); });
-  if (!outcome) return no_answer();
+  const auto owner = owner_of(stats_.broker(), topic);
+  tier::LoopInbox* inbox = owner.first;
+  broker::Router* router = owner.second;
+  auto outcome = ask<broker::Outcome>(*inbox, [router, topic] { return router->close_by_admin(topic); });
+  if (!outcome) return loop_timeout();
   if (!outcome->ok()) return refused(*outcome);
   return ok_json(Json{{"closed", topic}});
 }
@@ -131,9 +133,9 @@ http::Response Api::publish(const http::Request& req) {
   auto payload = payload_of(req);
   if (!payload) return json_error(400, "BAD_PAYLOAD", payload.error().message);
   const bool image = req.param("image").value_or("") == "true";
-  const auto loops = stats_.broker().loops();
-  const tier::Broker::Loop& owner = loops[stats_.broker().owner_of(topic)];
-  broker::Router* router = &router_of(owner);
+  const auto owner = owner_of(stats_.broker(), topic);
+  tier::LoopInbox* inbox = owner.first;
+  broker::Router* router = owner.second;
   auto job = [router, topic, image, kind = payload->first, bytes = std::move(payload->second)] {
     cache::ChannelId id = 0;
     broker::Outcome outcome = router->advertise(topic, kind, id);
@@ -142,8 +144,8 @@ http::Response Api::publish(const http::Request& req) {
     const cache::Channel* ch = router->channel(id);
     return std::pair{outcome, ch ? ch->seq : 0};
   };
-  auto result = ask<std::pair<broker::Outcome, uint64_t>>(inbox_of(owner), job);
-  if (!result) return no_answer();
+  auto result = ask<std::pair<broker::Outcome, uint64_t>>(*inbox, job);
+  if (!result) return loop_timeout();
   if (!result->first.ok()) return refused(result->first);
   return ok_json(Json{{"topic", topic}, {"seq", result->second}});
 }
@@ -156,16 +158,16 @@ http::Response Api::snapshot(const http::Request& req) {
   if (caller.grants && !caller.grants->receives(topic, 0)) {
     return refused({wire::Code::NotAuthorized, "the user may not receive this topic in real time"});
   }
-  const auto loops = stats_.broker().loops();
-  const tier::Broker::Loop& owner = loops[stats_.broker().owner_of(topic)];
-  broker::Router* router = &router_of(owner);
+  const auto owner = owner_of(stats_.broker(), topic);
+  tier::LoopInbox* inbox = owner.first;
+  broker::Router* router = owner.second;
   auto job = [router, topic] {
     Collector collector;
     const broker::Outcome outcome = router->snapshot(&collector, topic, 1);
     return std::pair{outcome, std::move(collector.image)};
   };
-  auto result = ask<std::pair<broker::Outcome, ImageCopy>>(inbox_of(owner), job);
-  if (!result) return no_answer();
+  auto result = ask<std::pair<broker::Outcome, ImageCopy>>(*inbox, job);
+  if (!result) return loop_timeout();
   if (!result->first.ok()) return refused(result->first);
   const ImageCopy& image = result->second;
   if (!image.found) return json_error(404, "NOT_FOUND", "no such topic in the cache");

@@ -15,10 +15,6 @@ using Json = nlohmann::ordered_json;
 
 std::string dump(const Json& j) { return j.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace) + "\n"; }
 
-http::Response no_answer() {
-  return json_error(503, "LOOP_TIMEOUT", "a loop thread did not answer in time (busy or stopping); try again");
-}
-
 Json loop_json(const LoopSample& loop, const LoopRates& rates) {
   const reactor::LoopStats& s = loop.snapshot.loop;
   return Json{{"name", loop.name},
@@ -132,7 +128,7 @@ http::Response Api::events(const http::Request& req) {
 http::Response Api::connections(const http::Request& req) {
   if (auto refused = refuse_non_admin(stats_.broker(), req)) return *refused;
   auto rows = stats_.connections();
-  if (!rows) return no_answer();
+  if (!rows) return loop_timeout();
   Json list = Json::array();
   for (const tier::ConnectionInfo& c : *rows) list.push_back(connection_json(c));
   return http::Response::json(dump(Json{{"connections", std::move(list)}}));
@@ -141,7 +137,7 @@ http::Response Api::connections(const http::Request& req) {
 http::Response Api::channels(const http::Request& req) {
   if (auto refused = refuse_reader(stats_.broker(), req)) return *refused;
   auto rows = stats_.channels(req.param("prefix").value_or(""));
-  if (!rows) return no_answer();
+  if (!rows) return loop_timeout();
   Json list = Json::array();
   for (const ChannelRow& c : *rows) list.push_back(channel_json(c));
   return http::Response::json(dump(Json{{"channels", std::move(list)}}));
@@ -150,7 +146,7 @@ http::Response Api::channels(const http::Request& req) {
 http::Response Api::services(const http::Request& req) {
   if (auto refused = refuse_reader(stats_.broker(), req)) return *refused;
   auto rows = stats_.channels("");
-  if (!rows) return no_answer();
+  if (!rows) return loop_timeout();
   Json list = Json::array();
   for (const ServiceRow& s : Statistics::services(*rows)) {
     list.push_back(Json{{"name", s.name},

@@ -5,15 +5,18 @@
 
 namespace tw::admin {
 
-std::string escape_label_value(std::string_view value) {
+namespace {
+
+// Backslash and newline always; the double quote too inside a label value.
+std::string escape(std::string_view text, bool quote) {
   std::string out;
-  for (char c : value) {
+  for (char c : text) {
     if (c == '\\') {
       out += "\\\\";
-    } else if (c == '"') {
-      out += "\\\"";
     } else if (c == '\n') {
       out += "\\n";
+    } else if (c == '"' && quote) {
+      out += "\\\"";
     } else {
       out.push_back(c);
     }
@@ -21,19 +24,10 @@ std::string escape_label_value(std::string_view value) {
   return out;
 }
 
-std::string escape_help(std::string_view help) {
-  std::string out;
-  for (char c : help) {
-    if (c == '\\') {
-      out += "\\\\";
-    } else if (c == '\n') {
-      out += "\\n";
-    } else {
-      out.push_back(c);
-    }
-  }
-  return out;
-}
+}  // namespace
+
+std::string escape_label_value(std::string_view value) { return escape(value, true); }
+std::string escape_help(std::string_view help) { return escape(help, false); }
 
 void PromText::family(std::string_view name, std::string_view type, std::string_view help) {
   text_ += "# HELP ";

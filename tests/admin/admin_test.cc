@@ -98,17 +98,21 @@ TEST_P(AdminApi, MetricsCountPublishesAndDeliveries) {
   client::Client pub, sub;
   ASSERT_TRUE(pub.connect(options_for(broker_.port(), "pub")).ok());
   ASSERT_TRUE(sub.connect(options_for(broker_.port(), "sub")).ok());
-  std::vector<Received> got;
-  ASSERT_TRUE(sub.subscribe("M/>", recorder(got)).ok());
   auto id = pub.advertise("M/A", wire::PayloadKind::FieldList);
   ASSERT_TRUE(id.ok());
-  for (int i = 0; i < 4; ++i) ASSERT_TRUE(pub.publish(*id, decimal_field(22, i, 0)).ok());
+  ASSERT_TRUE(pub.publish(*id, decimal_field(22, 0, 0), true).ok());
+  confirm_published(pub, "M/A");
+  std::vector<Received> got;
+  ASSERT_TRUE(sub.subscribe("M/>", recorder(got)).ok());
+  ASSERT_TRUE(poll_until(sub, [&] { return got.size() == 1; }));  // the image
+  for (int i = 1; i < 4; ++i) ASSERT_TRUE(pub.publish(*id, decimal_field(22, i, 0)).ok());
   ASSERT_TRUE(pub.flush().ok());
   ASSERT_TRUE(poll_until(sub, [&] { return got.size() == 4; }));
   std::string text;
   ASSERT_TRUE(poll_until(sub, [&] {
     text = api_.metrics(request("GET", "/metrics")).body;
     return text.find("\ntickwire_messages_in_total 4\n") != std::string::npos &&
+           text.find("\ntickwire_messages_out_total 3\n") != std::string::npos &&
            text.find("\ntickwire_connections 2\n") != std::string::npos;
   })) << text;
   EXPECT_NE(text.find("# TYPE tickwire_messages_out_total counter\n"), std::string::npos);
