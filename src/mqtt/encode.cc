@@ -148,6 +148,27 @@ size_t encode_publish_header(std::span<uint8_t> out, Version v, std::string_view
   return w.size();
 }
 
+size_t encode_publish_with_id(std::span<uint8_t> out, std::span<const uint8_t> qos0, uint8_t qos, uint16_t packet_id) {
+  if (qos0.size() < 2 || (qos0[0] & 0xF6) != 0x30 || qos < 1 || qos > 2) return 0;
+  uint32_t rest = 0;
+  size_t at = 1;
+  for (int shift = 0; at < qos0.size() && shift <= 21; shift += 7) {
+    const uint8_t b = qos0[at++];
+    rest |= static_cast<uint32_t>(b & 0x7F) << shift;
+    if ((b & 0x80) == 0) break;
+  }
+  if (at + 2 > qos0.size() || at + rest != qos0.size() || rest + 2 > kMaxRemainingLength) return 0;
+  const size_t topic_end = at + 2 + (static_cast<size_t>(qos0[at]) << 8 | qos0[at + 1]);
+  if (topic_end > qos0.size()) return 0;
+  Writer w(out);
+  w.u8(static_cast<uint8_t>((qos0[0] & 0xF1) | qos << 1));
+  w.varint(rest + 2);
+  w.bytes(qos0.subspan(at, topic_end - at));
+  w.u16(packet_id);
+  w.bytes(qos0.subspan(topic_end));
+  return w.size();
+}
+
 size_t encode_pub_response(std::span<uint8_t> out, Version v, const PubResponse& r) {
   Writer w(out);
   w.u8(header(r.type, r.type == PacketType::Pubrel ? 0x02 : 0));

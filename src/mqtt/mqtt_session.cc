@@ -38,6 +38,7 @@ MqttSession::~MqttSession() {
 }
 
 void MqttSession::on_open_tick(uint64_t) {
+  if (!held_order_.empty()) release_held();  // the output drained: held channels may go
   if (!taken_over_.load(std::memory_order_relaxed)) return;
   queue_packet(64, [&](std::span<uint8_t> out) {
     return encode_disconnect(out, version_, Reason::SessionTakenOver, "");
@@ -166,7 +167,10 @@ void MqttSession::accept_connect(const Connect& c, bool assigned) {
   session_expiry_zero_ = c.properties.session_expiry == 0;
   // 3.1.1: Clean Session 0 keeps the session for ever (3.1.2.4).
   session_expiry_s_ = version_ == Version::V5 ? c.properties.session_expiry : c.clean_start ? 0 : UINT32_MAX;
-  const std::optional<StoredSession> resumed = take_stored_session(c);
+  std::optional<StoredSession> resumed = take_stored_session(c);
+  // 3.1.1 has no Receive Maximum: the window's own cap applies.
+  outbound_.set_limits(version_ == Version::V5 ? c.properties.receive_maximum : UINT16_MAX,
+                       env().config.limits.max_output_buffer);
   has_will_ = c.has_will;
   will_topic_.assign(c.will.topic);
   will_payload_.assign(c.will.payload.begin(), c.will.payload.end());

@@ -9,10 +9,12 @@
 //   mqtt_session.cc  framing, CONNECT/CONNACK, PINGREQ, DISCONNECT, Will
 //   publish.cc       PUBLISH in, PUBACK/PUBREC/PUBREL/PUBCOMP, topic aliases
 //   subscribe.cc     SUBSCRIBE/SUBACK, UNSUBSCRIBE/UNSUBACK, what reaches the client
+//   reliable.cc      QoS 1 and 2 to subscribers: the in-flight window, acknowledgements, redelivery
 //   session_state.cc state kept between connections (session expiry, takeover)
 //   identity.cc      who the client is, and what it may do (the entitlement seam)
 #pragma once
 #include <atomic>
+#include <deque>
 #include <cstdint>
 #include <functional>
 #include <string_view>
@@ -20,11 +22,13 @@
 #include <optional>
 #include <string>
 #include <unordered_map>
+#include <unordered_set>
 #include <vector>
 
 #include "mqtt/client_registry.h"
 #include "mqtt/codec.h"
 #include "mqtt/encoder.h"
+#include "mqtt/outbound.h"
 #include "mqtt/topic_map.h"
 #include "session/session.h"
 
@@ -75,6 +79,7 @@ class MqttSession final : public session::Session {
     std::string filter;
     Patterns patterns;
     uint8_t retain_handling = 0;
+    uint8_t qos = 0;  // granted: the most a message reaches the client with
   };
 
   void handle(const Packet& packet);
@@ -111,11 +116,30 @@ class MqttSession final : public session::Session {
   bool fits(size_t packet_size);
   bool image_fits(const cache::Channel& channel);
 
+  // reliable.cc: QoS 1 and 2 to subscribers (docs/mqtt.md).
+  // The QoS the channel's messages reach this client with: the highest
+  // granted among its subscriptions that cover it (3.3.4), 0 for none.
+  uint8_t delivery_qos(const cache::Channel& channel) const;
+  // Sends the PUBLISH whose shared QoS 0 encoding is `qos0` at `qos`
+  // through the in-flight window; when the window or the output is full,
+  // applies the subscription's slow-consumer policy instead.
+  void send_reliable(const cache::Channel& channel, std::span<const uint8_t> qos0, uint8_t qos,
+                     broker::SlowPolicy policy);
+  // The channel's image at `qos` (retained while subscribing).
+  void send_reliable_image(const cache::Channel& channel, uint8_t qos, broker::SlowPolicy policy);
+  // Conflate: the channel's latest value goes once the window has room.
+  void hold(cache::ChannelId id);
+  void release_held();
+  void handle_outbound_ack(const PubResponse& msg);
+  // A resumed session's unacknowledged messages, resent in order (4.4).
+  void redeliver(std::vector<OutboundMessage> messages);
+  bool output_over_bound() { return output().queued_bytes() > env().config.limits.max_output_buffer; }
+
   // session_state.cc: state that outlives the connection (ClientRegistry).
   // The stored session of this client id, if CONNECT resumes one (Clean Start 0).
   std::optional<StoredSession> take_stored_session(const Connect& c);
   // Subscribes again to the stored subscriptions, after the CONNACK.
-  void resume(const StoredSession& state);
+  void resume(StoredSession& state);
   // At the end of the connection: keeps the state if the session outlives it.
   void store_session();
 
@@ -152,6 +176,13 @@ class MqttSession final : public session::Session {
   std::vector<uint16_t> awaiting_pubrel_;  // QoS 2 packet ids received, not yet released
   std::vector<std::string> topic_aliases_;  // MQTT 5 inbound aliases, index = alias
   std::vector<Subscription> subscriptions_;
+  bool reliable_ = false;  // some subscription was granted QoS 1 or 2
+  OutboundWindow outbound_;
+  // Channels held back while the window was full (conflate): each one's
+  // latest value goes, in this order, as slots free. One entry per channel.
+  std::deque<cache::ChannelId> held_order_;
+  std::unordered_set<cache::ChannelId> held_;
+  std::vector<uint8_t> image_scratch_;  // an image's QoS 0 encoding, before the window copies it
   std::unordered_map<std::string, uint32_t> pattern_refs_;  // broker patterns shared by filters
   bool dollar_filters_ = false;   // some filter can match '$' topics
   bool publish_refused_logged_ = false;

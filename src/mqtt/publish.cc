@@ -106,10 +106,8 @@ Reason MqttSession::publish_to_channel(std::string_view topic, std::span<const u
 void MqttSession::handle_pub_response(const Packet& packet) {
   PubResponse msg;
   if (auto f = decode_pub_response(packet, version_, msg); !f.ok()) return refuse(f.reason, f.text);
-  // The broker sends everything at QoS 0: only PUBREL answers something it sent.
-  if (msg.type != PacketType::Pubrel) {
-    return refuse(Reason::ProtocolError, "acknowledgement of a QoS 1 or 2 message the broker never sent");
-  }
+  // PUBACK, PUBREC and PUBCOMP answer what the broker sent (reliable.cc).
+  if (msg.type != PacketType::Pubrel) return handle_outbound_ack(msg);
   auto it = std::find(awaiting_pubrel_.begin(), awaiting_pubrel_.end(), msg.packet_id);
   const bool known = it != awaiting_pubrel_.end();
   if (known) awaiting_pubrel_.erase(it);

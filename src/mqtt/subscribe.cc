@@ -1,7 +1,7 @@
 // SUBSCRIBE/SUBACK and UNSUBSCRIBE/UNSUBACK (3.8 to 3.11), and what of the
-// router's output reaches the client. Subscriptions are granted at QoS 0:
-// market data is a stream of last values, and a QoS 0 PUBLISH is encoded
-// once for every subscriber (encoder.h).
+// router's output reaches the client. A subscription is granted the QoS it
+// asks for; QoS 0 messages are encoded once for every subscriber
+// (encoder.h), QoS 1 and 2 ones go through the in-flight window (reliable.cc).
 #include <algorithm>
 
 #include "mqtt/encoder.h"
@@ -25,12 +25,13 @@ void MqttSession::handle_subscribe(const Packet& packet) {
   std::vector<Patterns> mapped(msg.filters.size());
   for (size_t i = 0; i < msg.filters.size(); ++i) {
     Reason r = check_filter(msg.filters[i].filter, mapped[i]);
-    codes[i] = version_ == Version::V311 && r != Reason::Success ? kFailureV311 : static_cast<uint8_t>(r);
+    if (r == Reason::Success) r = static_cast<Reason>(msg.filters[i].qos);  // Granted QoS 0, 1 or 2
+    codes[i] = version_ == Version::V311 && static_cast<uint8_t>(r) >= 0x80 ? kFailureV311 : static_cast<uint8_t>(r);
   }
   const size_t max = 8 + codes.size();
   queue_packet(max, [&](std::span<uint8_t> out) { return encode_suback(out, version_, msg.packet_id, codes); });
   for (size_t i = 0; i < msg.filters.size(); ++i) {
-    if (codes[i] == static_cast<uint8_t>(Reason::Success)) add_subscription(msg.filters[i], mapped[i]);
+    if (codes[i] < 0x80) add_subscription(msg.filters[i], mapped[i]);
   }
 }
 
@@ -68,10 +69,15 @@ Reason MqttSession::check_filter(std::string_view filter, Patterns& mapped) {
 void MqttSession::add_subscription(const TopicFilter& t, const Patterns& patterns) {
   const std::string_view filter = t.filter;
   // The same filter again replaces the subscription (3.8.4): its patterns are already there.
-  for (const Subscription& s : subscriptions_) {
-    if (s.filter == filter) return;
+  for (Subscription& s : subscriptions_) {
+    if (s.filter != filter) continue;
+    s.qos = t.qos;
+    s.retain_handling = t.retain_handling;
+    reliable_ = std::any_of(subscriptions_.begin(), subscriptions_.end(), [](const Subscription& s) { return s.qos > 0; });
+    return;
   }
-  subscriptions_.push_back({std::string(filter), patterns, t.retain_handling});
+  subscriptions_.push_back({std::string(filter), patterns, t.retain_handling, t.qos});
+  reliable_ = reliable_ || t.qos > 0;
   dollar_filters_ = dollar_filters_ || reaches_dollar_topics(filter);
   subscribing_ = true;  // the images the router sends now are the retained messages
   // Retain Handling 2 (MQTT 5): no retained messages for this subscription.
@@ -108,6 +114,7 @@ bool MqttSession::remove_subscription(std::string_view filter) {
     }
   }
   subscriptions_.erase(it);
+  reliable_ = std::any_of(subscriptions_.begin(), subscriptions_.end(), [](const Subscription& s) { return s.qos > 0; });
   dollar_filters_ = std::any_of(subscriptions_.begin(), subscriptions_.end(),
                                 [](const Subscription& s) { return reaches_dollar_topics(s.filter); });
   return true;
@@ -138,16 +145,21 @@ bool MqttSession::image_fits(const cache::Channel& channel) {
 
 void MqttSession::send_image(const cache::Channel& channel, uint32_t request_id) {
   if ((subscribing_ && skip_retained_) || !wants(channel) || !image_fits(channel)) return;
+  if (const uint8_t qos = delivery_qos(channel)) return send_reliable_image(channel, qos, broker::SlowPolicy::Conflate);
   Session::send_image(channel, request_id);
 }
 
 void MqttSession::send_stream_image(const cache::Channel& channel, broker::SlowPolicy policy) {
   if ((subscribing_ && skip_retained_) || !wants(channel) || !image_fits(channel)) return;
+  if (const uint8_t qos = delivery_qos(channel)) return send_reliable_image(channel, qos, policy);
   Session::send_stream_image(channel, policy);
 }
 
 void MqttSession::send_delivery(const broker::Delivery& delivery) {
   if (!wants(delivery.channel)) return;
+  if (const uint8_t qos = delivery_qos(delivery.channel)) {
+    return send_reliable(delivery.channel, delivery.frames.get(MqttEncoder::instance(version_)), qos, delivery.policy);
+  }
   if (client_max_packet_ != 0 && !fits(delivery.frames.get(MqttEncoder::instance(version_)).size())) return;
   Session::send_delivery(delivery);
 }
