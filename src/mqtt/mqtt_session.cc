@@ -34,6 +34,7 @@ MqttSession::MqttSession(Env env, std::unique_ptr<session::Transport> transport,
     : Session(env, std::move(transport), std::move(peer), unconnected_encoder(), now_ns) {}
 
 MqttSession::~MqttSession() {
+  for (Subscription& s : subscriptions_) leave_group(s);
   if (registered_) ClientRegistry::instance().release(identity_.client_id, &taken_over_);
 }
 
@@ -183,6 +184,7 @@ void MqttSession::accept_connect(const Connect& c, bool assigned) {
   connack.receive_maximum = kReceiveMaximum;
   connack.maximum_packet_size = env().config.limits.max_frame;
   connack.topic_alias_maximum = kTopicAliasMaximum;
+  connack.shared_subscriptions = true;
   connack.session_present = resumed.has_value();
   queue_packet(kConnackMax, [&](std::span<uint8_t> out) { return encode_connack(out, version_, connack); });
   connacked_ = true;

@@ -29,6 +29,7 @@
 #include "mqtt/codec.h"
 #include "mqtt/encoder.h"
 #include "mqtt/outbound.h"
+#include "mqtt/shared_groups.h"
 #include "mqtt/topic_map.h"
 #include "session/session.h"
 
@@ -80,6 +81,11 @@ class MqttSession final : public session::Session {
     Patterns patterns;
     uint8_t retain_handling = 0;
     uint8_t qos = 0;  // granted: the most a message reaches the client with
+    // A shared subscription ("$share/GROUP/filter"): where its own filter
+    // starts, and this connection's place in the group; null otherwise.
+    size_t filter_at = 0;
+    SharedGroups::Member* share = nullptr;
+    std::string_view own_filter() const { return std::string_view(filter).substr(filter_at); }
   };
 
   void handle(const Packet& packet);
@@ -111,8 +117,12 @@ class MqttSession final : public session::Session {
   void add_subscription(const TopicFilter& t, const Patterns& patterns);
   bool remove_subscription(std::string_view filter);
   // Whether the channel may reach this client: '$' topics only through
-  // filters with a literal first level; nothing above its Maximum Packet Size.
+  // filters with a literal first level, a shared subscription's channels
+  // only at the member they hash to; nothing above its Maximum Packet Size.
   bool wants(const cache::Channel& channel) const;
+  // Whether this subscription delivers the channel to this connection.
+  static bool applies(const Subscription& s, const cache::Channel& channel);
+  void leave_group(Subscription& s);
   bool fits(size_t packet_size);
   bool image_fits(const cache::Channel& channel);
 
@@ -185,6 +195,7 @@ class MqttSession final : public session::Session {
   std::vector<uint8_t> image_scratch_;  // an image's QoS 0 encoding, before the window copies it
   std::unordered_map<std::string, uint32_t> pattern_refs_;  // broker patterns shared by filters
   bool dollar_filters_ = false;   // some filter can match '$' topics
+  bool shared_ = false;           // some subscription is shared
   bool publish_refused_logged_ = false;
   uint64_t oversize_dropped_ = 0;
   // Channels this connection published to, by topic (heterogeneous lookup: no allocation per PUBLISH).

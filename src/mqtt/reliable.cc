@@ -15,15 +15,8 @@ namespace tw::mqtt {
 uint8_t MqttSession::delivery_qos(const cache::Channel& channel) const {
   if (!reliable_) return 0;
   uint8_t qos = 0;
-  const bool dollar = channel.topic.starts_with('$');
   for (const Subscription& s : subscriptions_) {
-    if (s.qos <= qos || (dollar && !reaches_dollar_topics(s.filter))) continue;
-    for (size_t i = 0; i < s.patterns.count; ++i) {
-      if (topic::matches(s.patterns.pattern[i], channel.topic)) {
-        qos = s.qos;
-        break;
-      }
-    }
+    if (s.qos > qos && applies(s, channel)) qos = s.qos;
   }
   return qos;
 }

@@ -16,6 +16,11 @@ constexpr uint8_t kFailureV311 = 0x80;
 void MqttSession::handle_subscribe(const Packet& packet) {
   Subscribe msg;
   if (auto f = decode_subscribe(packet, version_, msg); !f.ok()) return refuse(f.reason, f.text);
+  for (const TopicFilter& t : msg.filters) {
+    if (t.no_local && is_shared_filter(t.filter)) {
+      return refuse(Reason::ProtocolError, "No Local on a shared subscription");  // [MQTT-3.8.3-4]
+    }
+  }
   if (msg.properties.subscription_id != 0) {
     return refuse(Reason::SubscriptionIdentifiersNotSupported, "subscription identifiers are not supported");
   }
@@ -37,7 +42,11 @@ void MqttSession::handle_subscribe(const Packet& packet) {
 
 Reason MqttSession::check_filter(std::string_view filter, Patterns& mapped) {
   if (!is_valid_filter(filter)) return Reason::TopicFilterInvalid;
-  if (is_shared_filter(filter)) return Reason::SharedSubscriptionsNotSupported;
+  if (is_shared_filter(filter)) {
+    const size_t at = shared_filter_start(filter);
+    if (at == 0) return Reason::TopicFilterInvalid;
+    filter = filter.substr(at);
+  }
   if (!map_filter(filter, {env().config.limits.max_topic_length, env().config.limits.max_topic_depth}, mapped)) {
     return Reason::TopicFilterInvalid;
   }
@@ -76,12 +85,18 @@ void MqttSession::add_subscription(const TopicFilter& t, const Patterns& pattern
     reliable_ = std::any_of(subscriptions_.begin(), subscriptions_.end(), [](const Subscription& s) { return s.qos > 0; });
     return;
   }
-  subscriptions_.push_back({std::string(filter), patterns, t.retain_handling, t.qos});
+  Subscription& s = subscriptions_.emplace_back(Subscription{std::string(filter), patterns, t.retain_handling, t.qos});
   reliable_ = reliable_ || t.qos > 0;
-  dollar_filters_ = dollar_filters_ || reaches_dollar_topics(filter);
+  if (is_shared_filter(filter)) {
+    s.filter_at = shared_filter_start(filter);
+    s.share = SharedGroups::instance().join(s.filter.substr(7));  // "GROUP/filter" names the group
+    shared_ = true;
+  }
+  dollar_filters_ = dollar_filters_ || reaches_dollar_topics(s.own_filter());
   subscribing_ = true;  // the images the router sends now are the retained messages
-  // Retain Handling 2 (MQTT 5): no retained messages for this subscription.
-  skip_retained_ = t.retain_handling == 2;
+  // Retain Handling 2 (MQTT 5): no retained messages for this subscription;
+  // nor for a shared one, whose channels are spread over its group (4.8.2).
+  skip_retained_ = t.retain_handling == 2 || s.share != nullptr;
   for (size_t i = 0; i < patterns.count; ++i) {
     if (pattern_refs_[patterns.pattern[i]]++ == 0) env().router.subscribe(this, patterns.pattern[i]);
   }
@@ -113,21 +128,35 @@ bool MqttSession::remove_subscription(std::string_view filter) {
       pattern_refs_.erase(ref);
     }
   }
+  leave_group(*it);
   subscriptions_.erase(it);
   reliable_ = std::any_of(subscriptions_.begin(), subscriptions_.end(), [](const Subscription& s) { return s.qos > 0; });
+  shared_ = std::any_of(subscriptions_.begin(), subscriptions_.end(), [](const Subscription& s) { return s.share; });
   dollar_filters_ = std::any_of(subscriptions_.begin(), subscriptions_.end(),
-                                [](const Subscription& s) { return reaches_dollar_topics(s.filter); });
+                                [](const Subscription& s) { return reaches_dollar_topics(s.own_filter()); });
   return true;
 }
 
+void MqttSession::leave_group(Subscription& s) {
+  if (s.share == nullptr) return;
+  SharedGroups::instance().leave(s.filter.substr(7), s.share);
+  s.share = nullptr;
+}
+
 bool MqttSession::wants(const cache::Channel& channel) const {
-  if (!channel.topic.starts_with('$')) return true;
-  if (!dollar_filters_) return false;
-  for (const Subscription& s : subscriptions_) {
-    if (!reaches_dollar_topics(s.filter)) continue;
-    for (size_t i = 0; i < s.patterns.count; ++i) {
-      if (topic::matches(s.patterns.pattern[i], channel.topic)) return true;
-    }
+  // The common case costs one comparison: no shared subscription, no '$' topic.
+  const bool dollar = channel.topic.starts_with('$');
+  if (!shared_ && !dollar) return true;
+  if (!shared_ && !dollar_filters_) return false;
+  return std::any_of(subscriptions_.begin(), subscriptions_.end(),
+                     [&](const Subscription& s) { return applies(s, channel); });
+}
+
+bool MqttSession::applies(const Subscription& s, const cache::Channel& channel) {
+  if (channel.topic.starts_with('$') && !reaches_dollar_topics(s.own_filter())) return false;
+  if (s.share != nullptr && !s.share->owns(channel.topic)) return false;
+  for (size_t i = 0; i < s.patterns.count; ++i) {
+    if (topic::matches(s.patterns.pattern[i], channel.topic)) return true;
   }
   return false;
 }
