@@ -39,6 +39,7 @@ struct StoredSession {
     std::string filter;
     uint8_t retain_handling = 0;
     uint8_t qos = 0;
+    uint32_t id = 0;  // Subscription Identifier
   };
   std::vector<Subscription> subscriptions;
   std::vector<uint16_t> awaiting_pubrel;

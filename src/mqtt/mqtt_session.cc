@@ -1,5 +1,6 @@
 #include "mqtt/mqtt_session.h"
 
+#include <algorithm>
 #include <limits>
 
 #include "base/log.h"
@@ -170,6 +171,8 @@ void MqttSession::accept_connect(const Connect& c, bool assigned) {
   session_expiry_s_ = version_ == Version::V5 ? c.properties.session_expiry : c.clean_start ? 0 : UINT32_MAX;
   std::optional<StoredSession> resumed = take_stored_session(c);
   // 3.1.1 has no Receive Maximum: the window's own cap applies.
+  outbound_alias_max_ = version_ == Version::V5 ? std::min(c.properties.topic_alias_maximum, kOutboundAliasMaximum) : 0;
+  update_rewrites();
   outbound_.set_limits(version_ == Version::V5 ? c.properties.receive_maximum : UINT16_MAX,
                        env().config.limits.max_output_buffer);
   has_will_ = c.has_will;
@@ -185,6 +188,7 @@ void MqttSession::accept_connect(const Connect& c, bool assigned) {
   connack.maximum_packet_size = env().config.limits.max_frame;
   connack.topic_alias_maximum = kTopicAliasMaximum;
   connack.shared_subscriptions = true;
+  connack.subscription_ids = true;
   connack.session_present = resumed.has_value();
   queue_packet(kConnackMax, [&](std::span<uint8_t> out) { return encode_connack(out, version_, connack); });
   connacked_ = true;

@@ -67,6 +67,8 @@ class MqttSession final : public session::Session {
   static constexpr uint16_t kReceiveMaximum = 64;
   // Topic aliases a client may set (MQTT 5), per connection.
   static constexpr uint16_t kTopicAliasMaximum = 64;
+  // Topic aliases the broker assigns to a client, at most (and at most the client's Topic Alias Maximum).
+  static constexpr uint16_t kOutboundAliasMaximum = 256;
 
  protected:
   size_t parse(std::span<const uint8_t> in) override;
@@ -76,11 +78,17 @@ class MqttSession final : public session::Session {
   void on_finish() override;
 
  private:
+  // Heterogeneous lookup by topic: no allocation per message.
+  struct TopicHash {
+    using is_transparent = void;
+    size_t operator()(std::string_view s) const { return std::hash<std::string_view>{}(s); }
+  };
   struct Subscription {
     std::string filter;
     Patterns patterns;
     uint8_t retain_handling = 0;
     uint8_t qos = 0;  // granted: the most a message reaches the client with
+    uint32_t id = 0;  // MQTT 5 Subscription Identifier; 0: none
     // A shared subscription ("$share/GROUP/filter"): where its own filter
     // starts, and this connection's place in the group; null otherwise.
     size_t filter_at = 0;
@@ -114,7 +122,7 @@ class MqttSession final : public session::Session {
   // subscribe.cc
   // Whether the filter can be subscribed, and its broker patterns.
   Reason check_filter(std::string_view filter, Patterns& mapped);
-  void add_subscription(const TopicFilter& t, const Patterns& patterns);
+  void add_subscription(const TopicFilter& t, const Patterns& patterns, uint32_t id);
   bool remove_subscription(std::string_view filter);
   // Whether the channel may reach this client: '$' topics only through
   // filters with a literal first level, a shared subscription's channels
@@ -126,17 +134,23 @@ class MqttSession final : public session::Session {
   bool fits(size_t packet_size);
   bool image_fits(const cache::Channel& channel);
 
-  // reliable.cc: QoS 1 and 2 to subscribers (docs/mqtt.md).
+  // reliable.cc: PUBLISHes of the client's own (docs/mqtt.md): QoS 1 and 2,
+  // subscription identifiers, topic aliases; QoS 0 without them shares one encoding.
   // The QoS the channel's messages reach this client with: the highest
   // granted among its subscriptions that cover it (3.3.4), 0 for none.
   uint8_t delivery_qos(const cache::Channel& channel) const;
-  // Sends the PUBLISH whose shared QoS 0 encoding is `qos0` at `qos`
-  // through the in-flight window; when the window or the output is full,
-  // applies the subscription's slow-consumer policy instead.
-  void send_reliable(const cache::Channel& channel, std::span<const uint8_t> qos0, uint8_t qos,
-                     broker::SlowPolicy policy);
-  // The channel's image at `qos` (retained while subscribing).
-  void send_reliable_image(const cache::Channel& channel, uint8_t qos, broker::SlowPolicy policy);
+  // Whether this client's PUBLISHes of the channel are its own (not the shared encoding).
+  bool own_publish(uint8_t qos) const { return qos > 0 || rewrites_; }
+  // Sends the PUBLISH whose shared QoS 0 encoding is `qos0`, rewritten for
+  // this client (QoS 1 and 2 through the in-flight window); when the window
+  // or the output is full, applies the subscription's slow-consumer policy.
+  void send_own(const cache::Channel& channel, std::span<const uint8_t> qos0, uint8_t qos, broker::SlowPolicy policy);
+  // The channel's image the same way (retained while subscribing).
+  void send_own_image(const cache::Channel& channel, uint8_t qos, broker::SlowPolicy policy);
+  // The subscription identifiers of the subscriptions that deliver the channel.
+  std::span<const uint32_t> subscription_ids(const cache::Channel& channel);
+  // The alias for the topic, assigning a free one; false when none is left.
+  bool outbound_alias(std::string_view topic, PublishRewrite& r);
   // Conflate: the channel's latest value goes once the window has room.
   void hold(cache::ChannelId id);
   void release_held();
@@ -144,6 +158,7 @@ class MqttSession final : public session::Session {
   // A resumed session's unacknowledged messages, resent in order (4.4).
   void redeliver(std::vector<OutboundMessage> messages);
   bool output_over_bound() { return output().queued_bytes() > env().config.limits.max_output_buffer; }
+  void update_rewrites();
 
   // session_state.cc: state that outlives the connection (ClientRegistry).
   // The stored session of this client id, if CONNECT resumes one (Clean Start 0).
@@ -187,22 +202,25 @@ class MqttSession final : public session::Session {
   std::vector<std::string> topic_aliases_;  // MQTT 5 inbound aliases, index = alias
   std::vector<Subscription> subscriptions_;
   bool reliable_ = false;  // some subscription was granted QoS 1 or 2
+  // Every PUBLISH to this client is its own: it uses outbound topic aliases
+  // or some subscription has an identifier (MQTT 5).
+  bool rewrites_ = false;
   OutboundWindow outbound_;
+  uint16_t outbound_alias_max_ = 0;  // the client's Topic Alias Maximum, capped
+  std::unordered_map<std::string, uint16_t, TopicHash, std::equal_to<>> outbound_aliases_;
+  std::vector<uint32_t> ids_scratch_;
+  std::vector<uint8_t> rewrite_scratch_;
   // Channels held back while the window was full (conflate): each one's
   // latest value goes, in this order, as slots free. One entry per channel.
   std::deque<cache::ChannelId> held_order_;
   std::unordered_set<cache::ChannelId> held_;
-  std::vector<uint8_t> image_scratch_;  // an image's QoS 0 encoding, before the window copies it
+  std::vector<uint8_t> image_scratch_;  // an image's QoS 0 encoding, before it is rewritten
   std::unordered_map<std::string, uint32_t> pattern_refs_;  // broker patterns shared by filters
   bool dollar_filters_ = false;   // some filter can match '$' topics
   bool shared_ = false;           // some subscription is shared
   bool publish_refused_logged_ = false;
   uint64_t oversize_dropped_ = 0;
-  // Channels this connection published to, by topic (heterogeneous lookup: no allocation per PUBLISH).
-  struct TopicHash {
-    using is_transparent = void;
-    size_t operator()(std::string_view s) const { return std::hash<std::string_view>{}(s); }
-  };
+  // Channels this connection published to, by topic.
   std::unordered_map<std::string, cache::ChannelId, TopicHash, std::equal_to<>> channels_;
   uint32_t channels_created_ = 0;  // by this connection's publishes, against max_channels_per_connection
 };

@@ -2,7 +2,6 @@
 
 #include <algorithm>
 
-#include "mqtt/codec.h"
 
 namespace tw::mqtt {
 
@@ -22,19 +21,20 @@ OutboundWindow::Slot* OutboundWindow::free_slot() {
   return nullptr;
 }
 
-std::span<const uint8_t> OutboundWindow::add(std::span<const uint8_t> qos0, uint8_t qos) {
+std::span<const uint8_t> OutboundWindow::add(std::span<const uint8_t> qos0, Version v, PublishRewrite r) {
   if (full()) return {};
   Slot* slot = free_slot();
   if (slot == nullptr) return {};
   const auto packet_id = static_cast<uint16_t>(slot - slots_.data() + 1);
   std::vector<uint8_t>& packet = slot->message.packet;
-  packet.resize(publish_with_id_max(qos0.size()));  // keeps the capacity of earlier messages
-  packet.resize(encode_publish_with_id(packet, qos0, qos, packet_id));
+  r.packet_id = packet_id;
+  packet.resize(rewritten_publish_max(qos0.size(), r));  // keeps the capacity of earlier messages
+  packet.resize(rewrite_publish(packet, qos0, v, r));
   if (packet.empty()) return {};
   slot->used = true;
   slot->order = next_order_++;
   slot->message.packet_id = packet_id;
-  slot->message.qos = qos;
+  slot->message.qos = r.qos;
   slot->message.released = false;
   ++count_;
   bytes_ += packet.size();

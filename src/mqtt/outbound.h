@@ -18,6 +18,7 @@
 #include <vector>
 
 #include "mqtt/client_registry.h"
+#include "mqtt/codec.h"
 #include "mqtt/packet.h"
 
 namespace tw::mqtt {
@@ -30,9 +31,10 @@ class OutboundWindow {
   void set_limits(uint16_t receive_maximum, uint64_t byte_limit);
   bool full() const { return count_ >= limit_ || bytes_ >= byte_limit_; }
   size_t in_flight() const { return count_; }
-  // Stores the QoS 0 PUBLISH `qos0` as a QoS `qos` one with a free packet
-  // id; the bytes to send, valid until the slot is acknowledged. Empty when full.
-  std::span<const uint8_t> add(std::span<const uint8_t> qos0, uint8_t qos);
+  // Stores the QoS 0 PUBLISH `qos0` rewritten as `r` says (QoS 1 or 2) with
+  // a free packet id; the bytes to send, valid until the slot is
+  // acknowledged. Empty when full.
+  std::span<const uint8_t> add(std::span<const uint8_t> qos0, Version v, PublishRewrite r);
 
   enum class Ack {
     Done,         // the message is complete, its slot free

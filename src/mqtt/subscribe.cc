@@ -21,9 +21,6 @@ void MqttSession::handle_subscribe(const Packet& packet) {
       return refuse(Reason::ProtocolError, "No Local on a shared subscription");  // [MQTT-3.8.3-4]
     }
   }
-  if (msg.properties.subscription_id != 0) {
-    return refuse(Reason::SubscriptionIdentifiersNotSupported, "subscription identifiers are not supported");
-  }
   // Every filter is checked before the SUBACK, and subscribed after it: the
   // retained images that a subscription sends follow its SUBACK.
   std::vector<uint8_t> codes(msg.filters.size());
@@ -36,7 +33,7 @@ void MqttSession::handle_subscribe(const Packet& packet) {
   const size_t max = 8 + codes.size();
   queue_packet(max, [&](std::span<uint8_t> out) { return encode_suback(out, version_, msg.packet_id, codes); });
   for (size_t i = 0; i < msg.filters.size(); ++i) {
-    if (codes[i] < 0x80) add_subscription(msg.filters[i], mapped[i]);
+    if (codes[i] < 0x80) add_subscription(msg.filters[i], mapped[i], msg.properties.subscription_id);
   }
 }
 
@@ -75,18 +72,18 @@ Reason MqttSession::check_filter(std::string_view filter, Patterns& mapped) {
   return Reason::Success;
 }
 
-void MqttSession::add_subscription(const TopicFilter& t, const Patterns& patterns) {
+void MqttSession::add_subscription(const TopicFilter& t, const Patterns& patterns, uint32_t id) {
   const std::string_view filter = t.filter;
   // The same filter again replaces the subscription (3.8.4): its patterns are already there.
   for (Subscription& s : subscriptions_) {
     if (s.filter != filter) continue;
     s.qos = t.qos;
     s.retain_handling = t.retain_handling;
-    reliable_ = std::any_of(subscriptions_.begin(), subscriptions_.end(), [](const Subscription& s) { return s.qos > 0; });
-    return;
+    s.id = id;
+    return update_rewrites();
   }
-  Subscription& s = subscriptions_.emplace_back(Subscription{std::string(filter), patterns, t.retain_handling, t.qos});
-  reliable_ = reliable_ || t.qos > 0;
+  Subscription& s = subscriptions_.emplace_back(Subscription{std::string(filter), patterns, t.retain_handling, t.qos, id});
+  update_rewrites();
   if (is_shared_filter(filter)) {
     s.filter_at = shared_filter_start(filter);
     s.share = SharedGroups::instance().join(s.filter.substr(7));  // "GROUP/filter" names the group
@@ -130,7 +127,7 @@ bool MqttSession::remove_subscription(std::string_view filter) {
   }
   leave_group(*it);
   subscriptions_.erase(it);
-  reliable_ = std::any_of(subscriptions_.begin(), subscriptions_.end(), [](const Subscription& s) { return s.qos > 0; });
+  update_rewrites();
   shared_ = std::any_of(subscriptions_.begin(), subscriptions_.end(), [](const Subscription& s) { return s.share; });
   dollar_filters_ = std::any_of(subscriptions_.begin(), subscriptions_.end(),
                                 [](const Subscription& s) { return reaches_dollar_topics(s.own_filter()); });
@@ -174,20 +171,22 @@ bool MqttSession::image_fits(const cache::Channel& channel) {
 
 void MqttSession::send_image(const cache::Channel& channel, uint32_t request_id) {
   if ((subscribing_ && skip_retained_) || !wants(channel) || !image_fits(channel)) return;
-  if (const uint8_t qos = delivery_qos(channel)) return send_reliable_image(channel, qos, broker::SlowPolicy::Conflate);
+  if (const uint8_t qos = delivery_qos(channel); own_publish(qos)) {
+    return send_own_image(channel, qos, broker::SlowPolicy::Conflate);
+  }
   Session::send_image(channel, request_id);
 }
 
 void MqttSession::send_stream_image(const cache::Channel& channel, broker::SlowPolicy policy) {
   if ((subscribing_ && skip_retained_) || !wants(channel) || !image_fits(channel)) return;
-  if (const uint8_t qos = delivery_qos(channel)) return send_reliable_image(channel, qos, policy);
+  if (const uint8_t qos = delivery_qos(channel); own_publish(qos)) return send_own_image(channel, qos, policy);
   Session::send_stream_image(channel, policy);
 }
 
 void MqttSession::send_delivery(const broker::Delivery& delivery) {
   if (!wants(delivery.channel)) return;
-  if (const uint8_t qos = delivery_qos(delivery.channel)) {
-    return send_reliable(delivery.channel, delivery.frames.get(MqttEncoder::instance(version_)), qos, delivery.policy);
+  if (const uint8_t qos = delivery_qos(delivery.channel); own_publish(qos)) {
+    return send_own(delivery.channel, delivery.frames.get(MqttEncoder::instance(version_)), qos, delivery.policy);
   }
   if (client_max_packet_ != 0 && !fits(delivery.frames.get(MqttEncoder::instance(version_)).size())) return;
   Session::send_delivery(delivery);

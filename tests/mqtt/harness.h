@@ -27,7 +27,7 @@ namespace tw::mqtt::testing {
 struct Received {
   uint8_t first = 0;
   Bytes body;
-  // A PUBLISH's topic, packet id (QoS 1 and 2) and payload (MQTT 5: after an empty property block).
+  // An MQTT 5 PUBLISH's topic, packet id (QoS 1 and 2) and payload (after its property block).
   uint8_t qos() const { return (first >> 1) & 3; }
   size_t topic_end() const { return 2 + static_cast<size_t>(body[0] << 8 | body[1]); }
   std::string topic() const { return std::string(body.begin() + 2, body.begin() + static_cast<long>(topic_end())); }
@@ -35,7 +35,8 @@ struct Received {
     return qos() ? static_cast<uint16_t>(body[topic_end()] << 8 | body[topic_end() + 1]) : 0;
   }
   std::string payload() const {
-    const size_t at = topic_end() + (qos() ? 2 : 0) + 1;
+    size_t at = topic_end() + (qos() ? 2 : 0);
+    at += 1 + body[at];  // the property block (shorter than 128 bytes here)
     return std::string(body.begin() + static_cast<long>(at), body.end());
   }
 };

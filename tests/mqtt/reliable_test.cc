@@ -119,3 +119,55 @@ TEST(MqttReliable, UnacknowledgedMessagesAreRedeliveredWithDupWhenTheSessionResu
 
 }  // namespace
 }  // namespace tw::mqtt
+
+namespace tw::mqtt {
+namespace {
+
+using namespace testing;
+
+// The properties of a received MQTT 5 PUBLISH at QoS 0: the bytes of its property block.
+Bytes properties_of(const Received& m) {
+  const size_t at = m.topic_end();
+  return Bytes(m.body.begin() + static_cast<long>(at) + 1, m.body.begin() + static_cast<long>(at + 1 + m.body[at]));
+}
+
+TEST(MqttOwnPublish, TheBrokerAssignsTopicAliasesUpToTheClientsMaximum) {
+  MqttHarness h;
+  h.connect({3, 0x22, 0, 1});  // Topic Alias Maximum 1
+  h.subscribe("t/#");
+  h.publish("t/a", "1");
+  h.publish("t/a", "2");
+  h.publish("t/b", "3");
+  auto got = h.turn();
+  ASSERT_EQ(got.size(), 3u);
+  EXPECT_EQ(got[0].topic(), "t/a");  // sets alias 1
+  EXPECT_EQ(properties_of(got[0]), (Bytes{0x23, 0, 1}));
+  EXPECT_EQ(got[1].topic(), "");  // uses it
+  EXPECT_EQ(properties_of(got[1]), (Bytes{0x23, 0, 1}));
+  EXPECT_EQ(got[1].payload(), "2");
+  EXPECT_EQ(got[2].topic(), "t/b");  // no alias left: the topic in full
+  EXPECT_TRUE(properties_of(got[2]).empty());
+}
+
+TEST(MqttOwnPublish, APublishCarriesTheIdentifiersOfTheSubscriptionsThatDeliverIt) {
+  MqttHarness h;
+  h.connect();
+  h.publish("i/a", "old");
+  // SUBSCRIBE with Subscription Identifier 5, then 300 (a two-byte varint).
+  auto retained = h.send(packet(0x82, cat({{0, 1, 2, 0x0B, 5}, str("i/#"), {0}})));
+  ASSERT_EQ(retained.size(), 2u);
+  EXPECT_EQ(retained[1].first, 0x31);
+  EXPECT_EQ(properties_of(retained[1]), (Bytes{0x0B, 5}));
+  h.send(packet(0x82, cat({{0, 2, 3, 0x0B, 0xAC, 0x02}, str("i/a"), {2}})));
+  h.publish("i/a", "new");
+  auto got = h.turn();
+  ASSERT_EQ(got.size(), 1u);
+  EXPECT_EQ(got[0].qos(), 2);  // the highest granted QoS of the two
+  EXPECT_EQ(got[0].payload(), "new");
+  const size_t props_at = got[0].topic_end() + 2;
+  EXPECT_EQ(Bytes(got[0].body.begin() + static_cast<long>(props_at), got[0].body.begin() + static_cast<long>(props_at) + 6),
+            (Bytes{5, 0x0B, 5, 0x0B, 0xAC, 0x02}));
+}
+
+}  // namespace
+}  // namespace tw::mqtt
