@@ -118,7 +118,7 @@ void MqttSession::send_pub_response(PacketType type, uint16_t packet_id, Reason 
   // MQTT 3.1.1 acknowledgements carry no reason: a refused message is acknowledged
   // all the same ([MQTT-3.3.5-2] allows it), and the refusal is logged.
   const PubResponse response{type, packet_id, reason};
-  queue_packet(4, [&](std::span<uint8_t> out) { return encode_pub_response(out, version_, response); });
+  queue_packet(5, [&](std::span<uint8_t> out) { return encode_pub_response(out, version_, response); });
 }
 
 }  // namespace tw::mqtt

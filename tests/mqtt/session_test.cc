@@ -67,6 +67,27 @@ TEST(MqttSession, TopicAliasesResolveAndUnknownOnesClose) {
   EXPECT_EQ(h.counters.protocol_errors, 1u);
 }
 
+TEST(MqttSession, ARefusedQos1PublishGetsAPubackWithItsReason) {
+  MqttHarness h;
+  h.connect();
+  auto got = h.send(packet(0x32, cat({str("a//b"), {0, 7, 0}, {'x'}})));  // an empty level: no channel
+  ASSERT_EQ(got.size(), 1u);
+  EXPECT_EQ(got[0].first, 0x40);
+  EXPECT_EQ(got[0].body, (Bytes{0, 7, 0x90}));
+}
+
+TEST(MqttSession, TopicAlias0IsATopicAliasInvalidDisconnect) {
+  MqttHarness h;
+  h.connect();
+  auto got = h.send(publish_qos0("a", {3, 0x23, 0, 0}, "x"));  // [MQTT-3.3.2-8]
+  EXPECT_TRUE(h.session->closing());
+  h.session->finish();
+  got = h.turn();
+  ASSERT_EQ(got.size(), 1u);
+  EXPECT_EQ(got[0].first, 0xE0);
+  EXPECT_EQ(got[0].body[0], 0x94);
+}
+
 TEST(MqttSession, MoreUnreleasedQos2MessagesThanReceiveMaximumClose) {
   MqttHarness h;
   h.connect();
