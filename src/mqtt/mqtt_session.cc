@@ -20,6 +20,7 @@ Reason reason_for(wire::Code code) {
     case wire::Code::SlowConsumer: return Reason::QuotaExceeded;
     case wire::Code::ServerShutdown: return Reason::ServerShuttingDown;
     case wire::Code::FrameTooLarge: return Reason::PacketTooLarge;
+    case wire::Code::NotAuthorized: return Reason::NotAuthorized;  // the user was removed
     default: return Reason::UnspecifiedError;
   }
 }
@@ -39,16 +40,23 @@ MqttSession::~MqttSession() {
   if (registered_) ClientRegistry::instance().release(identity_.client_id, &taken_over_);
 }
 
-void MqttSession::on_open_tick(uint64_t) {
+void MqttSession::on_open_tick(uint64_t now_ns) {
   if (!held_order_.empty()) release_held();  // the output drained: held channels may go
-  if (!taken_over_.load(std::memory_order_relaxed)) return;
+  notice_takeover();
+  takeover_check_ns_ = now_ns + kTakeoverPollNs;
+}
+
+bool MqttSession::notice_takeover() {
+  if (!taken_over_.load(std::memory_order_relaxed) || closing()) return false;
   queue_packet(64, [&](std::span<uint8_t> out) {
     return encode_disconnect(out, version_, Reason::SessionTakenOver, "");
   });
   fail(wire::Code::Ok, "a new connection took over this client id", true);  // the DISCONNECT is queued
+  return true;
 }
 
 size_t MqttSession::parse(std::span<const uint8_t> in) {
+  if (notice_takeover()) return in.size();
   size_t pos = 0;
   while (!closing() && !login_pending()) {  // packets behind a CONNECT wait for its login
     Packet packet;

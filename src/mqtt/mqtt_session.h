@@ -63,6 +63,8 @@ class MqttSession final : public session::Session {
   void send_channel_info(const wire::ChannelInfo&) override {}
   void complete_request(uint32_t, const broker::Outcome&) override {}
 
+  // How often the tick of an idle connection reads its takeover flag.
+  static constexpr uint64_t kTakeoverPollNs = 1'000'000'000;
   // The Receive Maximum the broker states: QoS 2 messages awaiting PUBREL.
   static constexpr uint16_t kReceiveMaximum = 64;
   // Topic aliases a client may set (MQTT 5), per connection.
@@ -73,8 +75,14 @@ class MqttSession final : public session::Session {
  protected:
   size_t parse(std::span<const uint8_t> in) override;
   size_t encode_goodbye(std::span<uint8_t> out, wire::Code code, std::string_view text) override;
-  // The client drives keepalive with PINGREQ; the tick only notices a takeover.
+  // The client drives keepalive with PINGREQ; the tick sends held channels
+  // (a full window, then room) and notices a takeover. Another loop thread
+  // flags a takeover and cannot wake this session: the flag is read on
+  // input, and by a tick at most kTakeoverPollNs apart (an idle connection
+  // is visited once a second, not every tick; the idle deadline is the
+  // session layer's).
   void on_open_tick(uint64_t now_ns) override;
+  uint64_t open_tick_due_ns() const override { return held_order_.empty() ? takeover_check_ns_ : 0; }
   void on_finish() override;
 
  private:
@@ -186,6 +194,9 @@ class MqttSession final : public session::Session {
   uint8_t pending_connect_flags_ = 0;
   // Set by another connection that took this client id over (ClientRegistry).
   std::atomic<bool> taken_over_{false};
+  uint64_t takeover_check_ns_ = 0;  // when the tick next reads taken_over_
+  // A takeover flagged by another connection: DISCONNECT 0x8E and close. True if so.
+  bool notice_takeover();
   bool registered_ = false;  // this connection holds identity_.client_id in the registry
   bool graceful_ = false;         // DISCONNECT (without Will) received: the Will is discarded
   bool has_will_ = false;

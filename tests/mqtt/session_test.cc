@@ -176,6 +176,15 @@ TEST(MqttSession, ASessionWithAnExpiryIsResumedWithItsSubscriptionsAndRetainedIm
   EXPECT_TRUE(fresh.turn().empty());
 }
 
+TEST(MqttSession, AnIdleConnectionIsNotVisitedEveryTick) {
+  MqttHarness h;
+  h.connect();
+  const uint64_t now = monotonic_ns();
+  h.session->on_tick(now);
+  EXPECT_GT(h.session->tick_due_ns(), now);  // not 0: the loop's tick skips it until then
+  EXPECT_LE(h.session->tick_due_ns(), now + MqttSession::kTakeoverPollNs);
+}
+
 TEST(MqttSession, ANewConnectionWithTheSameClientIdTakesOver) {
   MqttHarness first, second, other;
   first.connect({0}, "same");
