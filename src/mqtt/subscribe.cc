@@ -172,6 +172,8 @@ bool MqttSession::image_fits(const cache::Channel& channel) {
 void MqttSession::send_image(const cache::Channel& channel, uint32_t request_id) {
   if ((subscribing_ && skip_retained_) || !wants(channel) || !image_fits(channel)) return;
   if (const uint8_t qos = delivery_qos(channel); own_publish(qos)) {
+    if (closing()) return;
+    account_delivery(false);
     return send_own_image(channel, qos, broker::SlowPolicy::Conflate);
   }
   Session::send_image(channel, request_id);
@@ -179,13 +181,19 @@ void MqttSession::send_image(const cache::Channel& channel, uint32_t request_id)
 
 void MqttSession::send_stream_image(const cache::Channel& channel, broker::SlowPolicy policy) {
   if ((subscribing_ && skip_retained_) || !wants(channel) || !image_fits(channel)) return;
-  if (const uint8_t qos = delivery_qos(channel); own_publish(qos)) return send_own_image(channel, qos, policy);
+  if (const uint8_t qos = delivery_qos(channel); own_publish(qos)) {
+    if (closing()) return;
+    account_delivery(true);
+    return send_own_image(channel, qos, policy);
+  }
   Session::send_stream_image(channel, policy);
 }
 
 void MqttSession::send_delivery(const broker::Delivery& delivery) {
   if (!wants(delivery.channel)) return;
   if (const uint8_t qos = delivery_qos(delivery.channel); own_publish(qos)) {
+    if (closing()) return;
+    account_delivery(false);
     return send_own(delivery.channel, delivery.frames.get(MqttEncoder::instance(version_)), qos, delivery.policy);
   }
   if (client_max_packet_ != 0 && !fits(delivery.frames.get(MqttEncoder::instance(version_)).size())) return;
