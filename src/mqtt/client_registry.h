@@ -21,15 +21,29 @@
 
 namespace tw::mqtt {
 
-// What a session keeps between connections: its subscriptions, and the
-// QoS 2 packet ids received but not yet released (4.1).
+// A QoS 1 or 2 message sent to the client and not yet acknowledged (4.4):
+// resent, with DUP, when the session resumes; `released`: PUBREC came, the
+// PUBREL is what is resent.
+struct OutboundMessage {
+  uint16_t packet_id = 0;
+  uint8_t qos = 1;
+  bool released = false;
+  std::vector<uint8_t> packet;  // the whole PUBLISH as sent
+};
+
+// What a session keeps between connections: its subscriptions, the QoS 2
+// packet ids received but not yet released, and the QoS 1 and 2 messages
+// sent but not yet acknowledged (4.1).
 struct StoredSession {
   struct Subscription {
     std::string filter;
     uint8_t retain_handling = 0;
+    uint8_t qos = 0;
+    uint32_t id = 0;  // Subscription Identifier
   };
   std::vector<Subscription> subscriptions;
   std::vector<uint16_t> awaiting_pubrel;
+  std::vector<OutboundMessage> outbound;  // in the order they were first sent
   uint64_t expires_ns = 0;  // monotonic
 };
 

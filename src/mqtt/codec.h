@@ -67,6 +67,26 @@ size_t encode_connack(std::span<uint8_t> out, Version v, const Connack& c);
 size_t publish_header_size(Version v, std::string_view topic, uint8_t qos, size_t payload_size);
 size_t encode_publish_header(std::span<uint8_t> out, Version v, std::string_view topic, uint8_t qos, bool retain,
                              uint16_t packet_id, size_t payload_size);
+// What one subscriber's PUBLISH adds to the shared QoS 0 encoding: its QoS
+// and packet id, and (MQTT 5) a topic alias and its subscription identifiers.
+struct PublishRewrite {
+  uint8_t qos = 0;
+  uint16_t packet_id = 0;
+  uint16_t topic_alias = 0;     // 0: none
+  bool topic_elided = false;    // the client knows the alias: the topic is left out
+  std::span<const uint32_t> subscription_ids;
+};
+// The shared QoS 0 form of a PUBLISH (`qos0`, as encode_publish_header and
+// a payload make it) rewritten for one subscriber: the fixed header, topic,
+// packet id and properties are written anew, the payload copied. 0 when
+// `out` is too small or `qos0` is not such a packet of version `v`.
+size_t rewrite_publish(std::span<uint8_t> out, std::span<const uint8_t> qos0, Version v, const PublishRewrite& r);
+// Its largest size.
+size_t rewritten_publish_max(size_t qos0_size, const PublishRewrite& r);
+// The DUP flag (3.3.1.1) of an encoded PUBLISH, set for a redelivery.
+inline void mark_dup(std::span<uint8_t> publish) {
+  if (!publish.empty()) publish[0] |= 0x08;
+}
 size_t encode_pub_response(std::span<uint8_t> out, Version v, const PubResponse& r);
 // SUBACK / UNSUBACK with one reason code per filter (UNSUBACK of 3.1.1 has none).
 size_t encode_suback(std::span<uint8_t> out, Version v, uint16_t packet_id, std::span<const uint8_t> codes);

@@ -148,6 +148,54 @@ size_t encode_publish_header(std::span<uint8_t> out, Version v, std::string_view
   return w.size();
 }
 
+size_t rewritten_publish_max(size_t qos0_size, const PublishRewrite& r) {
+  // Packet id, topic alias, each subscription identifier (id byte + varint), a longer property length and remaining length.
+  return qos0_size + 2 + 3 + 5 * r.subscription_ids.size() + 4 + 1;
+}
+
+size_t rewrite_publish(std::span<uint8_t> out, std::span<const uint8_t> qos0, Version v, const PublishRewrite& r) {
+  if (qos0.size() < 2 || (qos0[0] & 0xF6) != 0x30 || r.qos > 2) return 0;
+  uint32_t rest = 0;
+  size_t at = 1;
+  for (int shift = 0; at < qos0.size() && shift <= 21; shift += 7) {
+    const uint8_t b = qos0[at++];
+    rest |= static_cast<uint32_t>(b & 0x7F) << shift;
+    if ((b & 0x80) == 0) break;
+  }
+  if (at + 2 > qos0.size() || at + rest != qos0.size()) return 0;
+  const size_t topic_size = static_cast<size_t>(qos0[at]) << 8 | qos0[at + 1];
+  const size_t topic_end = at + 2 + topic_size;
+  const bool v5 = v == Version::V5;
+  // MQTT 5: the shared encoding's property block is empty (one 0 byte).
+  if (topic_end + (v5 ? 1 : 0) > qos0.size() || (v5 && qos0[topic_end] != 0)) return 0;
+  const std::span<const uint8_t> payload = qos0.subspan(topic_end + (v5 ? 1 : 0));
+  size_t props = 0;
+  if (v5) {
+    if (r.topic_alias) props += 3;
+    for (uint32_t id : r.subscription_ids) props += 1 + varint_size(id);
+  }
+  const bool elide = v5 && r.topic_alias && r.topic_elided;
+  const size_t new_rest = 2 + (elide ? 0 : topic_size) + (r.qos ? 2 : 0) +
+                          (v5 ? varint_size(static_cast<uint32_t>(props)) + props : 0) + payload.size();
+  if (new_rest > kMaxRemainingLength) return 0;
+  Writer w(out);
+  w.u8(static_cast<uint8_t>((qos0[0] & 0xF9) | r.qos << 1));
+  w.varint(static_cast<uint32_t>(new_rest));
+  if (elide) {
+    w.u16(0);
+  } else {
+    w.bytes(qos0.subspan(at, 2 + topic_size));
+  }
+  if (r.qos) w.u16(r.packet_id);
+  if (v5) {
+    w.varint(static_cast<uint32_t>(props));
+    if (r.topic_alias) w.u8(0x23), w.u16(r.topic_alias);
+    for (uint32_t id : r.subscription_ids) w.u8(0x0B), w.varint(id);
+  }
+  w.bytes(payload);
+  return w.size();
+}
+
 size_t encode_pub_response(std::span<uint8_t> out, Version v, const PubResponse& r) {
   Writer w(out);
   w.u8(header(r.type, r.type == PacketType::Pubrel ? 0x02 : 0));

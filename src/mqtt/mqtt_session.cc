@@ -1,5 +1,6 @@
 #include "mqtt/mqtt_session.h"
 
+#include <algorithm>
 #include <limits>
 
 #include "base/log.h"
@@ -19,6 +20,7 @@ Reason reason_for(wire::Code code) {
     case wire::Code::SlowConsumer: return Reason::QuotaExceeded;
     case wire::Code::ServerShutdown: return Reason::ServerShuttingDown;
     case wire::Code::FrameTooLarge: return Reason::PacketTooLarge;
+    case wire::Code::NotAuthorized: return Reason::NotAuthorized;  // the user was removed
     default: return Reason::UnspecifiedError;
   }
 }
@@ -34,18 +36,27 @@ MqttSession::MqttSession(Env env, std::unique_ptr<session::Transport> transport,
     : Session(env, std::move(transport), std::move(peer), unconnected_encoder(), now_ns) {}
 
 MqttSession::~MqttSession() {
+  for (Subscription& s : subscriptions_) leave_group(s);
   if (registered_) ClientRegistry::instance().release(identity_.client_id, &taken_over_);
 }
 
-void MqttSession::on_open_tick(uint64_t) {
-  if (!taken_over_.load(std::memory_order_relaxed)) return;
+void MqttSession::on_open_tick(uint64_t now_ns) {
+  if (!held_order_.empty()) release_held();  // the output drained: held channels may go
+  notice_takeover();
+  takeover_check_ns_ = now_ns + kTakeoverPollNs;
+}
+
+bool MqttSession::notice_takeover() {
+  if (!taken_over_.load(std::memory_order_relaxed) || closing()) return false;
   queue_packet(64, [&](std::span<uint8_t> out) {
     return encode_disconnect(out, version_, Reason::SessionTakenOver, "");
   });
   fail(wire::Code::Ok, "a new connection took over this client id", true);  // the DISCONNECT is queued
+  return true;
 }
 
 size_t MqttSession::parse(std::span<const uint8_t> in) {
+  if (notice_takeover()) return in.size();
   size_t pos = 0;
   while (!closing() && !login_pending()) {  // packets behind a CONNECT wait for its login
     Packet packet;
@@ -166,7 +177,12 @@ void MqttSession::accept_connect(const Connect& c, bool assigned) {
   session_expiry_zero_ = c.properties.session_expiry == 0;
   // 3.1.1: Clean Session 0 keeps the session for ever (3.1.2.4).
   session_expiry_s_ = version_ == Version::V5 ? c.properties.session_expiry : c.clean_start ? 0 : UINT32_MAX;
-  const std::optional<StoredSession> resumed = take_stored_session(c);
+  std::optional<StoredSession> resumed = take_stored_session(c);
+  // 3.1.1 has no Receive Maximum: the window's own cap applies.
+  outbound_alias_max_ = version_ == Version::V5 ? std::min(c.properties.topic_alias_maximum, kOutboundAliasMaximum) : 0;
+  update_rewrites();
+  outbound_.set_limits(version_ == Version::V5 ? c.properties.receive_maximum : UINT16_MAX,
+                       env().config.limits.max_output_buffer);
   has_will_ = c.has_will;
   will_topic_.assign(c.will.topic);
   will_payload_.assign(c.will.payload.begin(), c.will.payload.end());
@@ -179,6 +195,8 @@ void MqttSession::accept_connect(const Connect& c, bool assigned) {
   connack.receive_maximum = kReceiveMaximum;
   connack.maximum_packet_size = env().config.limits.max_frame;
   connack.topic_alias_maximum = kTopicAliasMaximum;
+  connack.shared_subscriptions = true;
+  connack.subscription_ids = true;
   connack.session_present = resumed.has_value();
   queue_packet(kConnackMax, [&](std::span<uint8_t> out) { return encode_connack(out, version_, connack); });
   connacked_ = true;

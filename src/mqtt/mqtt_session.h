@@ -9,10 +9,12 @@
 //   mqtt_session.cc  framing, CONNECT/CONNACK, PINGREQ, DISCONNECT, Will
 //   publish.cc       PUBLISH in, PUBACK/PUBREC/PUBREL/PUBCOMP, topic aliases
 //   subscribe.cc     SUBSCRIBE/SUBACK, UNSUBSCRIBE/UNSUBACK, what reaches the client
+//   reliable.cc      QoS 1 and 2 to subscribers: the in-flight window, acknowledgements, redelivery
 //   session_state.cc state kept between connections (session expiry, takeover)
 //   identity.cc      who the client is, and what it may do (the entitlement seam)
 #pragma once
 #include <atomic>
+#include <deque>
 #include <cstdint>
 #include <functional>
 #include <string_view>
@@ -20,11 +22,14 @@
 #include <optional>
 #include <string>
 #include <unordered_map>
+#include <unordered_set>
 #include <vector>
 
 #include "mqtt/client_registry.h"
 #include "mqtt/codec.h"
 #include "mqtt/encoder.h"
+#include "mqtt/outbound.h"
+#include "mqtt/shared_groups.h"
 #include "mqtt/topic_map.h"
 #include "session/session.h"
 
@@ -58,23 +63,45 @@ class MqttSession final : public session::Session {
   void send_channel_info(const wire::ChannelInfo&) override {}
   void complete_request(uint32_t, const broker::Outcome&) override {}
 
+  // How often the tick of an idle connection reads its takeover flag.
+  static constexpr uint64_t kTakeoverPollNs = 1'000'000'000;
   // The Receive Maximum the broker states: QoS 2 messages awaiting PUBREL.
   static constexpr uint16_t kReceiveMaximum = 64;
   // Topic aliases a client may set (MQTT 5), per connection.
   static constexpr uint16_t kTopicAliasMaximum = 64;
+  // Topic aliases the broker assigns to a client, at most (and at most the client's Topic Alias Maximum).
+  static constexpr uint16_t kOutboundAliasMaximum = 256;
 
  protected:
   size_t parse(std::span<const uint8_t> in) override;
   size_t encode_goodbye(std::span<uint8_t> out, wire::Code code, std::string_view text) override;
-  // The client drives keepalive with PINGREQ; the tick only notices a takeover.
+  // The client drives keepalive with PINGREQ; the tick sends held channels
+  // (a full window, then room) and notices a takeover. Another loop thread
+  // flags a takeover and cannot wake this session: the flag is read on
+  // input, and by a tick at most kTakeoverPollNs apart (an idle connection
+  // is visited once a second, not every tick; the idle deadline is the
+  // session layer's).
   void on_open_tick(uint64_t now_ns) override;
+  uint64_t open_tick_due_ns() const override { return held_order_.empty() ? takeover_check_ns_ : 0; }
   void on_finish() override;
 
  private:
+  // Heterogeneous lookup by topic: no allocation per message.
+  struct TopicHash {
+    using is_transparent = void;
+    size_t operator()(std::string_view s) const { return std::hash<std::string_view>{}(s); }
+  };
   struct Subscription {
     std::string filter;
     Patterns patterns;
     uint8_t retain_handling = 0;
+    uint8_t qos = 0;  // granted: the most a message reaches the client with
+    uint32_t id = 0;  // MQTT 5 Subscription Identifier; 0: none
+    // A shared subscription ("$share/GROUP/filter"): where its own filter
+    // starts, and this connection's place in the group; null otherwise.
+    size_t filter_at = 0;
+    SharedGroups::Member* share = nullptr;
+    std::string_view own_filter() const { return std::string_view(filter).substr(filter_at); }
   };
 
   void handle(const Packet& packet);
@@ -103,19 +130,49 @@ class MqttSession final : public session::Session {
   // subscribe.cc
   // Whether the filter can be subscribed, and its broker patterns.
   Reason check_filter(std::string_view filter, Patterns& mapped);
-  void add_subscription(const TopicFilter& t, const Patterns& patterns);
+  void add_subscription(const TopicFilter& t, const Patterns& patterns, uint32_t id);
   bool remove_subscription(std::string_view filter);
   // Whether the channel may reach this client: '$' topics only through
-  // filters with a literal first level; nothing above its Maximum Packet Size.
+  // filters with a literal first level, a shared subscription's channels
+  // only at the member they hash to; nothing above its Maximum Packet Size.
   bool wants(const cache::Channel& channel) const;
+  // Whether this subscription delivers the channel to this connection.
+  static bool applies(const Subscription& s, const cache::Channel& channel);
+  void leave_group(Subscription& s);
   bool fits(size_t packet_size);
   bool image_fits(const cache::Channel& channel);
+
+  // reliable.cc: PUBLISHes of the client's own (docs/mqtt.md): QoS 1 and 2,
+  // subscription identifiers, topic aliases; QoS 0 without them shares one encoding.
+  // The QoS the channel's messages reach this client with: the highest
+  // granted among its subscriptions that cover it (3.3.4), 0 for none.
+  uint8_t delivery_qos(const cache::Channel& channel) const;
+  // Whether this client's PUBLISHes of the channel are its own (not the shared encoding).
+  bool own_publish(uint8_t qos) const { return qos > 0 || rewrites_; }
+  // Sends the PUBLISH whose shared QoS 0 encoding is `qos0`, rewritten for
+  // this client (QoS 1 and 2 through the in-flight window); when the window
+  // or the output is full, applies the subscription's slow-consumer policy.
+  void send_own(const cache::Channel& channel, std::span<const uint8_t> qos0, uint8_t qos, broker::SlowPolicy policy);
+  // The channel's image the same way (retained while subscribing).
+  void send_own_image(const cache::Channel& channel, uint8_t qos, broker::SlowPolicy policy);
+  // The subscription identifiers of the subscriptions that deliver the channel.
+  std::span<const uint32_t> subscription_ids(const cache::Channel& channel);
+  // The alias for the topic, assigning a free one; false when none is left.
+  bool outbound_alias(std::string_view topic, PublishRewrite& r);
+  // Conflate: the channel's latest value goes once the window has room.
+  void hold(cache::ChannelId id);
+  void release_held();
+  void handle_outbound_ack(const PubResponse& msg);
+  // A resumed session's unacknowledged messages, resent in order (4.4).
+  void redeliver(std::vector<OutboundMessage> messages);
+  bool output_over_bound() { return output().queued_bytes() > env().config.limits.max_output_buffer; }
+  void update_rewrites();
 
   // session_state.cc: state that outlives the connection (ClientRegistry).
   // The stored session of this client id, if CONNECT resumes one (Clean Start 0).
   std::optional<StoredSession> take_stored_session(const Connect& c);
   // Subscribes again to the stored subscriptions, after the CONNACK.
-  void resume(const StoredSession& state);
+  void resume(StoredSession& state);
   // At the end of the connection: keeps the state if the session outlives it.
   void store_session();
 
@@ -137,6 +194,9 @@ class MqttSession final : public session::Session {
   uint8_t pending_connect_flags_ = 0;
   // Set by another connection that took this client id over (ClientRegistry).
   std::atomic<bool> taken_over_{false};
+  uint64_t takeover_check_ns_ = 0;  // when the tick next reads taken_over_
+  // A takeover flagged by another connection: DISCONNECT 0x8E and close. True if so.
+  bool notice_takeover();
   bool registered_ = false;  // this connection holds identity_.client_id in the registry
   bool graceful_ = false;         // DISCONNECT (without Will) received: the Will is discarded
   bool has_will_ = false;
@@ -152,15 +212,26 @@ class MqttSession final : public session::Session {
   std::vector<uint16_t> awaiting_pubrel_;  // QoS 2 packet ids received, not yet released
   std::vector<std::string> topic_aliases_;  // MQTT 5 inbound aliases, index = alias
   std::vector<Subscription> subscriptions_;
+  bool reliable_ = false;  // some subscription was granted QoS 1 or 2
+  // Every PUBLISH to this client is its own: it uses outbound topic aliases
+  // or some subscription has an identifier (MQTT 5).
+  bool rewrites_ = false;
+  OutboundWindow outbound_;
+  uint16_t outbound_alias_max_ = 0;  // the client's Topic Alias Maximum, capped
+  std::unordered_map<std::string, uint16_t, TopicHash, std::equal_to<>> outbound_aliases_;
+  std::vector<uint32_t> ids_scratch_;
+  std::vector<uint8_t> rewrite_scratch_;
+  // Channels held back while the window was full (conflate): each one's
+  // latest value goes, in this order, as slots free. One entry per channel.
+  std::deque<cache::ChannelId> held_order_;
+  std::unordered_set<cache::ChannelId> held_;
+  std::vector<uint8_t> image_scratch_;  // an image's QoS 0 encoding, before it is rewritten
   std::unordered_map<std::string, uint32_t> pattern_refs_;  // broker patterns shared by filters
   bool dollar_filters_ = false;   // some filter can match '$' topics
+  bool shared_ = false;           // some subscription is shared
   bool publish_refused_logged_ = false;
   uint64_t oversize_dropped_ = 0;
-  // Channels this connection published to, by topic (heterogeneous lookup: no allocation per PUBLISH).
-  struct TopicHash {
-    using is_transparent = void;
-    size_t operator()(std::string_view s) const { return std::hash<std::string_view>{}(s); }
-  };
+  // Channels this connection published to, by topic.
   std::unordered_map<std::string, cache::ChannelId, TopicHash, std::equal_to<>> channels_;
   uint32_t channels_created_ = 0;  // by this connection's publishes, against max_channels_per_connection
 };

@@ -106,7 +106,10 @@ void store(Reader& r, uint8_t id, const Value& v, Properties& out) {
       out.receive_maximum = static_cast<uint16_t>(n);
       break;
     case 0x22: out.topic_alias_maximum = static_cast<uint16_t>(n); break;
-    case 0x23: out.topic_alias = static_cast<uint16_t>(n); break;
+    case 0x23:
+      if (n == 0) r.fail(Reason::TopicAliasInvalid, "Topic Alias 0");  // [MQTT-3.3.2-8]
+      out.topic_alias = static_cast<uint16_t>(n);
+      break;
     case 0x26: ++out.user_properties; break;
     case 0x27:
       if (n == 0) r.fail(Reason::ProtocolError, "Maximum Packet Size 0");

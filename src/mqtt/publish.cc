@@ -106,10 +106,8 @@ Reason MqttSession::publish_to_channel(std::string_view topic, std::span<const u
 void MqttSession::handle_pub_response(const Packet& packet) {
   PubResponse msg;
   if (auto f = decode_pub_response(packet, version_, msg); !f.ok()) return refuse(f.reason, f.text);
-  // The broker sends everything at QoS 0: only PUBREL answers something it sent.
-  if (msg.type != PacketType::Pubrel) {
-    return refuse(Reason::ProtocolError, "acknowledgement of a QoS 1 or 2 message the broker never sent");
-  }
+  // PUBACK, PUBREC and PUBCOMP answer what the broker sent (reliable.cc).
+  if (msg.type != PacketType::Pubrel) return handle_outbound_ack(msg);
   auto it = std::find(awaiting_pubrel_.begin(), awaiting_pubrel_.end(), msg.packet_id);
   const bool known = it != awaiting_pubrel_.end();
   if (known) awaiting_pubrel_.erase(it);
@@ -120,7 +118,7 @@ void MqttSession::send_pub_response(PacketType type, uint16_t packet_id, Reason 
   // MQTT 3.1.1 acknowledgements carry no reason: a refused message is acknowledged
   // all the same ([MQTT-3.3.5-2] allows it), and the refusal is logged.
   const PubResponse response{type, packet_id, reason};
-  queue_packet(4, [&](std::span<uint8_t> out) { return encode_pub_response(out, version_, response); });
+  queue_packet(5, [&](std::span<uint8_t> out) { return encode_pub_response(out, version_, response); });
 }
 
 }  // namespace tw::mqtt

@@ -2,9 +2,11 @@
 // Session Expiry Interval above 0 (MQTT 5) or Clean Session 0 (3.1.1) keeps
 // the session's subscriptions and its unreleased QoS 2 packet ids in the
 // ClientRegistry; a CONNECT with the same client id and Clean Start 0
-// resumes them (CONNACK Session Present 1), and the subscriptions send their
-// retained images again: what was published meanwhile is not queued (every
-// message goes at QoS 0), but every channel's latest value arrives.
+// resumes them (CONNACK Session Present 1): the QoS 1 and 2 messages it was
+// sent and did not acknowledge are sent again, with DUP, and the
+// subscriptions send their retained images again: what was published while
+// no connection held the session is not queued, but every channel's latest
+// value arrives.
 #include "base/clock.h"
 #include "base/log.h"
 #include "mqtt/mqtt_session.h"
@@ -17,15 +19,17 @@ std::optional<StoredSession> MqttSession::take_stored_session(const Connect& c) 
   return stored;
 }
 
-void MqttSession::resume(const StoredSession& state) {
+void MqttSession::resume(StoredSession& state) {
   awaiting_pubrel_ = state.awaiting_pubrel;
+  redeliver(std::move(state.outbound));  // before anything new [MQTT-4.4.0-1]
   for (const StoredSession::Subscription& s : state.subscriptions) {
     Patterns mapped;
     if (check_filter(s.filter, mapped) != Reason::Success) continue;  // e.g. over a limit lowered since
     TopicFilter filter;
     filter.filter = s.filter;
     filter.retain_handling = s.retain_handling;
-    add_subscription(filter, mapped);
+    filter.qos = s.qos;
+    add_subscription(filter, mapped, s.id);
   }
   TW_DEBUG("session %s: resumed '%s' with %zu subscriptions", peer().c_str(), identity_.client_id.c_str(),
            state.subscriptions.size());
@@ -35,8 +39,9 @@ void MqttSession::store_session() {
   // A connection taken over leaves the session to its successor, which has already connected.
   if (!connacked_ || session_expiry_s_ == 0 || taken_over_.load(std::memory_order_relaxed)) return;
   StoredSession state;
-  for (const Subscription& s : subscriptions_) state.subscriptions.push_back({s.filter, s.retain_handling});
+  for (const Subscription& s : subscriptions_) state.subscriptions.push_back({s.filter, s.retain_handling, s.qos, s.id});
   state.awaiting_pubrel = awaiting_pubrel_;
+  state.outbound = outbound_.take();
   const uint64_t now = monotonic_ns();
   state.expires_ns = session_expiry_s_ == UINT32_MAX ? UINT64_MAX : now + session_expiry_s_ * 1'000'000'000ull;
   if (!ClientRegistry::instance().store(identity_.client_id, std::move(state), now)) {

@@ -1,7 +1,7 @@
 // SUBSCRIBE/SUBACK and UNSUBSCRIBE/UNSUBACK (3.8 to 3.11), and what of the
-// router's output reaches the client. Subscriptions are granted at QoS 0:
-// market data is a stream of last values, and a QoS 0 PUBLISH is encoded
-// once for every subscriber (encoder.h).
+// router's output reaches the client. A subscription is granted the QoS it
+// asks for; QoS 0 messages are encoded once for every subscriber
+// (encoder.h), QoS 1 and 2 ones go through the in-flight window (reliable.cc).
 #include <algorithm>
 
 #include "mqtt/encoder.h"
@@ -16,8 +16,10 @@ constexpr uint8_t kFailureV311 = 0x80;
 void MqttSession::handle_subscribe(const Packet& packet) {
   Subscribe msg;
   if (auto f = decode_subscribe(packet, version_, msg); !f.ok()) return refuse(f.reason, f.text);
-  if (msg.properties.subscription_id != 0) {
-    return refuse(Reason::SubscriptionIdentifiersNotSupported, "subscription identifiers are not supported");
+  for (const TopicFilter& t : msg.filters) {
+    if (t.no_local && is_shared_filter(t.filter)) {
+      return refuse(Reason::ProtocolError, "No Local on a shared subscription");  // [MQTT-3.8.3-4]
+    }
   }
   // Every filter is checked before the SUBACK, and subscribed after it: the
   // retained images that a subscription sends follow its SUBACK.
@@ -25,18 +27,23 @@ void MqttSession::handle_subscribe(const Packet& packet) {
   std::vector<Patterns> mapped(msg.filters.size());
   for (size_t i = 0; i < msg.filters.size(); ++i) {
     Reason r = check_filter(msg.filters[i].filter, mapped[i]);
-    codes[i] = version_ == Version::V311 && r != Reason::Success ? kFailureV311 : static_cast<uint8_t>(r);
+    if (r == Reason::Success) r = static_cast<Reason>(msg.filters[i].qos);  // Granted QoS 0, 1 or 2
+    codes[i] = version_ == Version::V311 && static_cast<uint8_t>(r) >= 0x80 ? kFailureV311 : static_cast<uint8_t>(r);
   }
   const size_t max = 8 + codes.size();
   queue_packet(max, [&](std::span<uint8_t> out) { return encode_suback(out, version_, msg.packet_id, codes); });
   for (size_t i = 0; i < msg.filters.size(); ++i) {
-    if (codes[i] == static_cast<uint8_t>(Reason::Success)) add_subscription(msg.filters[i], mapped[i]);
+    if (codes[i] < 0x80) add_subscription(msg.filters[i], mapped[i], msg.properties.subscription_id);
   }
 }
 
 Reason MqttSession::check_filter(std::string_view filter, Patterns& mapped) {
   if (!is_valid_filter(filter)) return Reason::TopicFilterInvalid;
-  if (is_shared_filter(filter)) return Reason::SharedSubscriptionsNotSupported;
+  if (is_shared_filter(filter)) {
+    const size_t at = shared_filter_start(filter);
+    if (at == 0) return Reason::TopicFilterInvalid;
+    filter = filter.substr(at);
+  }
   if (!map_filter(filter, {env().config.limits.max_topic_length, env().config.limits.max_topic_depth}, mapped)) {
     return Reason::TopicFilterInvalid;
   }
@@ -65,17 +72,28 @@ Reason MqttSession::check_filter(std::string_view filter, Patterns& mapped) {
   return Reason::Success;
 }
 
-void MqttSession::add_subscription(const TopicFilter& t, const Patterns& patterns) {
+void MqttSession::add_subscription(const TopicFilter& t, const Patterns& patterns, uint32_t id) {
   const std::string_view filter = t.filter;
   // The same filter again replaces the subscription (3.8.4): its patterns are already there.
-  for (const Subscription& s : subscriptions_) {
-    if (s.filter == filter) return;
+  for (Subscription& s : subscriptions_) {
+    if (s.filter != filter) continue;
+    s.qos = t.qos;
+    s.retain_handling = t.retain_handling;
+    s.id = id;
+    return update_rewrites();
   }
-  subscriptions_.push_back({std::string(filter), patterns, t.retain_handling});
-  dollar_filters_ = dollar_filters_ || reaches_dollar_topics(filter);
+  Subscription& s = subscriptions_.emplace_back(Subscription{std::string(filter), patterns, t.retain_handling, t.qos, id});
+  update_rewrites();
+  if (is_shared_filter(filter)) {
+    s.filter_at = shared_filter_start(filter);
+    s.share = SharedGroups::instance().join(s.filter.substr(7));  // "GROUP/filter" names the group
+    shared_ = true;
+  }
+  dollar_filters_ = dollar_filters_ || reaches_dollar_topics(s.own_filter());
   subscribing_ = true;  // the images the router sends now are the retained messages
-  // Retain Handling 2 (MQTT 5): no retained messages for this subscription.
-  skip_retained_ = t.retain_handling == 2;
+  // Retain Handling 2 (MQTT 5): no retained messages for this subscription;
+  // nor for a shared one, whose channels are spread over its group (4.8.2).
+  skip_retained_ = t.retain_handling == 2 || s.share != nullptr;
   for (size_t i = 0; i < patterns.count; ++i) {
     if (pattern_refs_[patterns.pattern[i]]++ == 0) env().router.subscribe(this, patterns.pattern[i]);
   }
@@ -107,20 +125,35 @@ bool MqttSession::remove_subscription(std::string_view filter) {
       pattern_refs_.erase(ref);
     }
   }
+  leave_group(*it);
   subscriptions_.erase(it);
+  update_rewrites();
+  shared_ = std::any_of(subscriptions_.begin(), subscriptions_.end(), [](const Subscription& s) { return s.share; });
   dollar_filters_ = std::any_of(subscriptions_.begin(), subscriptions_.end(),
-                                [](const Subscription& s) { return reaches_dollar_topics(s.filter); });
+                                [](const Subscription& s) { return reaches_dollar_topics(s.own_filter()); });
   return true;
 }
 
+void MqttSession::leave_group(Subscription& s) {
+  if (s.share == nullptr) return;
+  SharedGroups::instance().leave(s.filter.substr(7), s.share);
+  s.share = nullptr;
+}
+
 bool MqttSession::wants(const cache::Channel& channel) const {
-  if (!channel.topic.starts_with('$')) return true;
-  if (!dollar_filters_) return false;
-  for (const Subscription& s : subscriptions_) {
-    if (!reaches_dollar_topics(s.filter)) continue;
-    for (size_t i = 0; i < s.patterns.count; ++i) {
-      if (topic::matches(s.patterns.pattern[i], channel.topic)) return true;
-    }
+  // The common case costs one comparison: no shared subscription, no '$' topic.
+  const bool dollar = channel.topic.starts_with('$');
+  if (!shared_ && !dollar) return true;
+  if (!shared_ && !dollar_filters_) return false;
+  return std::any_of(subscriptions_.begin(), subscriptions_.end(),
+                     [&](const Subscription& s) { return applies(s, channel); });
+}
+
+bool MqttSession::applies(const Subscription& s, const cache::Channel& channel) {
+  if (channel.topic.starts_with('$') && !reaches_dollar_topics(s.own_filter())) return false;
+  if (s.share != nullptr && !s.share->owns(channel.topic)) return false;
+  for (size_t i = 0; i < s.patterns.count; ++i) {
+    if (topic::matches(s.patterns.pattern[i], channel.topic)) return true;
   }
   return false;
 }
@@ -138,16 +171,31 @@ bool MqttSession::image_fits(const cache::Channel& channel) {
 
 void MqttSession::send_image(const cache::Channel& channel, uint32_t request_id) {
   if ((subscribing_ && skip_retained_) || !wants(channel) || !image_fits(channel)) return;
+  if (const uint8_t qos = delivery_qos(channel); own_publish(qos)) {
+    if (closing()) return;
+    account_delivery(false);
+    return send_own_image(channel, qos, broker::SlowPolicy::Conflate);
+  }
   Session::send_image(channel, request_id);
 }
 
 void MqttSession::send_stream_image(const cache::Channel& channel, broker::SlowPolicy policy) {
   if ((subscribing_ && skip_retained_) || !wants(channel) || !image_fits(channel)) return;
+  if (const uint8_t qos = delivery_qos(channel); own_publish(qos)) {
+    if (closing()) return;
+    account_delivery(true);
+    return send_own_image(channel, qos, policy);
+  }
   Session::send_stream_image(channel, policy);
 }
 
 void MqttSession::send_delivery(const broker::Delivery& delivery) {
   if (!wants(delivery.channel)) return;
+  if (const uint8_t qos = delivery_qos(delivery.channel); own_publish(qos)) {
+    if (closing()) return;
+    account_delivery(false);
+    return send_own(delivery.channel, delivery.frames.get(MqttEncoder::instance(version_)), qos, delivery.policy);
+  }
   if (client_max_packet_ != 0 && !fits(delivery.frames.get(MqttEncoder::instance(version_)).size())) return;
   Session::send_delivery(delivery);
 }

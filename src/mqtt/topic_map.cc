@@ -19,6 +19,15 @@ bool map_filter(std::string_view filter, const topic::Limits& limits, Patterns& 
 
 bool is_shared_filter(std::string_view filter) { return filter.starts_with("$share/"); }
 
+size_t shared_filter_start(std::string_view filter) {
+  if (!is_shared_filter(filter)) return 0;
+  constexpr size_t kPrefix = 7;  // "$share/"
+  const size_t slash = filter.find('/', kPrefix);
+  if (slash == std::string_view::npos || slash == kPrefix || slash + 1 == filter.size()) return 0;
+  if (filter.substr(kPrefix, slash - kPrefix).find_first_of("+#") != std::string_view::npos) return 0;
+  return slash + 1;
+}
+
 bool reaches_dollar_topics(std::string_view filter) { return !filter.starts_with('+') && !filter.starts_with('#'); }
 
 }  // namespace tw::mqtt

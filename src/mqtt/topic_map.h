@@ -22,6 +22,9 @@ struct Patterns {
 bool map_filter(std::string_view filter, const topic::Limits& limits, Patterns& out);
 // A topic filter for shared subscriptions, "$share/GROUP/filter" (4.8.2).
 bool is_shared_filter(std::string_view filter);
+// Where a shared filter's own filter starts (after "$share/GROUP/"); 0 when
+// the share name is empty or holds '+' or '#' [MQTT-4.8.2-1], or no filter follows [MQTT-4.8.2-2].
+size_t shared_filter_start(std::string_view filter);
 // Whether the filter can match a topic that starts with '$' (4.7.2): only
 // when its first level is not a wildcard.
 bool reaches_dollar_topics(std::string_view filter);

@@ -3,117 +3,15 @@
 // answers. What the interoperability test (it21) cannot reach with stock
 // clients: '$' topics and wildcards, topic aliases, the Receive Maximum,
 // the client's Maximum Packet Size, Retain Handling 2.
-#include <fcntl.h>
 #include <gtest/gtest.h>
-#include <sys/epoll.h>
-#include <sys/socket.h>
-#include <unistd.h>
 
-#include <memory>
-#include <string>
-#include <vector>
-
-#include "broker/counters.h"
-#include "broker/fanout.h"
-#include "broker/router.h"
-#include "config/config.h"
-#include "mqtt/codec.h"
-#include "mqtt/mqtt_session.h"
-#include "mqtt/packets.h"
-#include "reactor/reactor.h"
 #include "base/clock.h"
-#include "session/tcp_transport.h"
+#include "mqtt/harness.h"
 
 namespace tw::mqtt {
 namespace {
 
 using namespace testing;
-
-struct Received {
-  uint8_t first = 0;
-  Bytes body;
-  // A QoS 0 PUBLISH's topic and payload (MQTT 5: after an empty property block).
-  std::string topic() const { return std::string(body.begin() + 2, body.begin() + 2 + (body[0] << 8 | body[1])); }
-  std::string payload() const {
-    const size_t at = 2 + (body[0] << 8 | body[1]) + 1;
-    return std::string(body.begin() + static_cast<long>(at), body.end());
-  }
-};
-
-struct MqttHarness {
-  config::BrokerConfig config;
-  reactor::Reactor reactor;
-  broker::Fanout fanout{1 << 20};
-  broker::Counters counters;
-  broker::Router router{broker::RouterLimits{}, fanout};
-  session::LoopState loop{64u << 20};
-  std::unique_ptr<MqttSession> session;
-  int peer = -1;
-
-  MqttHarness() {
-    int fds[2];
-    EXPECT_EQ(::socketpair(AF_UNIX, SOCK_STREAM, 0, fds), 0);
-    ::fcntl(fds[0], F_SETFL, O_NONBLOCK);
-    ::fcntl(fds[1], F_SETFL, O_NONBLOCK);
-    peer = fds[1];
-    session = std::make_unique<MqttSession>(MqttSession::Env{config, reactor, router, fanout, counters, loop},
-                                            std::make_unique<session::TcpTransport>(fds[0]), "test", 0);
-    EXPECT_TRUE(reactor.add(fds[0], EPOLLIN, session.get()));
-  }
-  ~MqttHarness() {
-    if (session->fd() >= 0) reactor.remove(session->fd());
-    ::close(peer);
-  }
-  // Writes as the client, lets the session read, ends the turn, returns what came back.
-  std::vector<Received> send(const Bytes& bytes) {
-    EXPECT_EQ(::write(peer, bytes.data(), bytes.size()), static_cast<ssize_t>(bytes.size()));
-    session->on_io(EPOLLIN);
-    return turn();
-  }
-  std::vector<Received> turn() {
-    fanout.flush_all();
-    Bytes in(1 << 20);
-    ssize_t n = ::read(peer, in.data(), in.size());
-    in.resize(n > 0 ? static_cast<size_t>(n) : 0);
-    std::vector<Received> out;
-    Packet p;
-    for (size_t pos = 0; split_packet(std::span<const uint8_t>(in).subspan(pos), 1 << 20, p) == Split::Ok;
-         pos += p.size) {
-      const auto first = static_cast<uint8_t>(static_cast<uint8_t>(p.type) << 4 | p.flags);
-      out.push_back({first, Bytes(p.body.begin(), p.body.end())});
-    }
-    return out;
-  }
-  // CONNECT; returns what followed the CONNACK, and whether it said Session Present.
-  std::vector<Received> connect(const Bytes& props = {0}, std::string_view client_id = "t", uint8_t flags = 0x02,
-                                bool* present = nullptr) {
-    auto got = send(connect_v5(props, client_id, flags));
-    EXPECT_FALSE(got.empty());
-    if (got.empty()) return {};
-    EXPECT_EQ(got[0].first, 0x20);
-    EXPECT_EQ(got[0].body[1], 0);  // success
-    if (present != nullptr) *present = got[0].body[0] == 1;
-    return {got.begin() + 1, got.end()};
-  }
-  // Subscribes with these option bytes; returns what followed the SUBACK.
-  std::vector<Received> subscribe(std::string_view filter, uint8_t options = 0) {
-    auto got = send(packet(0x82, cat({{0, 1, 0}, str(filter), {options}})));
-    EXPECT_FALSE(got.empty());
-    if (got.empty()) return {};
-    EXPECT_EQ(got[0].first, 0x90);
-    return {got.begin() + 1, got.end()};
-  }
-  // Publishes an opaque message as the router would from any publisher.
-  void publish(std::string_view topic, std::string_view payload) {
-    cache::ChannelId id = 0;
-    ASSERT_TRUE(router.advertise(topic, wire::PayloadKind::Opaque, id).ok());
-    ASSERT_TRUE(router.publish(id, {reinterpret_cast<const uint8_t*>(payload.data()), payload.size()}, true).ok());
-  }
-};
-
-Bytes publish_qos0(std::string_view topic, const Bytes& props, std::string_view payload) {
-  return packet(0x30, cat({str(topic), props, Bytes(payload.begin(), payload.end())}));
-}
 
 TEST(MqttSession, FirstLevelWildcardsDoNotReachDollarTopics) {
   MqttHarness h;
@@ -169,6 +67,27 @@ TEST(MqttSession, TopicAliasesResolveAndUnknownOnesClose) {
   EXPECT_EQ(h.counters.protocol_errors, 1u);
 }
 
+TEST(MqttSession, ARefusedQos1PublishGetsAPubackWithItsReason) {
+  MqttHarness h;
+  h.connect();
+  auto got = h.send(packet(0x32, cat({str("a//b"), {0, 7, 0}, {'x'}})));  // an empty level: no channel
+  ASSERT_EQ(got.size(), 1u);
+  EXPECT_EQ(got[0].first, 0x40);
+  EXPECT_EQ(got[0].body, (Bytes{0, 7, 0x90}));
+}
+
+TEST(MqttSession, TopicAlias0IsATopicAliasInvalidDisconnect) {
+  MqttHarness h;
+  h.connect();
+  auto got = h.send(publish_qos0("a", {3, 0x23, 0, 0}, "x"));  // [MQTT-3.3.2-8]
+  EXPECT_TRUE(h.session->closing());
+  h.session->finish();
+  got = h.turn();
+  ASSERT_EQ(got.size(), 1u);
+  EXPECT_EQ(got[0].first, 0xE0);
+  EXPECT_EQ(got[0].body[0], 0x94);
+}
+
 TEST(MqttSession, MoreUnreleasedQos2MessagesThanReceiveMaximumClose) {
   MqttHarness h;
   h.connect();
@@ -207,9 +126,10 @@ TEST(MqttSession, RetainHandling2SendsNoRetainedMessages) {
 TEST(MqttSession, AFilterTheBrokerCannotExpressIsRefusedInTheSuback) {
   MqttHarness h;
   h.connect();
-  auto got = h.send(packet(0x82, cat({{0, 1, 0}, str("a//b"), {0}, str("$share/g/a"), {0}, str("ok/+"), {0}})));
+  auto got = h.send(packet(0x82, cat({{0, 1, 0}, str("a//b"), {0}, str("$share/g+/a"), {0}, str("$share/g/"), {0},
+                                      str("ok/+"), {0}})));
   ASSERT_EQ(got.size(), 1u);
-  EXPECT_EQ(got[0].body, (Bytes{0, 1, 0, 0x8F, 0x9E, 0x00}));
+  EXPECT_EQ(got[0].body, (Bytes{0, 1, 0, 0x8F, 0x8F, 0x8F, 0x00}));
 }
 
 TEST(MqttSession, KeepAliveTimesOutAtOneAndAHalfTimesWithDisconnect0x8D) {
@@ -254,6 +174,15 @@ TEST(MqttSession, ASessionWithAnExpiryIsResumedWithItsSubscriptionsAndRetainedIm
   EXPECT_FALSE(present);
   fresh.publish("s/x", "not subscribed");
   EXPECT_TRUE(fresh.turn().empty());
+}
+
+TEST(MqttSession, AnIdleConnectionIsNotVisitedEveryTick) {
+  MqttHarness h;
+  h.connect();
+  const uint64_t now = monotonic_ns();
+  h.session->on_tick(now);
+  EXPECT_GT(h.session->tick_due_ns(), now);  // not 0: the loop's tick skips it until then
+  EXPECT_LE(h.session->tick_due_ns(), now + MqttSession::kTakeoverPollNs);
 }
 
 TEST(MqttSession, ANewConnectionWithTheSameClientIdTakesOver) {

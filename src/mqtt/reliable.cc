@@ -1,0 +1,134 @@
+// PUBLISHes of a client's own (4.3.2, 4.3.3, 4.4, 3.3.2.3.4, 3.3.2.3.8).
+// QoS 0 messages to a client that uses neither subscription identifiers nor
+// topic aliases share one encoding per version (encoder.h). Everything else
+// is that shared encoding rewritten for the client (codec.h,
+// rewrite_publish): a subscription granted QoS 1 or 2 gets each message with
+// a packet id, copied into the connection's in-flight window (outbound.h);
+// an MQTT 5 client gets the identifiers of the subscriptions that deliver
+// it, and a topic alias the broker assigns on a topic's first message and
+// uses alone (empty topic) after.
+//
+// The window holds at most the client's Receive Maximum messages. A full
+// window, like an output queue over max_output_buffer, is a slow consumer,
+// and the subscription's policy applies: conflate (the default) holds the
+// channel and sends its latest value when a slot frees, drop discards and
+// counts, disconnect closes with 0x97. Nothing waits for an acknowledgement
+// upstream: a publisher never sees a slow subscriber.
+#include "mqtt/mqtt_session.h"
+
+namespace tw::mqtt {
+
+uint8_t MqttSession::delivery_qos(const cache::Channel& channel) const {
+  if (!reliable_) return 0;
+  uint8_t qos = 0;
+  for (const Subscription& s : subscriptions_) {
+    if (s.qos > qos && applies(s, channel)) qos = s.qos;
+  }
+  return qos;
+}
+
+std::span<const uint32_t> MqttSession::subscription_ids(const cache::Channel& channel) {
+  ids_scratch_.clear();
+  for (const Subscription& s : subscriptions_) {
+    if (s.id != 0 && applies(s, channel)) ids_scratch_.push_back(s.id);
+  }
+  return ids_scratch_;
+}
+
+bool MqttSession::outbound_alias(std::string_view topic, PublishRewrite& r) {
+  if (auto it = outbound_aliases_.find(topic); it != outbound_aliases_.end()) {
+    r.topic_alias = it->second;
+    r.topic_elided = true;
+    return true;
+  }
+  if (outbound_aliases_.size() >= outbound_alias_max_) return false;  // the rest go with their topic
+  r.topic_alias = static_cast<uint16_t>(outbound_aliases_.size() + 1);
+  outbound_aliases_.emplace(std::string(topic), r.topic_alias);
+  return true;
+}
+
+void MqttSession::send_own(const cache::Channel& channel, std::span<const uint8_t> qos0, uint8_t qos,
+                           broker::SlowPolicy policy) {
+  if (qos0.empty()) return;
+  PublishRewrite r;
+  r.qos = qos;
+  if (version_ == Version::V5) r.subscription_ids = subscription_ids(channel);
+  if (!fits(rewritten_publish_max(qos0.size(), r))) return;
+  const bool full = held_.contains(channel.id) || (qos > 0 && outbound_.full()) || output_over_bound();
+  if (full) {
+    switch (policy) {
+      case broker::SlowPolicy::Disconnect: return apply(session::DeliveryPolicy::Verdict::SlowConsumer);
+      case broker::SlowPolicy::Drop: ++env().counters.dropped_messages; return;
+      default: return hold(channel.id);
+    }
+  }
+  // QoS 1 and 2 carry their topic: they may be resent after a reconnect,
+  // where aliases start again [MQTT-3.3.2-7].
+  if (qos > 0) return output().queue_ref(outbound_.add(qos0, version_, r));  // the slot outlives the flush
+  if (outbound_alias_max_ != 0) outbound_alias(channel.topic, r);
+  rewrite_scratch_.resize(rewritten_publish_max(qos0.size(), r));
+  rewrite_scratch_.resize(rewrite_publish(rewrite_scratch_, qos0, version_, r));
+  output().queue(rewrite_scratch_.size(), [&](std::span<uint8_t> out) {
+    std::copy(rewrite_scratch_.begin(), rewrite_scratch_.end(), out.begin());
+    return rewrite_scratch_.size();
+  });
+}
+
+void MqttSession::send_own_image(const cache::Channel& channel, uint8_t qos, broker::SlowPolicy policy) {
+  const MqttEncoder& encoder = MqttEncoder::instance(version_);
+  image_scratch_.resize(encoder.image_max(channel));
+  image_scratch_.resize(encoder.encode_image(image_scratch_, channel, subscribing_));
+  send_own(channel, image_scratch_, qos, policy);  // an empty image (a cleared channel) sends nothing
+}
+
+void MqttSession::update_rewrites() {
+  reliable_ = std::any_of(subscriptions_.begin(), subscriptions_.end(), [](const Subscription& s) { return s.qos; });
+  rewrites_ = outbound_alias_max_ != 0 ||
+              std::any_of(subscriptions_.begin(), subscriptions_.end(), [](const Subscription& s) { return s.id; });
+}
+
+void MqttSession::hold(cache::ChannelId id) {
+  if (!held_.insert(id).second) return;
+  held_order_.push_back(id);
+  ++env().counters.conflated_channels;
+}
+
+void MqttSession::release_held() {
+  while (!held_order_.empty() && !outbound_.full() && !output_over_bound()) {
+    const cache::ChannelId id = held_order_.front();
+    held_order_.pop_front();
+    held_.erase(id);
+    const cache::Channel* channel = env().router.channel(id);
+    // A channel no longer delivered here (unsubscribed, freed) is forgotten.
+    if (channel == nullptr || !channel->has_data() || !env().router.delivers(this, id) || !wants(*channel)) continue;
+    send_own_image(*channel, delivery_qos(*channel), broker::SlowPolicy::Conflate);
+    ++env().counters.refresh_images;
+  }
+}
+
+void MqttSession::handle_outbound_ack(const PubResponse& msg) {
+  switch (outbound_.acknowledge(msg.type, msg.packet_id, msg.reason)) {
+    case OutboundWindow::Ack::Done: return release_held();
+    case OutboundWindow::Ack::SendPubrel: return send_pub_response(PacketType::Pubrel, msg.packet_id, Reason::Success);
+    case OutboundWindow::Ack::Unknown:
+      // 4.3.3: a PUBREC for an id not in flight is answered, the others ignored.
+      if (msg.type == PacketType::Pubrec) {
+        send_pub_response(PacketType::Pubrel, msg.packet_id, Reason::PacketIdentifierNotFound);
+      }
+      return;
+    case OutboundWindow::Ack::Mismatch:
+      return refuse(Reason::ProtocolError, "acknowledgement that does not match the message's QoS");
+  }
+}
+
+void MqttSession::redeliver(std::vector<OutboundMessage> messages) {
+  for (const OutboundMessage* m : outbound_.restore(std::move(messages))) {
+    if (m->released) {
+      send_pub_response(PacketType::Pubrel, m->packet_id, Reason::Success);
+    } else {
+      output().queue_ref(m->packet);  // with DUP [MQTT-3.3.1-1]
+    }
+  }
+}
+
+}  // namespace tw::mqtt

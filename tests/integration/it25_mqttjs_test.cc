@@ -1,0 +1,139 @@
+// MQTT interoperability with MQTT.js (npm `mqtt`, pinned by
+// tests/js/mqtt/package-lock.json, installed by scripts/js_deps.sh) over
+// TCP: native to MQTT and back, retained images, QoS 1 redelivery after an
+// abrupt disconnect and a reconnect (with the Will), shared-subscription
+// balancing, topic aliases both ways, a refused subscription. Each test
+// starts its broker and runs tests/js/mqtt/interop.mjs in one mode, which
+// bounds its own waits (8 s at most) and prints "ok MODE". With Debian's
+// python3-paho-mqtt (3.1.1 and 5), what it21 does not cover:
+// shared-subscription balancing and a refused subscription
+// (it25_paho_clients.py).
+#include <unistd.h>
+
+#include <gtest/gtest.h>
+
+#include <cstdlib>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "integration/it_support.h"
+#include "testlib/fields.h"
+#include "testlib/process.h"
+
+namespace tw::it {
+namespace {
+
+using testing::Process;
+using testing::run_to_completion;
+
+constexpr int kWaitMs = 10'000;  // a safety net, never a performance bound
+const std::string kNode = "/usr/bin/node";
+const std::string kJsDir = TW_IT25_JS_DIR;
+const std::string kPython = "/usr/bin/python3";
+
+class MqttJs : public ::testing::Test {
+ protected:
+  static void SetUpTestSuite() {
+    deps_ok_ = false;
+    if (!has_node()) return;
+    // npm ci of the pinned MQTT.js when node_modules is missing or stale.
+    const std::string install = "bash " + std::string(TW_SOURCE_DIR) + "/scripts/js_deps.sh tests/js/mqtt";
+    deps_ok_ = std::system(install.c_str()) == 0;
+  }
+
+  void SetUp() override {
+    mqtt_port_ = testing::pick_free_port();
+    BrokerOptions options;
+    options.config_toml = "[[listener]]\nprotocol = \"native\"\naddress = \"127.0.0.1:0\"\n"
+                          "[[listener]]\nprotocol = \"mqtt\"\naddress = \"127.0.0.1:" +
+                          std::to_string(mqtt_port_) + "\"\n";
+    broker_ = std::make_unique<BrokerProcess>(options);
+    ASSERT_TRUE(broker_->ready()) << broker_->err();
+  }
+
+  // MQTT.js needs node (scripts/deps.sh installs it: in CI these tests run).
+  static bool has_node() { return access(kNode.c_str(), X_OK) == 0; }
+
+  std::vector<std::string> args(const std::string& mode) const {
+    return {kJsDir + "/interop.mjs", mode, std::to_string(mqtt_port_)};
+  }
+  // Runs one mode to its end and expects "ok MODE".
+  void expect_ok(const std::string& mode) const {
+    ASSERT_TRUE(deps_ok_) << "scripts/js_deps.sh tests/js/mqtt failed";
+    auto run = run_to_completion(kNode, args(mode), kWaitMs);
+    EXPECT_TRUE(run.status.clean()) << run.out << run.err;
+    EXPECT_NE(run.out.find("ok " + mode), std::string::npos) << run.out << run.err;
+  }
+
+  static inline bool deps_ok_ = false;
+  uint16_t mqtt_port_ = 0;
+  std::unique_ptr<BrokerProcess> broker_;
+};
+
+#define REQUIRE_NODE() \
+  if (!has_node()) GTEST_SKIP() << "node missing: run scripts/deps.sh"
+
+TEST_F(MqttJs, NativeFieldListsReachMqttJsAsJsonAndMqttJsReachesNative) {
+  REQUIRE_NODE();
+  ASSERT_TRUE(deps_ok_) << "scripts/js_deps.sh tests/js/mqtt failed";
+  Process sub(kNode, args("subscribe"));
+  ASSERT_TRUE(sub.wait_for_out("ready", kWaitMs)) << sub.out() << sub.err();
+  RawClient native;
+  ASSERT_TRUE(open_client(native, broker_->port(), "it25-native"));
+  ASSERT_TRUE(native.register_topic(1, wire::PayloadKind::FieldList, "it25/eq/IBM"));
+  fields::Decimal bid;
+  ASSERT_TRUE(fields::Decimal::parse("189.25", bid));
+  ASSERT_TRUE(native.publish(1, testing::field_list({{22, bid}}), true));
+  ASSERT_TRUE(sub.wait(kWaitMs).has_value()) << sub.out();
+  EXPECT_NE(sub.out().find("\"topic\":\"it25/eq/IBM\""), std::string::npos) << sub.out();
+  EXPECT_NE(sub.out().find("\\\"fields\\\":{\\\"BID\\\":\\\"189.25\\\"}"), std::string::npos) << sub.out();
+  EXPECT_NE(sub.out().find("\"retain\":false"), std::string::npos) << sub.out();  // published after the SUBACK
+
+  expect_ok("publish");
+  auto ack = native.subscribe(2, "it25/mq/x");
+  ASSERT_TRUE(ack && ack->code == wire::Code::Ok);
+  auto image = native.next_of_type(wire::MsgType::Image, kWaitMs);
+  ASSERT_TRUE(image);
+  auto decoded = image->as<wire::Image>();
+  ASSERT_TRUE(decoded);
+  EXPECT_EQ(std::string(decoded->payload.begin(), decoded->payload.end()), "from mqtt.js");
+}
+
+TEST_F(MqttJs, TheLastValueIsTheRetainedMessageAndAnEmptyRetainedPublishClearsIt) {
+  REQUIRE_NODE();
+  expect_ok("retained");
+}
+
+TEST_F(MqttJs, AnUnacknowledgedQos1MessageIsRedeliveredAfterAnAbruptDisconnectAndTheWillIsPublished) {
+  REQUIRE_NODE();
+  expect_ok("redeliver");
+}
+
+TEST_F(MqttJs, ASharedSubscriptionSpreadsChannelsOverItsMembers) {
+  REQUIRE_NODE();
+  expect_ok("shared");
+}
+
+TEST_F(MqttJs, TopicAliasesWorkInBothDirections) {
+  REQUIRE_NODE();
+  expect_ok("aliases");
+}
+
+TEST_F(MqttJs, AFilterTheBrokerCannotExpressIsRefusedInTheSuback) {
+  REQUIRE_NODE();
+  expect_ok("refused");
+}
+
+TEST_F(MqttJs, PahoSharedSubscriptionsAndARefusedSubscriptionIn311And5) {
+  for (std::string version : {"311", "5"}) {
+    for (std::string mode : {"shared", "refused"}) {
+      auto run = run_to_completion(kPython, {TW_IT25_PAHO_CLIENTS, mode, version, std::to_string(mqtt_port_)}, kWaitMs);
+      EXPECT_TRUE(run.status.clean()) << run.out << run.err;
+      EXPECT_NE(run.out.find("ok " + mode + " " + version), std::string::npos) << run.out << run.err;
+    }
+  }
+}
+
+}  // namespace
+}  // namespace tw::it
