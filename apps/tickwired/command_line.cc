@@ -27,9 +27,10 @@ struct Flags {
   std::string config_file;
   std::string port_file;
   std::string threads;  // --threads G+A or single: sets gateways and access_points
-  std::array<StringFlag, 7> strings{{
+  std::array<StringFlag, 8> strings{{
       {"--listen", "listen", "native protocol address, HOST:PORT or [IPV6]:PORT (port 0 = any)"},
       {"--mqtt-listen", "mqtt_listen", "default MQTT listener, HOST:PORT; skipped if taken; \"\" = none"},
+      {"--http-listen", "http_listen", "default HTTP listener (admin, metrics, WebSocket), HOST:PORT; skipped if taken; \"\" = none"},
       {"--server-name", "server_name", "name sent to clients in WELCOME"},
       {"--log-level", "log_level", "debug, info, warn, error or off"},
       {"--provider-balance", "provider_balance", "least-loaded or round-robin"},

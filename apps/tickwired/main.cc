@@ -16,6 +16,7 @@
 #include <string>
 
 #include "base/log.h"
+#include "http/route.h"
 #include "tier/broker.h"
 #include "command_line.h"
 #include "systemd.h"
@@ -95,12 +96,21 @@ void log_fd_limit(const rlimit& limit, const tw::config::BrokerConfig& config) {
   }
 }
 
+// What the HTTP listener answers (docs/operations.md). /healthz: the process
+// runs and its listener thread answers.
+tw::http::Routes http_routes() {
+  tw::http::Routes routes;
+  routes.add("GET", "/healthz", [](const tw::http::Request&) { return tw::http::Response::text(200, "ok\n"); });
+  return routes;
+}
+
 int serve(const tw::tickwired::Invocation& invocation) {
   const tw::config::BrokerConfig& config = invocation.config;
   const rlimit fd_limit = raise_fd_limit();
   tw::tier::Broker broker(config);
   // Before the port file is written: whoever reads it may signal us at once.
   install_signal_handlers(broker);
+  broker.serve(http_routes());
   if (auto status = broker.listen(); !status) {
     // The error already reads "cannot listen on HOST:PORT: <reason>".
     std::cerr << "tickwired: " << status.error().message << "\n";

@@ -49,6 +49,8 @@ const std::array kIntegerKeys = {
     TW_INTEGER_KEY(frame_deadline_ms, 10, kHourMs),
     TW_INTEGER_KEY(handshake_timeout_ms, 10, kHourMs),
     TW_INTEGER_KEY(shutdown_grace_ms, 0, 60'000),
+    TW_INTEGER_KEY(http_request_timeout_ms, 10, kHourMs),
+    TW_INTEGER_KEY(http_idle_timeout_ms, 10, kDayMs),
     TW_INTEGER_KEY(request_timeout_ms, 10, kHourMs),
     TW_INTEGER_KEY(release_linger_ms, 0, kDayMs),
     TW_INTEGER_KEY(not_found_ttl_ms, 0, kDayMs),
@@ -68,6 +70,10 @@ const std::array kIntegerKeys = {
     TW_INTEGER_KEY(limits.max_channels_per_connection, 1, kU32Max),
     TW_INTEGER_KEY(limits.max_output_buffer, 1024, int64_t{1} << 40),
     TW_INTEGER_KEY(limits.max_partial_input, int64_t{1} << 20, int64_t{1} << 40),
+    TW_INTEGER_KEY(limits.max_http_connections, 1, kU32Max),
+    TW_INTEGER_KEY(limits.max_http_header_bytes, 256, int64_t{1} << 20),
+    TW_INTEGER_KEY(limits.max_http_body, 0, int64_t{1} << 30),
+    TW_INTEGER_KEY(limits.max_websocket_message, 64, int64_t{1} << 30),
     TW_INTEGER_KEY(limits.max_topic_length, 1, 65'535),
     TW_INTEGER_KEY(limits.max_topic_depth, 1, 1024),
 };
@@ -75,8 +81,8 @@ const std::array kIntegerKeys = {
 #undef TW_INTEGER_KEY
 #undef TW_KEY_WITH_ZERO
 
-constexpr std::array<std::string_view, 9> kStringKeys = {
-    "listen", "mqtt_listen", "server_name", "log_level", "provider_balance", "slow_consumer_policy", "cpus", "auth_file",
+constexpr std::array<std::string_view, 10> kStringKeys = {
+    "listen", "mqtt_listen", "http_listen", "server_name", "log_level", "provider_balance", "slow_consumer_policy", "cpus", "auth_file",
     "usage_log"};
 
 bool valid_slow_consumer_policy(std::string_view value) {
@@ -219,12 +225,19 @@ std::vector<Listener> effective_listeners(const BrokerConfig& config) {
   if (!config.listeners.empty()) return config.listeners;
   Listener plain;
   plain.address = config.listen;
-  if (config.mqtt_listen.empty()) return {plain};
-  Listener mqtt;
-  mqtt.protocol = "mqtt";
-  mqtt.address = config.mqtt_listen;
-  mqtt.optional = !config.mqtt_listen_set;
-  return {plain, mqtt};
+  std::vector<Listener> listeners = {plain};
+  // Embedded defaults are optional: a taken port is logged and skipped.
+  auto add_default = [&](const char* protocol, const std::string& address, bool set) {
+    if (address.empty()) return;
+    Listener l;
+    l.protocol = protocol;
+    l.address = address;
+    l.optional = !set;
+    listeners.push_back(std::move(l));
+  };
+  add_default("mqtt", config.mqtt_listen, config.mqtt_listen_set);
+  add_default("http", config.http_listen, config.http_listen_set);
+  return listeners;
 }
 
 Status set_string(BrokerConfig& config, std::string_view key, std::string_view value) {
@@ -238,6 +251,12 @@ Status set_string(BrokerConfig& config, std::string_view key, std::string_view v
     }
     config.mqtt_listen.assign(value);
     config.mqtt_listen_set = true;
+  } else if (key == "http_listen") {
+    if (!value.empty()) {
+      if (auto status = check_listen(value); !status) return status;
+    }
+    config.http_listen.assign(value);
+    config.http_listen_set = true;
   } else if (key == "server_name") {
     if (auto status = check_server_name(value); !status) return status;
     config.server_name.assign(value);
@@ -286,6 +305,9 @@ Status validate(const BrokerConfig& config) {
   if (auto status = check_listen(config.listen); !status) return named("listen", status.error());
   if (!config.mqtt_listen.empty()) {
     if (auto status = check_listen(config.mqtt_listen); !status) return named("mqtt_listen", status.error());
+  }
+  if (!config.http_listen.empty()) {
+    if (auto status = check_listen(config.http_listen); !status) return named("http_listen", status.error());
   }
   if (auto status = check_server_name(config.server_name); !status) {
     return named("server_name", status.error());

@@ -26,6 +26,14 @@ struct Limits {
   uint64_t max_partial_input = 256ull << 20;
   uint32_t max_topic_length = 256;
   uint32_t max_topic_depth = 16;
+  // The HTTP listener (docs/configuration.md, "HTTP"): open connections, the
+  // request line and headers (431 past it), a request body (413 past it).
+  uint32_t max_http_connections = 1'024;
+  uint32_t max_http_header_bytes = 16u << 10;
+  uint32_t max_http_body = 1u << 20;
+  // Largest WebSocket message (all its fragments together); past it the
+  // connection is closed with 1009.
+  uint32_t max_websocket_message = 2u << 20;
 };
 
 struct BrokerConfig {
@@ -37,6 +45,12 @@ struct BrokerConfig {
   // a port that is taken is logged and skipped; "" = none.
   std::string mqtt_listen = "127.0.0.1:1883";
   bool mqtt_listen_set = false;  // set by the file or the command line: then a failed bind is an error
+  // Without [[listener]] tables, the embedded default HTTP listener (admin
+  // API, metrics, WebSocket): optional like mqtt_listen; "" = none.
+  std::string http_listen = "127.0.0.1:9401";
+  bool http_listen_set = false;
+  uint32_t http_request_timeout_ms = 10'000;   // an HTTP request must be whole this long after its first byte
+  uint32_t http_idle_timeout_ms = 60'000;      // close a keep-alive HTTP connection idle this long
   std::string server_name = "tickwired";
   uint32_t heartbeat_ms = 5'000;               // offered to clients; a client may ask for another
   uint32_t idle_timeout_ms = 15'000;           // close a connection silent this long
@@ -82,7 +96,8 @@ struct BrokerConfig {
 };
 
 // What the broker binds: the [[listener]] list, or the native plaintext
-// listener on `listen` and the optional MQTT one on `mqtt_listen`. The first
+// listener on `listen` and the optional MQTT and HTTP ones on `mqtt_listen`
+// and `http_listen`. The first
 // is the one --print-port-file reports.
 std::vector<Listener> effective_listeners(const BrokerConfig& config);
 

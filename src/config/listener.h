@@ -11,8 +11,9 @@
 
 namespace tw::config {
 
-// The protocols a listener can speak (docs/mqtt.md for mqtt); WebSocket will join the list.
-inline constexpr std::array<std::string_view, 2> kListenerProtocols = {"native", "mqtt"};
+// The protocols a listener can speak (docs/mqtt.md for mqtt; http is the
+// HTTP listener: admin API, metrics, and WebSocket for MQTT and the browser stream).
+inline constexpr std::array<std::string_view, 3> kListenerProtocols = {"native", "mqtt", "http"};
 
 struct Listener {
   std::string protocol = "native";
@@ -21,7 +22,7 @@ struct Listener {
   std::string cert;       // PEM certificate chain
   std::string key;        // PEM private key
   std::string client_ca;  // PEM CA bundle: set = mutual TLS, clients must present a certificate it signed
-  // The embedded default MQTT listener (mqtt_listen not set by the user):
+  // An embedded default MQTT or HTTP listener (mqtt_listen, http_listen not set by the user):
   // when its address cannot be bound the broker logs it and runs without it.
   bool optional = false;
 

@@ -9,6 +9,7 @@
 #include "base/log.h"
 #include "io/socket.h"
 #include "auth/authority.h"
+#include "http/server.h"
 #include "tier/access_point.h"
 #include "tier/gateway.h"
 
@@ -176,10 +177,13 @@ struct Broker::Impl {
   std::atomic<bool> stop_access_points{false};
   std::atomic<bool> stop_gateways{false};
   std::unique_ptr<auth::Authority> authority;  // when auth_file is set
+  http::Routes routes;                         // what the HTTP listeners answer (serve())
+  std::unique_ptr<http::Server> http;          // when an HTTP listener is bound
 };
 
 Broker::Broker(config::BrokerConfig config) : impl_(std::make_unique<Impl>(std::move(config))) {}
 Broker::~Broker() {
+  impl_->http.reset();  // its thread stops before the sockets close
   for (const Impl::Bound& b : impl_->bound) io::close_fd(b.fd);
 }
 
@@ -249,9 +253,35 @@ void Broker::reload_auth() {
   if (impl_->authority) impl_->authority->request_reload();
 }
 
+void Broker::serve(http::Routes routes) { impl_->routes = std::move(routes); }
+
+namespace {
+
+http::ServerSettings http_settings_for(const config::BrokerConfig& c) {
+  http::ServerSettings s;
+  s.limits.max_header_bytes = c.limits.max_http_header_bytes;
+  s.limits.max_body_bytes = c.limits.max_http_body;
+  s.request_timeout_ms = c.http_request_timeout_ms;
+  s.idle_timeout_ms = c.http_idle_timeout_ms;
+  s.handshake_timeout_ms = c.handshake_timeout_ms;
+  s.max_connections = c.limits.max_http_connections;
+  return s;
+}
+
+}  // namespace
+
+// The HTTP listeners go to the HTTP thread, never to a loop.
+void Broker::start_http(const std::vector<http::ListenSocket>& sockets) {
+  if (sockets.empty()) return;
+  Impl& s = *impl_;
+  s.http = std::make_unique<http::Server>(http_settings_for(s.config), s.routes, s.authority.get());
+  for (const http::ListenSocket& socket : sockets) s.http->add_listener(socket);
+}
+
 Status Broker::listen() {
   if (auto status = start_auth(); !status) return status;
   std::vector<ListenSocket> sockets;
+  std::vector<http::ListenSocket> http_sockets;
   for (const config::Listener& listener : config::effective_listeners(impl_->config)) {
     Impl::Bound b;
     b.listener = listener;
@@ -259,20 +289,33 @@ Status Broker::listen() {
       // An embedded default (the MQTT port, which a local mosquitto may hold)
       // is not worth stopping for; a listener the user asked for is.
       if (!listener.optional) return status;
-      TW_WARN("default %s listener on %s not started: %s (the broker runs without it; mqtt_listen = \"\" skips it)",
-              listener.protocol.c_str(), listener.address.c_str(), status.error().message.c_str());
+      TW_WARN("default %s listener on %s not started: %s (the broker runs without it; %s_listen = \"\" skips it)",
+              listener.protocol.c_str(), listener.address.c_str(), status.error().message.c_str(),
+              listener.protocol.c_str());
       continue;
     }
-    sockets.push_back({b.fd, protocol_named(listener.protocol), b.tls.get(), listener.describe(b.port)});
+    if (listener.protocol == "http") {
+      http_sockets.push_back({b.fd, b.tls.get(), listener.describe(b.port)});
+    } else {
+      sockets.push_back({b.fd, protocol_named(listener.protocol), b.tls.get(), listener.describe(b.port)});
+    }
     impl_->bound.push_back(std::move(b));
   }
   std::vector<AccessPoint*> all;
   for (auto& ap : impl_->access_points) all.push_back(ap.get());
   impl_->access_points[0]->accept_for(sockets, all);
+  start_http(http_sockets);
   return Ok{};
 }
 
 uint16_t Broker::port() const { return impl_->bound.empty() ? 0 : impl_->bound.front().port; }
+
+uint16_t Broker::http_port() const {
+  for (const Impl::Bound& b : impl_->bound) {
+    if (b.listener.protocol == "http") return b.port;
+  }
+  return 0;
+}
 
 std::vector<std::string> Broker::listening() const {
   std::vector<std::string> names;
@@ -285,6 +328,7 @@ void Broker::reload_tls() { impl_->access_points[0]->request_tls_reload(); }
 void Broker::run() {
   Impl& s = *impl_;
   s.log_placement();
+  if (s.http) s.http->start();
   if (s.gateways.empty()) {
     s.place(0, "tw-loop");
     s.access_points[0]->run(s.stop_access_points);
@@ -309,6 +353,7 @@ void Broker::run() {
     for (auto& gw : s.gateways) gw->waker().notify_always();
     for (auto& t : gateway_threads) t.join();
   }
+  if (s.http) s.http->stop();
   s.log_totals();
 }
 

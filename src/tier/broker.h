@@ -1,4 +1,5 @@
-// The broker: the listening socket and the reactor threads that serve it.
+// The broker: the listening sockets, the reactor threads that serve them,
+// and the HTTP listener's thread (src/http) when an HTTP listener is configured.
 //
 // Single-threaded (the default, `gateways = 0`): one access point does
 // everything on the thread that calls run(). Tiered (`gateways = G`,
@@ -13,7 +14,12 @@
 
 #include "base/result.h"
 #include "config/config.h"
+#include "http/route.h"
 #include "tier/loop_snapshot.h"
+
+namespace tw::http {
+struct ListenSocket;
+}
 
 namespace tw::tier {
 
@@ -24,11 +30,16 @@ class Broker {
   Broker(const Broker&) = delete;
   Broker& operator=(const Broker&) = delete;
 
+  // Before listen(): what the HTTP listeners answer (src/http; /healthz,
+  // the admin API, metrics). A broker with no HTTP listener ignores them.
+  void serve(http::Routes routes);
+
   // Binds every listener (config::effective_listeners) and loads their TLS
   // certificates; a one-line error when an address is in use or invalid, or
   // a certificate cannot be loaded.
   Status listen();
   uint16_t port() const;  // the first listener's bound port, useful with port 0
+  uint16_t http_port() const;  // the first HTTP listener's bound port, 0 if none
   // Each listener with its bound port: "native tls://127.0.0.1:9443".
   std::vector<std::string> listening() const;
   // Safe from a signal handler (SIGHUP): every TLS listener re-reads its
@@ -48,6 +59,7 @@ class Broker {
 
  private:
   Status start_auth();
+  void start_http(const std::vector<http::ListenSocket>& sockets);
   struct Impl;
   std::unique_ptr<Impl> impl_;
 };

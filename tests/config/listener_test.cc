@@ -15,6 +15,7 @@ std::string error_of(std::string_view text) {
 
 TEST(Listeners, WithoutTablesListenIsTheNativeListenerAndMqttListenTheOptionalMqttOne) {
   BrokerConfig defaults;
+  ASSERT_TRUE(set_string(defaults, "http_listen", ""));
   auto listeners = effective_listeners(defaults);
   ASSERT_EQ(listeners.size(), 2u);
   EXPECT_EQ(listeners[0].protocol, "native");
@@ -30,6 +31,28 @@ TEST(Listeners, WithoutTablesListenIsTheNativeListenerAndMqttListenTheOptionalMq
   ASSERT_TRUE(set_string(defaults, "mqtt_listen", ""));
   EXPECT_EQ(effective_listeners(defaults).size(), 1u);
   EXPECT_FALSE(set_string(defaults, "mqtt_listen", "nowhere"));
+}
+
+TEST(Listeners, HttpListenIsTheOptionalHttpListenerLikeMqttListen) {
+  BrokerConfig defaults;
+  auto listeners = effective_listeners(defaults);
+  ASSERT_EQ(listeners.size(), 3u);
+  EXPECT_EQ(listeners[2].describe(9401), "http tcp://127.0.0.1:9401");
+  EXPECT_TRUE(listeners[2].optional);  // a taken port is logged and skipped
+  ASSERT_TRUE(set_string(defaults, "http_listen", "127.0.0.1:9402"));
+  EXPECT_FALSE(effective_listeners(defaults)[2].optional);  // asked for: a failed bind is an error
+  ASSERT_TRUE(set_string(defaults, "http_listen", ""));
+  EXPECT_EQ(effective_listeners(defaults).size(), 2u);
+  EXPECT_FALSE(set_string(defaults, "http_listen", "nowhere"));
+}
+
+TEST(Listeners, AnHttpTableIsAccepted) {
+  auto result = parse_toml("[[listener]]\nprotocol = \"http\"\naddress = \"127.0.0.1:0\"\n", "broker.toml");
+  ASSERT_TRUE(result.ok()) << result.error().message;
+  auto listeners = effective_listeners(*result);
+  ASSERT_EQ(listeners.size(), 1u);
+  EXPECT_EQ(listeners[0].protocol, "http");
+  EXPECT_FALSE(listeners[0].optional);
 }
 
 TEST(Listeners, AnMqttTableIsNeverOptional) {
@@ -69,7 +92,7 @@ TEST(Listeners, ErrorsNameFileLineAndKey) {
             "broker.toml:3: unknown key 'listener.port'");
   EXPECT_EQ(error_of("[[listener]]\naddress = 9400\n"), "broker.toml:2: key 'listener.address': expected a string");
   EXPECT_EQ(error_of("[[listener]]\nprotocol = \"ws\"\naddress = \"127.0.0.1:1\"\n"),
-            "broker.toml:2: key 'listener.protocol': expected one of native, mqtt, got 'ws'");
+            "broker.toml:2: key 'listener.protocol': expected one of native, mqtt, http, got 'ws'");
   EXPECT_EQ(error_of("[[listener]]\naddress = \"nowhere\"\n"),
             "broker.toml:2: key 'listener.address': expected HOST:PORT or [IPV6]:PORT with port 0..65535, got "
             "'nowhere'");

@@ -34,10 +34,15 @@ BrokerProcess::BrokerProcess(BrokerOptions options) : port_file_(dir_.file("port
     args.push_back("--threads");
     args.push_back(threads);
   }
-  // Test brokers leave the default MQTT port alone unless a test asks for it.
+  // Test brokers leave the default MQTT and HTTP ports alone unless a test asks for them.
   if (std::find(options.args.begin(), options.args.end(), "--mqtt-listen") == options.args.end() &&
       options.config_toml.find("mqtt_listen") == std::string::npos) {
     args.push_back("--mqtt-listen");
+    args.push_back("");
+  }
+  if (std::find(options.args.begin(), options.args.end(), "--http-listen") == options.args.end() &&
+      options.config_toml.find("http_listen") == std::string::npos) {
+    args.push_back("--http-listen");
     args.push_back("");
   }
   args.insert(args.end(), options.args.begin(), options.args.end());

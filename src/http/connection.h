@@ -1,0 +1,41 @@
+// One HTTP connection of the listener (server.h), the HTTP thread's only.
+#pragma once
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <optional>
+#include <string>
+
+#include "http/request_parser.h"
+#include "session/transport.h"
+
+namespace tw::http {
+
+struct Connection {
+  Connection(std::unique_ptr<session::Transport> t, std::string p, RequestLimits limits)
+      : transport(std::move(t)), peer(std::move(p)), parser(limits) {}
+
+  std::unique_ptr<session::Transport> transport;
+  std::string peer;
+  bool handshaken = false;
+  RequestParser parser;
+  std::string in;         // bytes read, not yet parsed (pipelined requests wait here)
+  std::string out;        // response bytes not yet on the socket
+  size_t out_sent = 0;    // of out
+  bool close_after_flush = false;
+  bool closed = false;
+  uint32_t events = 0;    // what epoll watches for it now
+  uint64_t deadline_ns = 0;  // handshake, request or idle deadline
+  const char* deadline_reason = "";
+  // A server-sent event stream: the handler's source and its pace.
+  std::function<std::optional<std::string>()> next_event;
+  uint64_t event_interval_ns = 0;
+  uint64_t next_event_ns = 0;
+  // The last Authorization header that passed, and whom it named: keep-alive
+  // requests with the same credentials are not verified again (argon2 is slow by design).
+  std::string authorization;
+  std::string user;
+  bool admin = false;
+};
+
+}  // namespace tw::http

@@ -1,0 +1,102 @@
+// Server: the HTTP/1.1 listener, on a thread of its own ("tw-http", nice
+// +10), never on a loop thread: its handlers may block (they read the loops'
+// snapshots or wait for a loop's answer, and a Basic login waits for the
+// argon2 verifier), and a Prometheus scrape must not delay market data
+// (docs/ARCHITECTURE.md, "The HTTP thread").
+//
+// One epoll loop serves every HTTP listener's connections: TLS handshakes
+// (non-blocking, on this thread), requests parsed with llhttp
+// (RequestParser), keep-alive and pipelining in order, server-sent events
+// (Response::next_event) and the bounds: request line and headers (431),
+// body (413), a request must be whole within request_timeout_ms of its first
+// byte (408), a keep-alive connection idle for idle_timeout_ms is closed,
+// and past max_connections a new connection gets 503. Malformed input gets
+// 400 and closes that connection only.
+//
+// WebSocket upgrades on a registered path (add_websocket) never reach a
+// route: the listener answers the handshake (101), wraps the connection in
+// a websocket::Transport and hands it to the route's adopt callback, which
+// gives it to a loop (tier::Broker); from then on the listener forgets it.
+#pragma once
+#include <atomic>
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <string>
+#include <thread>
+#include <unordered_map>
+#include <vector>
+
+#include "auth/authority.h"
+#include "http/request_parser.h"
+#include "http/route.h"
+#include "session/tls_context.h"
+#include "session/transport.h"
+
+namespace tw::http {
+
+struct ServerSettings {
+  RequestLimits limits;
+  uint32_t request_timeout_ms = 10'000;   // a request must be whole this long after its first byte
+  uint32_t idle_timeout_ms = 60'000;      // a keep-alive connection without a request is closed
+  uint32_t handshake_timeout_ms = 2'000;  // TLS
+  uint32_t max_connections = 1'024;
+};
+
+// A socket the listener accepts on; the caller owns the fd and the TLS context (null: plain).
+struct ListenSocket {
+  int fd = -1;
+  session::TlsContext* tls = nullptr;
+  std::string name;  // "http tcp://127.0.0.1:9401", for the log
+};
+
+struct Connection;
+
+class Server {
+ public:
+  // `authority` null: authentication off, every request is admin.
+  Server(ServerSettings settings, Routes routes, auth::Authority* authority);
+  ~Server();  // stop()
+  Server(const Server&) = delete;
+  Server& operator=(const Server&) = delete;
+
+  // Before start().
+  void add_listener(ListenSocket socket);
+  void start();
+  // Any thread but a handler's: closes every connection and joins the thread.
+  void stop();
+  // Any thread: connections open now.
+  size_t connections() const { return open_.load(std::memory_order_relaxed); }
+
+ private:
+  void run();
+  void accept_pending(const ListenSocket& socket);
+  void on_io(Connection& c, uint32_t events);
+  bool advance_handshake(Connection& c);
+  void read_requests(Connection& c);
+  void serve_pending(Connection& c);
+  void respond(Connection& c);
+  Response answer(Connection& c, Request& request);
+  bool authenticate(Connection& c, Request& request, Response& refusal);
+  void send(Connection& c, std::string bytes);
+  void flush(Connection& c);
+  void watch(Connection& c, uint32_t events);
+  void tick(uint64_t now_ns);
+  void next_event(Connection& c, uint64_t now_ns);
+  void close(Connection& c, const char* why);
+  void reap();
+
+  const ServerSettings settings_;
+  const Routes routes_;
+  auth::Authority* const authority_;
+  std::vector<ListenSocket> listeners_;
+  int epoll_fd_ = -1;
+  int wake_fd_ = -1;
+  std::thread thread_;
+  std::atomic<bool> stop_{false};
+  std::atomic<size_t> open_{0};
+  std::unordered_map<int, std::unique_ptr<Connection>> connections_;  // by fd; the HTTP thread's only
+  std::vector<int> closing_;  // fds to remove at the end of this pass
+};
+
+}  // namespace tw::http

@@ -1,0 +1,217 @@
+// The listener's per-connection work: handshake, reading and parsing
+// requests, answering them in order, writing (server.h).
+#include <sys/epoll.h>
+
+#include <chrono>
+#include <thread>
+
+#include "base/clock.h"
+#include "base/log.h"
+#include "base/rate_limit.h"
+#include "http/basic_auth.h"
+#include "http/connection.h"
+#include "http/response.h"
+#include "http/server.h"
+
+namespace tw::http {
+
+namespace {
+constexpr size_t kReadChunk = 16u << 10;
+// Output past this is not added to: the connection's requests wait in the socket.
+constexpr size_t kMaxBufferedOutput = 1u << 20;
+// A login waits for the argon2 verifier; past this the request gets 503.
+constexpr auto kLoginWait = std::chrono::seconds(10);
+}  // namespace
+
+void Server::on_io(Connection& c, uint32_t events) {
+  if (c.closed) return;
+  if (!c.handshaken && !advance_handshake(c)) return;
+  if ((events & EPOLLOUT) != 0) {
+    flush(c);
+    if (!c.closed && c.out.empty() && !c.in.empty()) serve_pending(c);  // pipelined requests waited for room
+  }
+  if (!c.closed && (events & (EPOLLIN | EPOLLHUP | EPOLLERR)) != 0) read_requests(c);
+}
+
+// True once application bytes can flow.
+bool Server::advance_handshake(Connection& c) {
+  switch (c.transport->handshake()) {
+    case session::Handshake::Done:
+      c.handshaken = true;
+      c.deadline_ns = monotonic_ns() + uint64_t{settings_.idle_timeout_ms} * 1'000'000;
+      c.deadline_reason = "idle";
+      watch(c, EPOLLIN);
+      return true;
+    case session::Handshake::WantRead:
+      watch(c, EPOLLIN);
+      return false;
+    case session::Handshake::WantWrite:
+      watch(c, EPOLLOUT);
+      return false;
+    case session::Handshake::Failed:
+      TW_WARN_LIMITED("http %s closed: tls handshake failed: %s", c.peer.c_str(), c.transport->error_text().c_str());
+      close(c, "tls handshake failed");
+      return false;
+  }
+  return false;
+}
+
+void Server::read_requests(Connection& c) {
+  char buffer[kReadChunk];
+  // An event stream takes no more requests; reading only notices the close.
+  while (!c.closed && (c.out.size() - c.out_sent) < kMaxBufferedOutput) {
+    const session::ReadResult r = c.transport->read({reinterpret_cast<uint8_t*>(buffer), sizeof buffer});
+    if (r.status == session::ReadStatus::Again) break;
+    if (r.status != session::ReadStatus::Data) return close(c, "peer closed");
+    if (c.next_event) continue;
+    if (!c.parser.in_request() && c.in.empty()) {
+      c.deadline_ns = monotonic_ns() + uint64_t{settings_.request_timeout_ms} * 1'000'000;
+      c.deadline_reason = "request timeout";
+    }
+    c.in.append(buffer, r.bytes);
+    serve_pending(c);
+  }
+}
+
+// Parses and answers the requests in `in`, in order, while the output has room.
+void Server::serve_pending(Connection& c) {
+  while (!c.closed && !c.close_after_flush && !c.next_event && !c.in.empty() &&
+         (c.out.size() - c.out_sent) < kMaxBufferedOutput) {
+    const RequestParser::Outcome outcome = c.parser.feed(c.in);
+    if (outcome.status == RequestParser::Status::NeedMore) {
+      c.in.clear();
+      return;
+    }
+    if (outcome.status == RequestParser::Status::Error) {
+      TW_WARN_LIMITED("http %s: %d, %s", c.peer.c_str(), outcome.http_status, outcome.error.c_str());
+      c.in.clear();
+      c.close_after_flush = true;
+      send(c, serialize(Response::text(outcome.http_status, outcome.error + "\n"), false));
+      return;
+    }
+    c.in.erase(0, outcome.consumed);
+    respond(c);
+    c.parser.next();
+    if (!c.in.empty()) {
+      c.deadline_ns = monotonic_ns() + uint64_t{settings_.request_timeout_ms} * 1'000'000;
+      c.deadline_reason = "request timeout";
+    }
+  }
+}
+
+void Server::respond(Connection& c) {
+  Request& request = c.parser.request();
+  request.peer = c.peer;
+  const bool head = request.method == "HEAD";
+  Response response = answer(c, request);
+  const bool keep_alive = c.parser.keep_alive() && !c.parser.upgrade();
+  if (!keep_alive && !response.next_event) c.close_after_flush = true;
+  if (response.next_event) {
+    c.next_event = std::move(response.next_event);
+    c.event_interval_ns = uint64_t{std::max<uint32_t>(response.event_interval_ms, 1)} * 1'000'000;
+    c.next_event_ns = monotonic_ns() + c.event_interval_ns;
+    response.next_event = [] { return std::optional<std::string>(); };  // serialize as a stream
+    c.deadline_ns = 0;
+  } else {
+    c.deadline_ns = monotonic_ns() + uint64_t{settings_.idle_timeout_ms} * 1'000'000;
+    c.deadline_reason = "idle";
+  }
+  send(c, serialize(response, keep_alive, head));
+}
+
+// The route's answer, after authentication; 404 and 405 when none matches.
+Response Server::answer(Connection& c, Request& request) {
+  Response refusal;
+  if (!authenticate(c, request, refusal)) return refusal;
+  const std::string_view method = request.method == "HEAD" ? std::string_view("GET") : request.method;
+  const Handler* handler = routes_.find(method, request.path);
+  if (handler == nullptr) {
+    if (routes_.has_path(request.path)) return Response::text(405, "method " + request.method + " not allowed on " + request.path + "\n");
+    return Response::text(404, "no such path: " + request.path + "\n");
+  }
+  try {
+    return (*handler)(request);
+  } catch (const std::exception& e) {
+    TW_ERROR_LIMITED("http %s %s %s: handler failed: %s", c.peer.c_str(), request.method.c_str(), request.path.c_str(), e.what());
+    return Response::text(500, "internal error\n");
+  }
+}
+
+// Fills request.user and admin from Basic credentials checked against the
+// broker's users; false with the refusal (401, 503) to send instead.
+bool Server::authenticate(Connection& c, Request& request, Response& refusal) {
+  if (authority_ == nullptr) {
+    request.admin = true;
+    return true;
+  }
+  const std::string_view authorization = request.header("authorization");
+  if (authorization.empty()) {
+    if (auto anonymous = authority_->for_anonymous(); anonymous != nullptr) {
+      request.admin = anonymous->admin();
+      return true;
+    }
+    refusal = Response::text(401, "credentials required\n");
+    refusal.headers.emplace_back("WWW-Authenticate", "Basic realm=\"tickwire\", charset=\"UTF-8\"");
+    return false;
+  }
+  if (!c.authorization.empty() && authorization == c.authorization) {
+    request.user = c.user;
+    request.admin = c.admin;
+    return true;
+  }
+  auto credentials = parse_basic(authorization);
+  std::shared_ptr<auth::Login> login;
+  if (credentials) login = authority_->authenticate(credentials->user, credentials->password);
+  const auto deadline = std::chrono::steady_clock::now() + kLoginWait;
+  while (login && !login->done.load(std::memory_order_acquire) && std::chrono::steady_clock::now() < deadline) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(1));
+  }
+  if (login && !login->done.load(std::memory_order_acquire)) {
+    refusal = Response::text(503, "authentication is busy, try again\n");
+    return false;
+  }
+  if (!login || login->grants == nullptr) {
+    TW_WARN_LIMITED("http %s: 401, login refused", c.peer.c_str());
+    refusal = Response::text(401, "bad credentials\n");
+    refusal.headers.emplace_back("WWW-Authenticate", "Basic realm=\"tickwire\", charset=\"UTF-8\"");
+    return false;
+  }
+  c.authorization.assign(authorization);
+  c.user = login->grants->user();
+  c.admin = login->grants->admin();
+  request.user = c.user;
+  request.admin = c.admin;
+  return true;
+}
+
+void Server::send(Connection& c, std::string bytes) {
+  if (c.out_sent == c.out.size()) {
+    c.out = std::move(bytes);
+    c.out_sent = 0;
+  } else {
+    c.out += bytes;
+  }
+  flush(c);
+}
+
+// Writes what the socket takes; waits for EPOLLOUT for the rest. A
+// connection to be closed closes once its last byte is out.
+void Server::flush(Connection& c) {
+  while (c.out_sent < c.out.size()) {
+    iovec iov{c.out.data() + c.out_sent, c.out.size() - c.out_sent};
+    const ssize_t n = c.transport->writev(&iov, 1);
+    if (n < 0) return close(c, "write failed");
+    if (n == 0) break;
+    c.out_sent += static_cast<size_t>(n);
+  }
+  if (c.out_sent == c.out.size()) {
+    c.out.clear();
+    c.out_sent = 0;
+    if (c.close_after_flush) return close(c, "response sent");
+    watch(c, EPOLLIN);
+  } else {
+    watch(c, EPOLLOUT);
+  }
+}
+
+}  // namespace tw::http
