@@ -18,6 +18,7 @@
 #include "base/log.h"
 #include "http/route.h"
 #include "tier/broker.h"
+#include "web/assets.h"
 #include "command_line.h"
 #include "systemd.h"
 
@@ -101,6 +102,7 @@ void log_fd_limit(const rlimit& limit, const tw::config::BrokerConfig& config) {
 tw::http::Routes http_routes() {
   tw::http::Routes routes;
   routes.add("GET", "/healthz", [](const tw::http::Request&) { return tw::http::Response::text(200, "ok\n"); });
+  tw::web::add_routes(routes);  // the console and examples/web, from the binary (src/web)
   return routes;
 }
 
