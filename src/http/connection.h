@@ -36,6 +36,10 @@ struct Connection {
   std::string authorization;
   std::string user;
   bool admin = false;
+  // A WebSocket upgrade answered with 101: once that is on the wire the
+  // connection goes to the route (Server::hand_off).
+  const struct WebSocketRoute* upgrade = nullptr;
+  Request upgrade_request;
 };
 
 }  // namespace tw::http

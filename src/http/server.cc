@@ -53,6 +53,8 @@ void Server::add_listener(ListenSocket socket) {
   listeners_.push_back(std::move(socket));
 }
 
+void Server::add_websocket(std::string path, WebSocketRoute route) { websockets_[std::move(path)] = std::move(route); }
+
 void Server::start() {
   thread_ = std::thread([this] {
     name_current_thread("tw-http");
@@ -155,6 +157,10 @@ void Server::watch(Connection& c, uint32_t events) {
 void Server::tick(uint64_t now_ns) {
   for (auto& [fd, c] : connections_) {
     if (c->closed) continue;
+    if (c->upgrade != nullptr) {  // its 101 is not out yet; the connection is not served any more
+      if (c->deadline_ns != 0 && now_ns >= c->deadline_ns) close(*c, "websocket handshake not taken");
+      continue;
+    }
     if (c->next_event) {
       if (now_ns >= c->next_event_ns) next_event(*c, now_ns);
       continue;
@@ -207,6 +213,7 @@ void Server::reap() {
     connections_.erase(it);
   }
   closing_.clear();
+  handed_off_.clear();
   open_.store(connections_.size(), std::memory_order_relaxed);
 }
 

@@ -32,6 +32,7 @@
 #include "http/route.h"
 #include "session/tls_context.h"
 #include "session/transport.h"
+#include "websocket/transport.h"
 
 namespace tw::http {
 
@@ -41,6 +42,17 @@ struct ServerSettings {
   uint32_t idle_timeout_ms = 60'000;      // a keep-alive connection without a request is closed
   uint32_t handshake_timeout_ms = 2'000;  // TLS
   uint32_t max_connections = 1'024;
+  uint64_t max_websocket_message = 1u << 20;
+};
+
+// A path that switches to WebSocket (RFC 6455): the client must offer
+// `subprotocol` (when set), and after the 101 its connection leaves the
+// listener through `adopt`, wrapped in a websocket::Transport with `framing`.
+struct WebSocketRoute {
+  std::string subprotocol;
+  websocket::Framing framing = websocket::Framing::BinaryStream;
+  // On the HTTP thread: the connection is the callee's from here on.
+  std::function<void(std::unique_ptr<session::Transport> transport, const Request& request)> adopt;
 };
 
 // A socket the listener accepts on; the caller owns the fd and the TLS context (null: plain).
@@ -62,6 +74,7 @@ class Server {
 
   // Before start().
   void add_listener(ListenSocket socket);
+  void add_websocket(std::string path, WebSocketRoute route);
   void start();
   // Any thread but a handler's: closes every connection and joins the thread.
   void stop();
@@ -76,6 +89,9 @@ class Server {
   void read_requests(Connection& c);
   void serve_pending(Connection& c);
   void respond(Connection& c);
+  // A request on a WebSocket path: true when it was answered here (101 or a refusal).
+  bool upgrade(Connection& c, Request& request);
+  void hand_off(Connection& c);
   Response answer(Connection& c, Request& request);
   bool authenticate(Connection& c, Request& request, Response& refusal);
   void send(Connection& c, std::string bytes);
@@ -97,6 +113,8 @@ class Server {
   std::atomic<size_t> open_{0};
   std::unordered_map<int, std::unique_ptr<Connection>> connections_;  // by fd; the HTTP thread's only
   std::vector<int> closing_;  // fds to remove at the end of this pass
+  std::vector<std::unique_ptr<Connection>> handed_off_;  // emptied at the end of this pass
+  std::unordered_map<std::string, WebSocketRoute> websockets_;  // by path
 };
 
 }  // namespace tw::http

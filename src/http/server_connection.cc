@@ -12,6 +12,8 @@
 #include "http/connection.h"
 #include "http/response.h"
 #include "http/server.h"
+#include "io/socket.h"
+#include "websocket/handshake.h"
 
 namespace tw::http {
 
@@ -75,7 +77,7 @@ void Server::read_requests(Connection& c) {
 
 // Parses and answers the requests in `in`, in order, while the output has room.
 void Server::serve_pending(Connection& c) {
-  while (!c.closed && !c.close_after_flush && !c.next_event && !c.in.empty() &&
+  while (!c.closed && !c.close_after_flush && !c.next_event && c.upgrade == nullptr && !c.in.empty() &&
          (c.out.size() - c.out_sent) < kMaxBufferedOutput) {
     const RequestParser::Outcome outcome = c.parser.feed(c.in);
     if (outcome.status == RequestParser::Status::NeedMore) {
@@ -102,6 +104,7 @@ void Server::serve_pending(Connection& c) {
 void Server::respond(Connection& c) {
   Request& request = c.parser.request();
   request.peer = c.peer;
+  if (upgrade(c, request)) return;
   const bool head = request.method == "HEAD";
   Response response = answer(c, request);
   const bool keep_alive = c.parser.keep_alive() && !c.parser.upgrade();
@@ -117,6 +120,54 @@ void Server::respond(Connection& c) {
     c.deadline_reason = "idle";
   }
   send(c, serialize(response, keep_alive, head));
+}
+
+// WebSocket paths never reach a route. The protocol inside authenticates
+// (MQTT's CONNECT), so the upgrade itself asks for no credentials; Basic
+// credentials that are sent are checked and passed on in the Request.
+bool Server::upgrade(Connection& c, Request& request) {
+  auto it = websockets_.find(request.path);
+  if (it == websockets_.end()) return false;
+  const WebSocketRoute& route = it->second;
+  websocket::UpgradeRequest asked{request.method, request.header("upgrade"), request.header("connection"),
+                                  request.header("sec-websocket-version"), request.header("sec-websocket-key"),
+                                  request.header("sec-websocket-protocol")};
+  const websocket::HandshakeAnswer answer = websocket::answer_upgrade(asked, route.subprotocol);
+  Response refusal;
+  if (answer.status != 101) {
+    TW_WARN_LIMITED("http %s: %d, websocket upgrade on %s refused: %s", c.peer.c_str(), answer.status,
+                    request.path.c_str(), answer.error.c_str());
+    refusal = Response::text(answer.status, answer.error + "\n");
+    if (answer.status == 426) refusal.headers.emplace_back("Sec-WebSocket-Version", "13");
+  } else if (!request.header("authorization").empty() && !authenticate(c, request, refusal)) {
+    // refusal filled
+  } else {
+    c.upgrade = &route;
+    c.upgrade_request = std::move(request);
+    c.deadline_ns = monotonic_ns() + uint64_t{settings_.request_timeout_ms} * 1'000'000;
+    send(c, websocket::switching_protocols(answer));
+    return true;
+  }
+  c.close_after_flush = true;
+  send(c, serialize(refusal, false));
+  return true;
+}
+
+// The 101 is on the wire: the connection, with the client's first frames if
+// it sent any already, leaves the listener for the route's loop.
+void Server::hand_off(Connection& c) {
+  const int fd = c.transport->fd();
+  ::epoll_ctl(epoll_fd_, EPOLL_CTL_DEL, fd, nullptr);
+  websocket::Settings ws{c.upgrade->framing, settings_.max_websocket_message};
+  auto transport = std::make_unique<websocket::Transport>(std::move(c.transport), ws, std::move(c.in));
+  c.closed = true;
+  TW_DEBUG("http %s: websocket on %s handed to a loop", c.peer.c_str(), c.upgrade_request.path.c_str());
+  c.upgrade->adopt(std::move(transport), c.upgrade_request);
+  // The fd may be closed and reused at once: the entry goes now, the object at the end of the pass.
+  auto it = connections_.find(fd);
+  handed_off_.push_back(std::move(it->second));
+  connections_.erase(it);
+  open_.store(connections_.size(), std::memory_order_relaxed);
 }
 
 // The route's answer, after authentication; 404 and 405 when none matches.
@@ -208,6 +259,7 @@ void Server::flush(Connection& c) {
     c.out.clear();
     c.out_sent = 0;
     if (c.close_after_flush) return close(c, "response sent");
+    if (c.upgrade != nullptr) return hand_off(c);
     watch(c, EPOLLIN);
   } else {
     watch(c, EPOLLOUT);

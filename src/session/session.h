@@ -27,6 +27,7 @@
 // Owned by its loop thread.
 #pragma once
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <span>
 #include <string>
@@ -228,5 +229,10 @@ class Session : public broker::Outlet, public reactor::IoHandler, private InputB
   std::shared_ptr<auth::Login> login_;  // a password check in flight
   auth::Usage usage_;                   // not yet reported
 };
+
+// Makes the session of a connection whose protocol is not a listener's own:
+// a WebSocket path's (tier::Broker::serve_websocket), on the loop that adopts it.
+using SessionFactory = std::function<std::unique_ptr<Session>(Session::Env env, std::unique_ptr<Transport> transport,
+                                                              std::string peer, uint64_t now_ns)>;
 
 }  // namespace tw::session

@@ -60,10 +60,27 @@ void AccessPoint::accept_for(const std::vector<ListenSocket>& sockets, std::vect
 void AccessPoint::adopt(std::unique_ptr<session::Transport> transport, std::string peer, Protocol protocol) {
   {
     std::lock_guard lock(handoff_mutex_);
-    handoffs_.push_back({std::move(transport), std::move(peer), protocol});
+    handoffs_.push_back({std::move(transport), std::move(peer), protocol, {}});
   }
   has_handoffs_.store(true, std::memory_order_release);
   waker_.notify();
+}
+
+void AccessPoint::adopt(std::unique_ptr<session::Transport> transport, std::string peer,
+                        session::SessionFactory factory) {
+  if (open_connections_.fetch_add(1, std::memory_order_relaxed) >= config_.limits.max_connections) {
+    open_connections_.fetch_sub(1, std::memory_order_relaxed);
+    TW_WARN_LIMITED("%s: websocket refused, connection limit reached", peer.c_str());
+    return;  // the transport's destructor closes it
+  }
+  {
+    std::lock_guard lock(handoff_mutex_);
+    handoffs_.push_back({std::move(transport), std::move(peer), Protocol::Native, std::move(factory)});
+  }
+  has_handoffs_.store(true, std::memory_order_release);
+  // Always: a single-threaded loop never announces its sleep (Waker::may_sleep
+  // is the tiered loop's), and one eventfd write per connection is nothing.
+  waker_.notify_always();
 }
 
 void AccessPoint::request_tls_reload() {
@@ -148,10 +165,13 @@ void AccessPoint::start_tls(int fd, std::string peer, const ListenSocket& socket
 
 Protocol protocol_named(std::string_view name) { return name == "mqtt" ? Protocol::Mqtt : Protocol::Native; }
 
-void AccessPoint::open_session(std::unique_ptr<session::Transport> transport, std::string peer, Protocol protocol) {
+void AccessPoint::open_session(std::unique_ptr<session::Transport> transport, std::string peer, Protocol protocol,
+                               const session::SessionFactory& factory) {
   const int fd = transport->fd();
   std::unique_ptr<session::Session> session;
-  if (protocol == Protocol::Mqtt) {
+  if (factory) {
+    session = factory(env(), std::move(transport), peer, monotonic_ns());
+  } else if (protocol == Protocol::Mqtt) {
     session = std::make_unique<mqtt::MqttSession>(env(), std::move(transport), peer, monotonic_ns());
   } else {
     session = std::make_unique<native::NativeSession>(env(), std::move(transport), peer, monotonic_ns());
@@ -178,7 +198,7 @@ bool AccessPoint::take_handoffs() {
     has_handoffs_.store(false, std::memory_order_relaxed);
   }
   for (Handoff& handoff : taken) {
-    open_session(std::move(handoff.transport), std::move(handoff.peer), handoff.protocol);
+    open_session(std::move(handoff.transport), std::move(handoff.peer), handoff.protocol, handoff.factory);
   }
   return !taken.empty();
 }

@@ -55,6 +55,10 @@ class AccessPoint final {
   void accept_for(const std::vector<ListenSocket>& sockets, std::vector<AccessPoint*> all);
   // Any thread: hands over an accepted connection, ready for application bytes.
   void adopt(std::unique_ptr<session::Transport> transport, std::string peer, Protocol protocol);
+  // Any thread: the same for a connection whose session `factory` makes (a
+  // WebSocket upgrade from the HTTP thread). It counts as an open connection
+  // from here on; past max_connections it is closed at once.
+  void adopt(std::unique_ptr<session::Transport> transport, std::string peer, session::SessionFactory factory);
   // Any thread, and async-signal-safe (SIGHUP): the accepting access point
   // reloads every listener's certificate on its own thread.
   void request_tls_reload();
@@ -88,12 +92,14 @@ class AccessPoint final {
     std::unique_ptr<session::Transport> transport;
     std::string peer;
     Protocol protocol;
+    session::SessionFactory factory;  // set: it makes the session instead of `protocol`
   };
 
   void accept_pending(const ListenSocket& socket);
   void shed_one_connection(int listen_fd);
   void reject(int fd, Protocol protocol);
-  void open_session(std::unique_ptr<session::Transport> transport, std::string peer, Protocol protocol);
+  void open_session(std::unique_ptr<session::Transport> transport, std::string peer, Protocol protocol,
+                    const session::SessionFactory& factory = {});
   // A TLS connection goes to the handshake thread first, then to `target`.
   void start_tls(int fd, std::string peer, const ListenSocket& socket, AccessPoint* target);
   void reload_tls();

@@ -10,6 +10,7 @@
 #include "io/socket.h"
 #include "auth/authority.h"
 #include "http/server.h"
+#include "mqtt/mqtt_session.h"
 #include "tier/access_point.h"
 #include "tier/gateway.h"
 
@@ -178,6 +179,14 @@ struct Broker::Impl {
   std::atomic<bool> stop_gateways{false};
   std::unique_ptr<auth::Authority> authority;  // when auth_file is set
   http::Routes routes;                         // what the HTTP listeners answer (serve())
+  struct WebSocketPath {
+    std::string path;
+    std::string subprotocol;
+    websocket::Framing framing;
+    session::SessionFactory factory;
+  };
+  std::vector<WebSocketPath> websockets;       // serve_websocket(), and /mqtt
+  std::atomic<size_t> next_upgrade{0};         // round-robin over the access points
   std::unique_ptr<http::Server> http;          // when an HTTP listener is bound
 };
 
@@ -255,6 +264,11 @@ void Broker::reload_auth() {
 
 void Broker::serve(http::Routes routes) { impl_->routes = std::move(routes); }
 
+void Broker::serve_websocket(std::string path, std::string subprotocol, websocket::Framing framing,
+                             session::SessionFactory factory) {
+  impl_->websockets.push_back({std::move(path), std::move(subprotocol), framing, std::move(factory)});
+}
+
 namespace {
 
 http::ServerSettings http_settings_for(const config::BrokerConfig& c) {
@@ -265,6 +279,7 @@ http::ServerSettings http_settings_for(const config::BrokerConfig& c) {
   s.idle_timeout_ms = c.http_idle_timeout_ms;
   s.handshake_timeout_ms = c.handshake_timeout_ms;
   s.max_connections = c.limits.max_http_connections;
+  s.max_websocket_message = c.limits.max_websocket_message;
   return s;
 }
 
@@ -276,6 +291,24 @@ void Broker::start_http(const std::vector<http::ListenSocket>& sockets) {
   Impl& s = *impl_;
   s.http = std::make_unique<http::Server>(http_settings_for(s.config), s.routes, s.authority.get());
   for (const http::ListenSocket& socket : sockets) s.http->add_listener(socket);
+  // MQTT over WebSocket (docs/mqtt.md): the same MqttSession, over a websocket::Transport.
+  std::vector<Impl::WebSocketPath> paths = {{"/mqtt", "mqtt", websocket::Framing::BinaryStream,
+                                             [](session::Session::Env env, std::unique_ptr<session::Transport> t,
+                                                std::string peer, uint64_t now_ns) -> std::unique_ptr<session::Session> {
+                                               return std::make_unique<mqtt::MqttSession>(env, std::move(t),
+                                                                                          std::move(peer), now_ns);
+                                             }}};
+  paths.insert(paths.end(), s.websockets.begin(), s.websockets.end());  // a later one for the same path wins
+  for (Impl::WebSocketPath& p : paths) {
+    http::WebSocketRoute route;
+    route.subprotocol = p.subprotocol;
+    route.framing = p.framing;
+    route.adopt = [&s, factory = p.factory](std::unique_ptr<session::Transport> transport, const http::Request& request) {
+      AccessPoint& target = *s.access_points[s.next_upgrade.fetch_add(1) % s.access_points.size()];
+      target.adopt(std::move(transport), request.peer, factory);
+    };
+    s.http->add_websocket(p.path, std::move(route));
+  }
 }
 
 Status Broker::listen() {

@@ -15,6 +15,8 @@
 #include "base/result.h"
 #include "config/config.h"
 #include "http/route.h"
+#include "session/session.h"
+#include "websocket/transport.h"
 #include "tier/loop_snapshot.h"
 
 namespace tw::http {
@@ -33,6 +35,13 @@ class Broker {
   // Before listen(): what the HTTP listeners answer (src/http; /healthz,
   // the admin API, metrics). A broker with no HTTP listener ignores them.
   void serve(http::Routes routes);
+  // Before listen(): a WebSocket path of the HTTP listeners. An upgrade on
+  // `path` offering `subprotocol` ("" = none required) becomes a session
+  // made by `factory` on a loop (round-robin over the access points), over a
+  // websocket::Transport with `framing`. The broker itself serves /mqtt
+  // (subprotocol mqtt, MqttSession over BinaryStream).
+  void serve_websocket(std::string path, std::string subprotocol, websocket::Framing framing,
+                       session::SessionFactory factory);
 
   // Binds every listener (config::effective_listeners) and loads their TLS
   // certificates; a one-line error when an address is in use or invalid, or
