@@ -3,35 +3,16 @@
 #include <cstring>
 
 #include "channel_json/channel_json.h"
+#include "websocket/frame.h"
 
 namespace tw::stream {
-namespace {
-
-// RFC 6455 5.2: FIN + opcode 1 (text); the length in 7 bits, or 126 + 16
-// bits, or 127 + 64 bits, big-endian; server frames are not masked.
-size_t header_size(size_t n) { return n < 126 ? 2 : n <= 0xFFFF ? 4 : 10; }
-
-}  // namespace
-
-size_t text_message_max(size_t text_size) { return header_size(text_size) + text_size; }
+size_t text_message_max(size_t text_size) { return websocket::kMaxHeaderBytes + text_size; }
 
 size_t encode_text_message(std::span<uint8_t> out, std::span<const uint8_t> text) {
-  const size_t n = text.size();
-  const size_t head = header_size(n);
-  if (out.size() < head + n) return 0;
-  out[0] = 0x81;
-  if (head == 2) {
-    out[1] = static_cast<uint8_t>(n);
-  } else if (head == 4) {
-    out[1] = 126;
-    out[2] = static_cast<uint8_t>(n >> 8);
-    out[3] = static_cast<uint8_t>(n);
-  } else {
-    out[1] = 127;
-    for (int i = 0; i < 8; ++i) out[2 + i] = static_cast<uint8_t>(uint64_t{n} >> (56 - 8 * i));
-  }
-  if (n != 0) std::memcpy(out.data() + head, text.data(), n);
-  return head + n;
+  if (out.size() < text_message_max(text.size())) return 0;
+  const size_t head = websocket::encode_header(out.data(), websocket::Opcode::Text, true, text.size());
+  if (!text.empty()) std::memcpy(out.data() + head, text.data(), text.size());
+  return head + text.size();
 }
 
 const JsonEncoder& JsonEncoder::instance() {

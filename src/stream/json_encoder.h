@@ -1,6 +1,8 @@
 // JsonEncoder: what the delivery policy sends a /stream subscriber, as
 // WebSocket text messages (RFC 6455 frames, server to client: unmasked,
-// FIN set, one frame per message), each one JSON object in the shape of
+// FIN set, one frame per message, written here whole: the
+// websocket::Transport passes them through, Framing::TextMessages), each
+// one JSON object in the shape of
 // `tickwire sub --json` (src/channel_json): image, update and status. A
 // stream message is encoded once for every /stream subscriber (its own
 // StreamFrames slot); images and status notices per subscriber.
@@ -34,7 +36,8 @@ class JsonEncoder final : public session::Encoder {
   JsonEncoder() : Encoder(kSlot) {}
 };
 
-// One text message as a frame: its largest size, and the frame (0 if `out` is too small).
+// One text message as a frame (websocket::encode_header, then the text): its
+// largest size, and the frame (0 if `out` is too small).
 size_t text_message_max(size_t text_size);
 size_t encode_text_message(std::span<uint8_t> out, std::span<const uint8_t> text);
 inline size_t encode_text_message(std::span<uint8_t> out, std::string_view text) {

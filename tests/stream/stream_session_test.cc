@@ -27,6 +27,7 @@
 #include "session/tcp_transport.h"
 #include "stream/stream_session.h"
 #include "stream/ws_peer.h"
+#include "websocket/transport.h"
 #include "testlib/fields.h"
 
 namespace tw::stream {
@@ -59,9 +60,12 @@ struct StreamHarness {
     ::fcntl(fds[1], F_SETFL, O_NONBLOCK);
     peer = fds[1];
     router = std::make_unique<broker::Router>(limits, fanout);
+    // As the HTTP listener hands it over: a WebSocket transport over TCP, the browser's frames read for the session.
+    auto transport = std::make_unique<websocket::Transport>(std::make_unique<session::TcpTransport>(fds[0]),
+                                                            websocket::Settings{websocket::Framing::TextMessages});
     session = std::make_unique<StreamSession>(
-        StreamSession::Env{config, reactor, *router, fanout, counters, loop, authority},
-        std::make_unique<session::TcpTransport>(fds[0]), "test", user, now_ns);
+        StreamSession::Env{config, reactor, *router, fanout, counters, loop, authority}, std::move(transport), "test",
+        user, now_ns);
     ASSERT_TRUE(reactor.add(fds[0], EPOLLIN, session.get()));
   }
   ~StreamHarness() {
@@ -229,7 +233,7 @@ TEST_F(StreamSessionTest, WithoutCredentialsOrAnonymousGrantsTheFirstRequestIsRe
   EXPECT_EQ(got[0].json()["type"], "error");
   EXPECT_EQ(got[0].json()["code"], "AUTH_FAILED");
   EXPECT_EQ(got[1].opcode(), 0x8);
-  EXPECT_EQ(got[1].close_code(), 1008);
+  EXPECT_EQ(got[1].close_code(), 1001);
   EXPECT_EQ(counters.auth_failures, 1u);
 }
 
@@ -261,42 +265,51 @@ TEST_F(StreamSessionTest, ALoginMessageIsCheckedOffTheLoopThenTheStreamOpens) {
   std::remove(path.c_str());
 }
 
-// Bad input: an error message the page can show, then a Close frame with RFC 6455's code; the session closes.
-struct BadInput {
-  const char* name;
-  Bytes frames;
-  uint16_t close_code;
-  const char* code;
-};
-
-TEST_F(StreamSessionTest, BadInputIsAnsweredWithAnErrorAndACloseCode) {
-  const BadInput cases[] = {
-      {"not JSON", text("{nope"), 1008, "MALFORMED_FRAME"},
-      {"unknown op", text(R"({"op":"publish"})"), 1008, "MALFORMED_FRAME"},
-      {"topic not a string", text(R"({"op":"subscribe","topic":5})"), 1008, "MALFORMED_FRAME"},
-      {"conflate_ms too large", text(R"({"op":"subscribe","topic":"A","conflate_ms":9999999})"), 1008,
-       "MALFORMED_FRAME"},
-      {"binary", client_frame(0x82, "{}"), 1003, "MALFORMED_FRAME"},
-      {"unmasked", client_frame(0x81, "{}", false), 1002, "MALFORMED_FRAME"},
-      {"reserved bit", client_frame(0xC1, "{}"), 1002, "MALFORMED_FRAME"},
-      {"unknown opcode", client_frame(0x83, "{}"), 1002, "MALFORMED_FRAME"},
-      {"continuation first", client_frame(0x80, "{}"), 1002, "MALFORMED_FRAME"},
-      {"fragmented ping", client_frame(0x09, ""), 1002, "MALFORMED_FRAME"},
-      {"too large", text(std::string(5000, ' ')), 1009, "FRAME_TOO_LARGE"},
-      {"invalid UTF-8", text("{\"op\":\"\xff\"}"), 1007, "INVALID_UTF8"},
-      {"login twice", text(R"({"op":"login","user":"a","password":"b"})"), 1008, "MALFORMED_FRAME"},
+// Bad requests: an error message the page can show, then the transport's close; the session closes.
+TEST_F(StreamSessionTest, BadRequestsAreAnsweredWithAnErrorMessageThenClosed) {
+  const std::pair<std::string, const char*> cases[] = {
+      {"{nope", "MALFORMED_FRAME"},
+      {R"({"op":"publish"})", "MALFORMED_FRAME"},
+      {R"({"op":"subscribe","topic":5})", "MALFORMED_FRAME"},
+      {R"({"op":"subscribe","topic":"A","conflate_ms":9999999})", "MALFORMED_FRAME"},
+      {R"({"op":"login","user":"a","password":"b"})", "MALFORMED_FRAME"},  // the connection is open already
+      {std::string(5000, ' '), "FRAME_TOO_LARGE"},
   };
-  for (const BadInput& c : cases) {
-    SCOPED_TRACE(c.name);
+  for (const auto& [request, code] : cases) {
+    SCOPED_TRACE(request.substr(0, 60));
     StreamHarness h;
     h.open();
-    auto got = h.send(c.frames);
+    auto got = h.send(text(request));
     ASSERT_EQ(got.size(), 2u);
     EXPECT_EQ(got[0].json()["type"], "error");
-    EXPECT_EQ(got[0].json()["code"], c.code);
+    EXPECT_EQ(got[0].json()["code"], code);
     EXPECT_EQ(got[1].opcode(), 0x8);
-    EXPECT_EQ(got[1].close_code(), c.close_code);
+    EXPECT_EQ(got[1].close_code(), 1001);
+    EXPECT_TRUE(h.session->closing() || h.session->fd() < 0);
     EXPECT_EQ(h.counters.protocol_errors, 1u);
+  }
+}
+
+// What breaks the WebSocket itself: the transport closes with RFC 6455's code, the session ends.
+TEST_F(StreamSessionTest, BrokenFramesAreClosedByTheTransportWithTheirCode) {
+  const std::pair<Bytes, uint16_t> cases[] = {
+      {client_frame(0x82, "{}"), 1003},         // binary
+      {client_frame(0x81, "{}", false), 1002},  // unmasked
+      {client_frame(0xC1, "{}"), 1002},         // a reserved bit
+      {client_frame(0x83, "{}"), 1002},         // an unknown opcode
+      {client_frame(0x80, "{}"), 1002},         // a continuation outside a message
+      {client_frame(0x09, ""), 1002},           // a fragmented ping
+      {text("{\"op\":\"\xff\"}"), 1007},        // not UTF-8
+  };
+  for (const auto& [frames, close_code] : cases) {
+    SCOPED_TRACE(close_code);
+    StreamHarness h;
+    h.open();
+    auto got = h.send(frames);
+    ASSERT_EQ(got.size(), 1u);
+    EXPECT_EQ(got[0].opcode(), 0x8);
+    EXPECT_EQ(got[0].close_code(), close_code);
+    EXPECT_TRUE(h.session->fd() < 0) << "the session ended";
   }
 }
 
@@ -323,7 +336,19 @@ TEST_F(StreamSessionTest, FragmentsReassembleAroundAPingAndEverySplitPointParses
   }
 }
 
-TEST_F(StreamSessionTest, TheBrokerPingsEveryHeartbeatAndAnswersACloseWithClose) {
+TEST_F(StreamSessionTest, APongIsInputThatKeepsAListeningPageOpen) {
+  const uint64_t long_ago = monotonic_ns() - 60'000 * kMs;  // silent since, unless it answers a ping
+  StreamHarness silent;
+  silent.open(nullptr, "", long_ago);
+  silent.tick(monotonic_ns());
+  EXPECT_TRUE(silent.session->fd() < 0) << "closed as idle";
+  open(nullptr, "", long_ago);
+  send(client_frame(0x8A, ""));
+  tick(monotonic_ns());
+  EXPECT_TRUE(session->fd() >= 0 && !session->closing());
+}
+
+TEST_F(StreamSessionTest, TheBrokerPingsEveryHeartbeatAndAClosingBrowserGetsItsCloseBack) {
   const uint64_t t0 = monotonic_ns();
   config.heartbeat_ms = 1000;
   open(nullptr, "", t0);
