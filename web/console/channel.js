@@ -42,7 +42,7 @@ export function channel(view, topic) {
     const rows = rowsOf(await getJson('/api/v1/channels?prefix=' + encodeURIComponent(topic)), 'channels');
     const row = rows.find((r) => r.topic === topic);
     meta.textContent = row
-      ? Object.entries(row).filter(([k, v]) => k !== 'topic' && typeof v !== 'object').map(([k, v]) => `${k} ${formatNumber(v)}`).join(' · ')
+      ? Object.entries(row).filter(([k, v]) => k !== 'topic' && v !== '' && typeof v !== 'object').map(([k, v]) => `${k} ${formatNumber(v)}`).join(' · ')
       : '';
   });
   return () => {

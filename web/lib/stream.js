@@ -33,6 +33,7 @@ export class TickwireStream {
     this.nextId = 1;
     this.retryMs = 500;
     this.stopped = false;
+    this.refused = null;  // the broker's reason, when it closed the stream over a request it will not take
     this.connect();
   }
 
@@ -66,6 +67,10 @@ export class TickwireStream {
       if (this.ws !== ws) return;
       this.ws = null;
       if (this.stopped) return;
+      if (this.refused) {  // asking again would be refused again: the page must change first
+        this.onState('error', this.refused);
+        return;
+      }
       this.onState('closed');
       setTimeout(() => this.connect(), this.retryMs);
       this.retryMs = Math.min(this.retryMs * 2, 10000);
@@ -90,6 +95,8 @@ export class TickwireStream {
       return;
     }
     if (msg.type === 'error') {
+      // A slow consumer, an idle timeout or a shutdown may go better next time; a refused request will not.
+      if (!['SLOW_CONSUMER', 'IDLE_TIMEOUT', 'SERVER_SHUTDOWN'].includes(msg.code)) this.refused = `${msg.code}: ${msg.text}`;
       this.onState('error', `${msg.code}: ${msg.text}`);
       return;
     }
