@@ -19,7 +19,9 @@
 #include "base/log.h"
 #include "admin/api.h"
 #include "http/route.h"
+#include "stream/stream_session.h"
 #include "tier/broker.h"
+#include "web/assets.h"
 #include "command_line.h"
 #include "systemd.h"
 
@@ -104,6 +106,7 @@ void log_fd_limit(const rlimit& limit, const tw::config::BrokerConfig& config) {
 tw::http::Routes http_routes(tw::admin::Api& api) {
   tw::http::Routes routes;
   api.install(routes);
+  tw::web::add_routes(routes);  // the console and examples/web, from the binary (src/web)
   return routes;
 }
 
@@ -116,6 +119,8 @@ int serve(const tw::tickwired::Invocation& invocation) {
   // Before the port file is written: whoever reads it may signal us at once.
   install_signal_handlers(broker);
   broker.serve(http_routes(*api));
+  // The browser JSON stream (docs/stream.md), beside the broker's own /mqtt.
+  broker.serve_websocket("/stream", "", tw::websocket::Framing::TextMessages, tw::stream::session_factory());
   if (auto status = broker.listen(); !status) {
     // The error already reads "cannot listen on HOST:PORT: <reason>".
     std::cerr << "tickwired: " << status.error().message << "\n";

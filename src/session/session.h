@@ -256,5 +256,10 @@ class Session : public broker::Outlet, public reactor::IoHandler, private InputB
 // a WebSocket path's (tier::Broker::serve_websocket), on the loop that adopts it.
 using SessionFactory = std::function<std::unique_ptr<Session>(Session::Env env, std::unique_ptr<Transport> transport,
                                                               std::string peer, uint64_t now_ns)>;
+// A WebSocket path's factory also learns who the HTTP listener authenticated
+// from the upgrade's Basic credentials ("" = nobody): the browser stream's user.
+using UpgradeFactory = std::function<std::unique_ptr<Session>(Session::Env env, std::unique_ptr<Transport> transport,
+                                                              std::string peer, const std::string& user,
+                                                              uint64_t now_ns)>;
 
 }  // namespace tw::session

@@ -183,7 +183,7 @@ struct Broker::Impl {
     std::string path;
     std::string subprotocol;
     websocket::Framing framing;
-    session::SessionFactory factory;
+    session::UpgradeFactory factory;
   };
   std::vector<WebSocketPath> websockets;       // serve_websocket(), and /mqtt
   std::atomic<size_t> next_upgrade{0};         // round-robin over the access points
@@ -265,7 +265,7 @@ void Broker::reload_auth() {
 void Broker::serve(http::Routes routes) { impl_->routes = std::move(routes); }
 
 void Broker::serve_websocket(std::string path, std::string subprotocol, websocket::Framing framing,
-                             session::SessionFactory factory) {
+                             session::UpgradeFactory factory) {
   impl_->websockets.push_back({std::move(path), std::move(subprotocol), framing, std::move(factory)});
 }
 
@@ -294,7 +294,8 @@ void Broker::start_http(const std::vector<http::ListenSocket>& sockets) {
   // MQTT over WebSocket (docs/mqtt.md): the same MqttSession, over a websocket::Transport.
   std::vector<Impl::WebSocketPath> paths = {{"/mqtt", "mqtt", websocket::Framing::BinaryStream,
                                              [](session::Session::Env env, std::unique_ptr<session::Transport> t,
-                                                std::string peer, uint64_t now_ns) -> std::unique_ptr<session::Session> {
+                                                std::string peer, const std::string&,
+                                                uint64_t now_ns) -> std::unique_ptr<session::Session> {
                                                return std::make_unique<mqtt::MqttSession>(env, std::move(t),
                                                                                           std::move(peer), now_ns);
                                              }}};
@@ -305,7 +306,11 @@ void Broker::start_http(const std::vector<http::ListenSocket>& sockets) {
     route.framing = p.framing;
     route.adopt = [&s, factory = p.factory](std::unique_ptr<session::Transport> transport, const http::Request& request) {
       AccessPoint& target = *s.access_points[s.next_upgrade.fetch_add(1) % s.access_points.size()];
-      target.adopt(std::move(transport), request.peer, factory);
+      target.adopt(std::move(transport), request.peer,
+                   [factory, user = request.user](session::Session::Env env, std::unique_ptr<session::Transport> t,
+                                                  std::string peer, uint64_t now_ns) {
+                     return factory(env, std::move(t), std::move(peer), user, now_ns);
+                   });
     };
     s.http->add_websocket(p.path, std::move(route));
   }

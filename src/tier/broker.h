@@ -50,7 +50,7 @@ class Broker {
   // websocket::Transport with `framing`. The broker itself serves /mqtt
   // (subprotocol mqtt, MqttSession over BinaryStream).
   void serve_websocket(std::string path, std::string subprotocol, websocket::Framing framing,
-                       session::SessionFactory factory);
+                       session::UpgradeFactory factory);
 
   // Binds every listener (config::effective_listeners) and loads their TLS
   // certificates; a one-line error when an address is in use or invalid, or

@@ -77,7 +77,11 @@ size_t Transport::step_through(std::span<uint8_t> out, size_t begin, size_t end,
     pos += step.consumed;
     switch (step.kind) {
       case Reader::Kind::NeedMore:
+        break;
       case Reader::Kind::Pong:
+        // TextMessages: an empty line, so a page that only listens, answering
+        // the stream session's pings, is input that keeps it from going idle.
+        if (settings_.framing == Framing::TextMessages) ready_.push_back('\n');
         break;
       case Reader::Kind::Data:
         if (settings_.framing == Framing::BinaryStream) {

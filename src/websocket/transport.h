@@ -11,7 +11,8 @@
 // Framing::TextMessages (the browser stream): the session writes whole
 // frames itself (encode_header in frame.h, then the JSON), which pass
 // through unchanged; each text message read arrives followed by '\n' (a
-// newline inside one becomes a space: JSON whitespace). Binary is refused (1003).
+// newline inside one becomes a space: JSON whitespace), and each pong as an
+// empty line (input, for the session's idle clock). Binary is refused (1003).
 //
 // Both: pings are answered with pongs, a close is answered with a close and
 // reads as Closed, a protocol error sends a close with its code (1002,

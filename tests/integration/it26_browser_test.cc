@@ -1,0 +1,117 @@
+// The broker's web pages in a real browser: Debian's chromium, headless,
+// driven by puppeteer-core (tests/js/browser, pinned by its lockfile and
+// installed by scripts/js_deps.sh). Each test starts a broker with an HTTP
+// listener and a publisher, runs one node script that loads a page and
+// checks what a person would see, and keeps the script's screenshot in the
+// build folder (it26_*.png, one per thread configuration).
+//   examples/web (issue 14, acceptance 3): the demo feed's prices, changing.
+//   the console (issue 15, acceptance 2): overview charts moving, a channel
+//   page flashing a field change within 1 s.
+// No console errors in either. Skipped only where node or chromium is absent.
+#include <gtest/gtest.h>
+#include <unistd.h>
+
+#include <cstdlib>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "testlib/broker_process.h"
+#include "testlib/process.h"
+
+namespace tw::it {
+namespace {
+
+using testing::BrokerOptions;
+using testing::BrokerProcess;
+using testing::Process;
+
+const std::string kBrowserDir = TW_IT26_BROWSER_DIR;  // tests/js/browser
+const std::string kSourceDir = TW_IT26_SOURCE_DIR;
+const std::string kScreenshotDir = TW_IT26_SCREENSHOT_DIR;
+
+std::string thread_label() {
+  const char* t = std::getenv("TW_TEST_THREADS");
+  std::string label = t && *t ? std::string("_threads_") + t : "";
+  for (char& c : label) c = c == '+' ? '_' : c;
+  return label;
+}
+
+std::string which(const std::string& program) {
+  for (const char* dir : {"/usr/local/bin", "/usr/bin", "/bin"}) {
+    const std::string path = std::string(dir) + "/" + program;
+    if (::access(path.c_str(), X_OK) == 0) return path;
+  }
+  return "";
+}
+
+class BrowserTest : public ::testing::Test {
+ protected:
+  static void SetUpTestSuite() {
+    node_ = which("node");
+    if (node_.empty() || which("chromium").empty()) return;
+    // npm ci of the pinned puppeteer-core when node_modules is missing or stale.
+    Process deps("/bin/bash", {kSourceDir + "/scripts/js_deps.sh", "tests/js/browser"});
+    const auto status = deps.wait(300'000);
+    deps_ok_ = status && status->clean();
+    if (!deps_ok_) deps_error_ = deps.out() + deps.err();
+  }
+
+  void SetUp() override {
+    if (node_.empty() || which("chromium").empty()) GTEST_SKIP() << "node or chromium is not installed";
+    ASSERT_TRUE(deps_ok_) << "scripts/js_deps.sh tests/js/browser failed:\n" << deps_error_;
+    http_port_ = testing::pick_free_port();
+    BrokerOptions options;
+    options.args = {"--http-listen", "127.0.0.1:" + std::to_string(http_port_)};
+    broker_ = std::make_unique<BrokerProcess>(options);
+    ASSERT_TRUE(broker_->ready()) << broker_->err();
+  }
+
+  std::string url(const std::string& path) const { return "http://127.0.0.1:" + std::to_string(http_port_) + path; }
+  std::string server() const { return "127.0.0.1:" + std::to_string(broker_->port()); }
+  std::unique_ptr<Process> cli(std::vector<std::string> args) const {
+    args.insert(args.begin(), {"--server", server()});
+    return std::make_unique<Process>(testing::bin_dir() + "/tickwire", args);
+  }
+
+  // Runs one browser script; it prints a line per check and exits 0 when all held.
+  void run_script(const std::string& script, std::vector<std::string> args) {
+    args.insert(args.begin(), kBrowserDir + "/" + script);
+    Process node(node_, args);
+    const auto status = node.wait(30'000);
+    EXPECT_TRUE(status && status->clean()) << script << " " << (status ? describe(*status) : "still running after 30 s")
+                                           << "\n" << node.out() << node.err();
+  }
+  // build/it26_NAME[_threads_G_A]: one file, or the prefix of a script's several.
+  std::string screenshot(const std::string& name, const char* suffix = ".png") const {
+    return kScreenshotDir + "/it26_" + name + thread_label() + suffix;
+  }
+
+  static inline std::string node_;
+  static inline bool deps_ok_ = false;
+  static inline std::string deps_error_;
+  uint16_t http_port_ = 0;
+  std::unique_ptr<BrokerProcess> broker_;
+};
+
+TEST_F(BrowserTest, TheExamplePageShowsTheDemoFeedsPricesChanging) {
+  // What scripts/run.sh starts beside the broker, at a rate that moves every row often.
+  auto feed = cli({"demo-feed", "--symbols", "20", "--rate", "400", "--seconds", "30"});
+  run_script("examples_web.mjs", {"--url", url("/examples/web/"), "--screenshot", screenshot("examples_web")});
+  EXPECT_TRUE(feed->alive()) << feed->err();
+}
+
+TEST_F(BrowserTest, TheConsoleChartsMoveAndAChannelPageFlashesAFieldChangeWithinASecond) {
+  auto feed = cli({"demo-feed", "--symbols", "20", "--rate", "400", "--seconds", "30"});
+  // The channel page's topic has no other publisher than the test: a change there is the test's.
+  const std::string topic = "IT26/QUOTE";
+  auto first = cli({"pub", topic, "-f", "BID=100.00", "-f", "ASK=100.50", "-f", "DSPLY_NAME=IT26"});
+  const auto published = first->wait(10'000);
+  ASSERT_TRUE(published && published->clean()) << first->err();
+  run_script("console.mjs", {"--base", url(""), "--tickwire", testing::bin_dir() + "/tickwire", "--server", server(),
+                             "--topic", topic, "--screenshots", screenshot("console", "_")});
+  EXPECT_TRUE(feed->alive()) << feed->err();
+}
+
+}  // namespace
+}  // namespace tw::it

@@ -1,0 +1,39 @@
+// The console's router: one page, a view per hash route, each view a module
+// that renders into <main> and returns a function that stops its live
+// updates when another view replaces it.
+//   #/                  overview: live charts from /api/v1/events
+//   #/channels          the channels table, searchable (/api/v1/channels?prefix=)
+//   #/channel/TOPIC     one channel's live image, a field grid that flashes changes (/stream)
+//   #/connections       the connections table (/api/v1/connections)
+import { overview } from '/console/overview.js';
+import { channels } from '/console/channels.js';
+import { channel } from '/console/channel.js';
+import { connections } from '/console/connections.js';
+import { setStatus } from '/console/common.js';
+
+const view = document.getElementById('view');
+let stop = () => {};
+
+function route() {
+  stop();
+  view.replaceChildren();
+  setStatus('');
+  const hash = location.hash.replace(/^#/, '') || '/';
+  let name = 'overview';
+  if (hash.startsWith('/channel/')) {
+    name = 'channels';
+    stop = channel(view, decodeURIComponent(hash.slice('/channel/'.length)));
+  } else if (hash === '/channels') {
+    name = 'channels';
+    stop = channels(view);
+  } else if (hash === '/connections') {
+    name = 'connections';
+    stop = connections(view);
+  } else {
+    stop = overview(view);
+  }
+  for (const a of document.querySelectorAll('nav a')) a.classList.toggle('active', a.dataset.view === name);
+}
+
+window.addEventListener('hashchange', route);
+route();
