@@ -12,12 +12,19 @@ namespace tw::cli {
 namespace {
 
 constexpr const char* kBroadcast = "(broadcast)";
+// An interactive channel whose provider went away (STALE until another
+// arrives): broadcast channels are always OK, so an empty provider with
+// another state is never a broadcast one.
+constexpr const char* kNoProvider = "(no provider)";
 
 void sort_by_topic(std::vector<client::ChannelRow>& rows) {
   std::sort(rows.begin(), rows.end(), [](const auto& a, const auto& b) { return a.topic < b.topic; });
 }
 
-std::string provider_label(const client::ChannelRow& row) { return row.provider.empty() ? kBroadcast : row.provider; }
+std::string provider_label(const client::ChannelRow& row) {
+  if (!row.provider.empty()) return row.provider;
+  return row.state == wire::ChannelState::Ok ? kBroadcast : kNoProvider;
+}
 
 void pad(std::string& out, const std::string& cell, size_t width) {
   out += cell;
@@ -41,7 +48,8 @@ std::string format_channel_table(std::vector<client::ChannelRow> rows) {
   cells.push_back(header);
   for (const auto& r : rows)
     cells.push_back({client::terminal_safe(r.topic), wire::state_name(r.state),
-                     r.provider.empty() ? "-" : client::terminal_safe(r.provider),
+                     r.provider.empty() ? (r.state == wire::ChannelState::Ok ? "-" : kNoProvider)
+                                        : client::terminal_safe(r.provider),
                      std::to_string(r.subscribers), std::to_string(r.seq), std::to_string(r.rate)});
   std::vector<size_t> width(header.size(), 0);
   for (const auto& line : cells)

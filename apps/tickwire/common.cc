@@ -1,7 +1,11 @@
 #include "common.h"
 
+#include <algorithm>
+#include <chrono>
 #include <cstdio>
 #include <memory>
+#include <thread>
+#include <vector>
 
 namespace tw::cli {
 
@@ -39,6 +43,85 @@ bool connect_or_report(client::Client& client, const client::Options& options) {
   Status connected = client.connect(options);
   if (!connected) std::fprintf(stderr, "tickwire: %s\n", connected.error().message.c_str());
   return connected.ok();
+}
+
+namespace {
+
+// Letters to change, add or drop to turn `a` into `b` (Levenshtein distance).
+size_t edit_distance(std::string_view a, std::string_view b) {
+  std::vector<size_t> row(b.size() + 1);
+  for (size_t j = 0; j <= b.size(); ++j) row[j] = j;
+  for (size_t i = 1; i <= a.size(); ++i) {
+    size_t diagonal = row[0];
+    row[0] = i;
+    for (size_t j = 1; j <= b.size(); ++j) {
+      const size_t above = row[j];
+      row[j] = std::min({row[j] + 1, row[j - 1] + 1, diagonal + (a[i - 1] == b[j - 1] ? 0 : 1)});
+      diagonal = above;
+    }
+  }
+  return row[b.size()];
+}
+
+}  // namespace
+
+std::string unknown_subcommand_message(CLI::App& app) {
+  // The deepest subcommand given (tickwire, or tickwire perf) is the one that lacks its own.
+  CLI::App* at = &app;
+  while (!at->get_subcommands().empty()) at = at->get_subcommands().front();
+  const std::vector<std::string> rest = app.remaining();
+  if (at->get_require_subcommand_min() == 0 || rest.empty() || rest.front().rfind('-', 0) == 0) return "";
+  const std::string& given = rest.front();
+  std::string names;
+  std::string closest;
+  size_t closest_distance = 3;  // suggest only a near miss
+  for (const CLI::App* sub : at->get_subcommands([](CLI::App*) { return true; })) {
+    names += (names.empty() ? "" : ", ") + sub->get_name();
+    const size_t distance = edit_distance(given, sub->get_name());
+    if (distance < closest_distance) {
+      closest_distance = distance;
+      closest = sub->get_name();
+    }
+  }
+  std::string command = "tickwire";  // not argv[0], which may be a path
+  if (at != &app) command += " " + at->get_name();
+  std::string message = command + ": unknown subcommand '" + given + "'";
+  if (!closest.empty()) message += " (did you mean '" + closest + "'?)";
+  return message + "\nsubcommands: " + names + "\nrun '" + command + " --help' for more\n";
+}
+
+namespace {
+// CLI11's own PositiveNumber and NonNegativeNumber print their range up to
+// the largest double (300 digits); these say the rule in words.
+CLI::Validator number_check(bool zero_allowed) {
+  return CLI::Validator(
+      [zero_allowed](std::string& text) -> std::string {
+        double value = 0;
+        const bool number = CLI::detail::lexical_cast(text, value);
+        if (number && (value > 0 || (zero_allowed && value == 0))) return {};
+        return std::string(zero_allowed ? "must be 0 or more" : "must be more than 0") + ", got '" + text + "'";
+      },
+      zero_allowed ? "NUMBER>=0" : "NUMBER>0");
+}
+}  // namespace
+
+CLI::Validator positive_number() { return number_check(false); }
+CLI::Validator non_negative_number() { return number_check(true); }
+
+bool connect_retrying(client::Client& client, const client::Options& options, const char* who) {
+  uint32_t backoff_ms = options.reconnect_min_ms;
+  for (;;) {
+    Status connected = client.connect(options);
+    if (connected) return true;
+    std::fprintf(stderr, "%s: %s\n", who, connected.error().message.c_str());
+    if (!client.unreachable() || g_stop_requested) return false;
+    std::fprintf(stderr, "%s: retrying in %u ms\n", who, backoff_ms);
+    auto until = std::chrono::steady_clock::now() + std::chrono::milliseconds(backoff_ms);
+    while (std::chrono::steady_clock::now() < until && !g_stop_requested)
+      std::this_thread::sleep_for(std::chrono::milliseconds(10));
+    if (g_stop_requested) return false;
+    backoff_ms = std::min(backoff_ms * 2, options.reconnect_max_ms);
+  }
 }
 
 Result<const fields::Dictionary*> dictionary(const CommonOptions& common) {

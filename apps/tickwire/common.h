@@ -50,6 +50,18 @@ bool connect_or_report(client::Client& client, const client::Options& options);
 // The dictionary to name fields with; errors name the file and line.
 Result<const fields::Dictionary*> dictionary(const CommonOptions& common);
 
+// The usage error for a command line whose subcommand does not exist
+// ("tickwire: unknown subcommand 'chanels' (did you mean 'channels'?) ..."),
+// or "" when the failed parse had another cause. Call after app.parse threw.
+std::string unknown_subcommand_message(CLI::App& app);
+// Option checks whose error says the rule ("--count: must be more than 0, got '0'").
+CLI::Validator positive_number();
+CLI::Validator non_negative_number();
+// Connects like connect_or_report, but keeps trying while the broker cannot be
+// reached (the client's reconnect backoff, one stderr line per failed
+// attempt) until it answers or Ctrl-C; a setup error (bad TLS file) fails at once.
+bool connect_retrying(client::Client& client, const client::Options& options, const char* who);
+
 // Ctrl-C / SIGTERM set this; loops check it between polls.
 extern volatile std::sig_atomic_t g_stop_requested;
 void install_stop_signals();

@@ -207,10 +207,10 @@ void add_demo_feed_command(CLI::App& app, const CommonOptions& common, int& exit
   cmd->add_option("--symbols", opts->symbols, "number of symbols (60 real tickers, then SYM0001...)")
       ->check(CLI::Range(size_t{1}, size_t{1'000'000}));
   cmd->add_option("--rate", opts->rate, "updates per second across all symbols, 0 = as fast as possible")
-      ->check(CLI::NonNegativeNumber);
+      ->check(non_negative_number());
   cmd->add_option("--prefix", opts->prefix, "topic prefix");
   cmd->add_option("--seconds", opts->seconds, "stop after S seconds (0 = run until interrupted)")
-      ->check(CLI::NonNegativeNumber);
+      ->check(non_negative_number());
   cmd->add_option("--seed", opts->seed, "random seed, for a reproducible market");
   cmd->add_option("--mode", opts->mode, "broadcast (publish every symbol) or provider (serve topics on request)")
       ->check(CLI::IsMember({"broadcast", "provider"}));

@@ -1,5 +1,6 @@
 // tickwire: the Tickwire command-line client. One file per subcommand.
 #include <cstdio>
+#include <string>
 
 #include "common.h"
 
@@ -38,6 +39,11 @@ int main(int argc, char** argv) {
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
+    // CLI11 would say "A subcommand is required" of a misspelt one.
+    if (std::string unknown = tw::cli::unknown_subcommand_message(app); !unknown.empty()) {
+      std::fputs(unknown.c_str(), stderr);
+      return tw::cli::kExitError;
+    }
     int rc = app.exit(e);
     return rc == 0 ? 0 : tw::cli::kExitError;
   }

@@ -69,10 +69,10 @@ void add_perf_pub_command(CLI::App& perf, const CommonOptions& common, int& exit
   cmd->add_option("--topics", p.topics, "number of topics (PREFIX/O .. PREFIX/O+N-1)")
       ->check(CLI::Range(1u, perf::kMaxTopicIndex));
   cmd->add_option("--rate", p.rate, "load messages per second in total, 0 = as fast as possible")
-      ->check(CLI::NonNegativeNumber);
+      ->check(non_negative_number());
   cmd->add_option("--size", p.payload_size, "payload bytes, >= 32 (the probe header)")
       ->check(CLI::Range(perf::kProbeHeaderSize, size_t{16u << 20}));
-  cmd->add_option("--seconds", p.seconds, "how long to publish, 0 = until --count")->check(CLI::NonNegativeNumber);
+  cmd->add_option("--seconds", p.seconds, "how long to publish, 0 = until --count")->check(non_negative_number());
   cmd->add_option("--fields", p.fields,
                   "publish field lists of this many value fields (native only; replaces --size): the probe header "
                   "in FID 1, FID 100+i = seq * 1000 + i")
@@ -85,10 +85,10 @@ void add_perf_pub_command(CLI::App& perf, const CommonOptions& common, int& exit
       ->check(CLI::Range(0u, perf::kMaxPublisherId - 1));
   cmd->add_option("--topic-offset", p.topic_offset, "index of the first topic");
   cmd->add_option("--probe-rate", p.probe_rate, "latency probes per second, sent besides the load")
-      ->check(CLI::NonNegativeNumber);
+      ->check(non_negative_number());
   cmd->add_option("--load-batch-us", opts->load_batch_us,
                   "let the load wait up to this long and leave in bursts (probes stay on time)")
-      ->check(CLI::NonNegativeNumber);
+      ->check(non_negative_number());
   cmd->add_option("--skip-seq", p.skip_seq, "test aid: topic 0 skips this sequence number (one gap)");
   cmd->add_option("--clock", opts->clock, "clock of send_ns: monotonic (one host) or realtime (synced hosts)")
       ->check(CLI::IsMember({"monotonic", "realtime"}));

@@ -179,39 +179,39 @@ void add_perf_run_command(CLI::App& perf, const CommonOptions& common, int& exit
   auto* server = cmd->add_option("--server", o->server, "use a running broker at HOST:PORT");
   cmd->add_option("--broker-cmd", o->broker_cmd, "start this broker command; {port} is replaced by a free port")
       ->excludes(server);
-  cmd->add_option("--publishers", o->publishers, "publisher processes")->check(CLI::PositiveNumber);
-  cmd->add_option("--subscribers", o->subscribers, "subscribers (connections)")->check(CLI::PositiveNumber);
+  cmd->add_option("--publishers", o->publishers, "publisher processes")->check(positive_number());
+  cmd->add_option("--subscribers", o->subscribers, "subscribers (connections)")->check(positive_number());
   cmd->add_option("--connections-per-sub", o->connections_per_sub,
                   "subscribers hosted by one perf sub process, 1 = a process each (divides --fanout)")
-      ->check(CLI::PositiveNumber);
-  cmd->add_option("--topics", o->topics, "topics, split among the publishers")->check(CLI::PositiveNumber);
+      ->check(positive_number());
+  cmd->add_option("--topics", o->topics, "topics, split among the publishers")->check(positive_number());
   cmd->add_option("--fanout", o->fanout, "subscribers receiving each message (divides --subscribers)")
-      ->check(CLI::PositiveNumber);
+      ->check(positive_number());
   cmd->add_option("--size", o->size, "payload bytes (>= 32)")->check(CLI::Range(32, 1 << 24));
   cmd->add_option("--fields", o->fields,
                   "field-list payloads of this many value fields (native; replaces --size), every field checked "
                   "by the subscribers: MISSING FIDS")
       ->check(CLI::Range(0, static_cast<int>(perf::kMaxFields)));
   cmd->add_option("--seconds", o->seconds, "seconds per trial (default 5 for throughput, 2 for latency and sweep)")
-      ->check(CLI::PositiveNumber);
+      ->check(positive_number());
   cmd->add_option("--drain-bound-ms", o->drain_bound_ms,
                   "every subscriber must have everything this long after the publishers stop "
                   "(default: the larger of 50 ms and 2 % of --seconds)")
-      ->check(CLI::PositiveNumber);
+      ->check(positive_number());
   cmd->add_option("--rate", o->rate, "total msgs/s: start rate (throughput) or background rate (latency)")
-      ->check(CLI::NonNegativeNumber);
-  cmd->add_option("--probe-rate", o->probe_rate, "probe msgs/s (latency, sweep)")->check(CLI::NonNegativeNumber);
+      ->check(non_negative_number());
+  cmd->add_option("--probe-rate", o->probe_rate, "probe msgs/s (latency, sweep)")->check(non_negative_number());
   cmd->add_option("--load-batch-us", o->load_batch_us,
                   "publishers let the background load wait up to this long and send it in bursts; probes stay on time")
-      ->check(CLI::NonNegativeNumber);
+      ->check(non_negative_number());
   cmd->add_flag("--probe-log", o->probe_log,
                "each perf sub appends every probe's send and arrival time to OUT/logs/probes-sub<k>.tsv");
   cmd->add_option("--rates", o->rates, "background rates for sweep, comma separated");
   cmd->add_option("--runs", o->runs, "repetitions (latency, sweep) or confirmation runs (throughput)")
-      ->check(CLI::PositiveNumber);
+      ->check(positive_number());
   cmd->add_option("--bisect-steps", o->bisect_steps, "throughput: bisection steps between good and bad")
-      ->check(CLI::NonNegativeNumber);
-  cmd->add_option("--max-rate", o->max_rate, "throughput: highest total rate tried")->check(CLI::PositiveNumber);
+      ->check(non_negative_number());
+  cmd->add_option("--max-rate", o->max_rate, "throughput: highest total rate tried")->check(positive_number());
   cmd->add_option("--out", o->out, "output folder for result.json, table.txt, latency.svg, logs/");
   cmd->add_option("--label", o->label, "name of this broker/configuration in reports");
   // The global --server is ignored on purpose: perf run starts its own broker

@@ -277,10 +277,10 @@ void add_perf_sub_command(CLI::App& perf, const CommonOptions& common, int& exit
   cmd->add_option("pattern", opts->pattern, "native pattern, e.g. PERF/> (or use --topics)");
   cmd->add_option("--prefix", opts->prefix, "without PATTERN: topic prefix");
   cmd->add_option("--topics", opts->topics, "without PATTERN: subscribe to PREFIX/t for t < T (t % G == g)");
-  cmd->add_option("--groups", opts->groups, "without PATTERN: number of subscriber groups G")->check(CLI::PositiveNumber);
+  cmd->add_option("--groups", opts->groups, "without PATTERN: number of subscriber groups G")->check(positive_number());
   cmd->add_option("--group", opts->group, "without PATTERN: this subscriber's group g < G");
   cmd->add_option("--seconds", opts->seconds, "stop this long after the first message, 0 = no limit")
-      ->check(CLI::NonNegativeNumber);
+      ->check(non_negative_number());
   cmd->add_option("--transport", opts->transport, "native, mqtt, nats, mqtt-raw or nats-raw")
       ->check(CLI::IsMember(perf::transport_names()));
   cmd->add_option("--clock", opts->clock, "clock the publishers stamp with: monotonic or realtime")

@@ -104,9 +104,9 @@ void add_provider_command(CLI::App& app, const CommonOptions& common, int& exit_
   cmd->add_flag("--not-found-unknown", opts->not_found_unknown,
                 "answer NOT_FOUND for symbols not known (default list: the 60 demo tickers)");
   cmd->add_option("--rate", opts->rate, "updates per second in total over the open streams, 0 = as fast as possible")
-      ->check(CLI::NonNegativeNumber);
+      ->check(non_negative_number());
   cmd->add_option("--seconds", opts->seconds, "stop after S seconds (0 = run until interrupted)")
-      ->check(CLI::NonNegativeNumber);
+      ->check(non_negative_number());
   cmd->add_option("--seed", opts->seed, "random seed, for a reproducible market");
   cmd->add_flag("-q,--quiet", opts->quiet, "no line per request and release");
   cmd->add_flag("-v,--verbose", opts->verbose, "also a line per image sent");

@@ -103,9 +103,9 @@ void add_pub_command(CLI::App& app, const CommonOptions& common, int& exit_code)
   auto* data = cmd->add_option("-d,--data", opts->data, "publish TEXT as an opaque payload");
   field->excludes(data);
   data->excludes(field);
-  cmd->add_option("-n,--count", opts->count, "messages to publish")->check(CLI::PositiveNumber);
+  cmd->add_option("-n,--count", opts->count, "messages to publish")->check(positive_number());
   cmd->add_option("-r,--rate", opts->rate, "messages per second, 0 = as fast as possible")
-      ->check(CLI::NonNegativeNumber);
+      ->check(non_negative_number());
   cmd->add_flag("--image", opts->image, "replace the cached image instead of merging");
   cmd->callback([opts, &common, &exit_code, data, field]() {
     if (data->count() == 0 && field->count() == 0)

@@ -3,6 +3,7 @@
 #include <cstdio>
 
 #include "client/message_format.h"
+#include "topic/topic.h"
 #include "common.h"
 
 namespace tw::cli {
@@ -19,6 +20,15 @@ int run_snapshot(const SnapshotOptions& opts, const CommonOptions& common) {
   auto dict = dictionary(common);
   if (!dict) {
     std::fprintf(stderr, "tickwire snapshot: %s\n", dict.error().message.c_str());
+    return kExitError;
+  }
+  // A snapshot is of one topic: say so of a pattern before connecting (the
+  // client's own check speaks of publishing).
+  if (topic::validate_topic(opts.topic, topic::Limits{}) == topic::Error::WildcardInTopic) {
+    std::fprintf(stderr,
+                 "tickwire snapshot: '%s' is a pattern ('*' or '>' level); a snapshot is of one topic "
+                 "(use 'tickwire sub %s' to see every matching topic)\n",
+                 client::terminal_safe(opts.topic).c_str(), client::terminal_safe(opts.topic).c_str());
     return kExitError;
   }
   auto options = client_options(common, "tickwire-snapshot");
@@ -59,7 +69,7 @@ void add_snapshot_command(CLI::App& app, const CommonOptions& common, int& exit_
   cmd->add_option("topic", opts->topic, "topic, e.g. DEMO/EQ/AAPL")->required();
   cmd->add_flag("--json", opts->json, "print a JSON line");
   cmd->add_option("--timeout", opts->timeout_ms, "milliseconds to wait for the answer")
-      ->check(CLI::PositiveNumber);
+      ->check(positive_number());
   cmd->callback([opts, &common, &exit_code]() { exit_code = run_snapshot(*opts, common); });
 }
 

@@ -76,7 +76,8 @@ int run_sub(const SubOptions& opts, const CommonOptions& common) {
       done = true;
     }
   });
-  if (!connect_or_report(client, *options)) return kExitError;
+  // A subscriber may start before its broker: the first connect is retried like a reconnect.
+  if (!connect_retrying(client, *options, "tickwire sub")) return kExitError;
   while (!done && !g_stop_requested) {
     if (client.poll(100) < 0) {
       std::fprintf(stderr, "tickwire sub: connection lost\n");

@@ -35,7 +35,7 @@ struct Flags {
       {"--log-level", "log_level", "debug, info, warn, error or off"},
       {"--provider-balance", "provider_balance", "least-loaded or round-robin"},
       {"--slow-consumer-policy", "slow_consumer_policy",
-       "subscriber past --max-output-buffer: conflate (default), drop or disconnect"},
+       "subscriber past --max-output-buffer: conflate, drop or disconnect"},
       {"--cpus", "cpus", "pin loop threads, gateways first, to this cpu list (2-7, 0,2,4-6)"},
   }};
   std::array<IntegerFlag, 24> integers{{
@@ -71,8 +71,14 @@ void declare_flags(CLI::App& app, Flags& flags) {
   app.add_option("--config", flags.config_file, "TOML configuration file");
   app.add_option("--print-port-file", flags.port_file,
                  "after listening, write the bound port number to FILE");
-  for (StringFlag& flag : flags.strings) app.add_option(flag.flag, flag.value, flag.help);
-  for (IntegerFlag& flag : flags.integers) app.add_option(flag.flag, flag.value, flag.help);
+  // Each flag's help ends with the built-in default, so --help answers "what if I leave it out".
+  const config::BrokerConfig defaults;
+  auto with_default = [&](const char* help, const char* key) {
+    const std::string value = config::value_text(defaults, key);
+    return std::string(help) + " (default: " + (value.empty() ? "none" : value) + ")";
+  };
+  for (StringFlag& flag : flags.strings) app.add_option(flag.flag, flag.value, with_default(flag.help, flag.key));
+  for (IntegerFlag& flag : flags.integers) app.add_option(flag.flag, flag.value, with_default(flag.help, flag.key));
   app.add_option("--threads", flags.threads,
                  "gateway and access-point threads (1+1, 2+2); 0+0 or single: one loop")
       ->type_name("G+A")

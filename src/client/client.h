@@ -108,12 +108,15 @@ struct ChannelRow {
 };
 
 // What the broker said in WELCOME.
+// What WELCOME announced. `limits` is announced from protocol version 3 on;
+// against a broker that chose version 1 or 2 it stays all 0 (unknown).
 struct ServerInfo {
   std::string name;
   uint16_t version = 0;
   uint32_t heartbeat_ms = 0;
   uint32_t max_frame = 0;
   uint32_t max_subscriptions = 0;
+  wire::WelcomeLimits limits;
 };
 
 class Client {
@@ -204,6 +207,11 @@ class Client {
   bool connected() const { return state_ == State::Connected; }
   const Counters& counters() const { return counters_; }
   const ServerInfo& server() const { return server_; }
+  // After connect() failed: true when it never reached the broker (nothing
+  // listening, no route, connect timeout), so trying again later may work;
+  // false when it was refused before trying (options) or after reaching it
+  // (TLS, HELLO refused).
+  bool unreachable() const { return !reached_ && !last_failure_.empty(); }
   size_t pending_output() const { return out_.size(); }
   // The connection's socket (-1 while not connected), for a caller that waits
   // on several clients in one poll(2) and then calls poll(0) on the ready ones.
@@ -354,6 +362,7 @@ class Client {
   uint64_t last_recv_ns_ = 0;
   uint32_t heartbeat_ms_ = 0;
   std::string last_failure_;
+  bool reached_ = false;  // the current connect()'s TCP connection was established
   ServerInfo server_;
 
   ByteBuffer in_;

@@ -40,9 +40,14 @@ constexpr uint32_t kDeadIntervals = 3;     // heartbeats missed before the broke
 Status Client::connect(const Options& options) {
   if (in_poll_ || dispatch_depth_ > 0) return Error{"connect() cannot be called from a callback"};
   if (state_ != State::Idle && state_ != State::Closed) return Error{"already connected"};
+  reached_ = false;
+  last_failure_.clear();  // unreachable() speaks of this connect() only
   if (options.port == 0) return Error{"port must not be 0"};
   if (options.reconnect_min_ms == 0 || options.reconnect_min_ms > options.reconnect_max_ms)
     return Error{"reconnect backoff needs 0 < min <= max"};
+  if (options.protocol_version < wire::kMinProtocolVersion || options.protocol_version > wire::kProtocolVersion)
+    return Error{"protocol_version must be between 1 and " + std::to_string(wire::kProtocolVersion)};
+  if (!options.user.empty() && options.protocol_version < 2) return Error{"a user needs protocol version 2 or later"};
   // A connection to the same broker with the same TLS files keeps the
   // context and offers the last session; anything else starts afresh.
   const std::string tls_key = options.host + ":" + std::to_string(options.port) + "|" + options.ca + "|" +
@@ -169,7 +174,7 @@ void Client::teardown_socket() {
 void Client::on_welcome(const wire::Welcome& welcome) {
   state_ = State::Connected;
   server_ = ServerInfo{std::string(welcome.server_name), welcome.version, welcome.heartbeat_ms,
-                       welcome.max_frame, welcome.max_subscriptions};
+                       welcome.max_frame, welcome.max_subscriptions, welcome.limits};
   heartbeat_ms_ = welcome.heartbeat_ms != 0 ? welcome.heartbeat_ms : options_.heartbeat_ms;
   backoff_ms_ = options_.reconnect_min_ms;
   channels_.clear();
@@ -278,6 +283,7 @@ void Client::on_writable() {
     attempt_failed(done.error().message, monotonic_ns());
     return;
   }
+  reached_ = true;
   if (!tls_context_) return send_hello();
   auto tls = session::TlsTransport::connect(*tls_context_, fd_, options_.host, tls_resume_.get());
   if (!tls) {
@@ -306,6 +312,7 @@ void Client::send_hello() {
   state_ = State::Handshake;
   last_recv_ns_ = last_send_ns_ = monotonic_ns();
   wire::Hello hello;
+  hello.max_version = options_.protocol_version;
   hello.heartbeat_ms = options_.heartbeat_ms;
   hello.client_name = options_.client_name;
   hello.credentials = !options_.user.empty();

@@ -58,7 +58,7 @@ int Client::handle_frame(const wire::Frame& frame) {
     case wire::MsgType::Welcome: {
       wire::Welcome m;
       ok = decode_into(frame, m) && state_ == State::Handshake;
-      if (ok && (m.version < wire::kMinProtocolVersion || m.version > wire::kProtocolVersion)) {
+      if (ok && (m.version < wire::kMinProtocolVersion || m.version > options_.protocol_version)) {
         connection_lost("broker chose an unsupported protocol version");
         return 0;
       }

@@ -38,6 +38,9 @@ struct Options {
   // version 2 carries them. "" = no user (anonymous, or a TLS certificate's).
   std::string user;
   std::string password;
+  // The highest protocol version HELLO offers (the broker may choose lower).
+  // Version 3 brings the broker's limits in WELCOME (ServerInfo::limits).
+  uint16_t protocol_version = wire::kProtocolVersion;
 };
 
 // "HOST:PORT" -> host, port. Accepts "[v6addr]:PORT". False when malformed or port 0.

@@ -240,6 +240,23 @@ std::vector<Listener> effective_listeners(const BrokerConfig& config) {
   return listeners;
 }
 
+std::string value_text(const BrokerConfig& config, std::string_view key) {
+  if (const IntegerKey* integer = find_integer_key(key)) return std::to_string(integer->get(config));
+  if (key == "listen") return config.listen;
+  if (key == "mqtt_listen") return config.mqtt_listen;
+  if (key == "server_name") return config.server_name;
+  if (key == "log_level") {
+    constexpr std::array<const char*, 5> kLevelNames = {"debug", "info", "warn", "error", "off"};
+    return kLevelNames[static_cast<size_t>(config.log_level)];
+  }
+  if (key == "provider_balance") return config.provider_balance;
+  if (key == "slow_consumer_policy") return config.slow_consumer_policy;
+  if (key == "cpus") return config.cpus;
+  if (key == "auth_file") return config.auth_file;
+  if (key == "usage_log") return config.usage_log;
+  return "";
+}
+
 Status set_string(BrokerConfig& config, std::string_view key, std::string_view value) {
   if (key == "listen") {
     if (auto status = check_listen(value); !status) return status;

@@ -130,6 +130,10 @@ bool split_host_port(std::string_view text, std::string& host, uint16_t& port);
 Status set_integer(BrokerConfig& config, std::string_view key, int64_t value);
 Status set_string(BrokerConfig& config, std::string_view key, std::string_view value);
 Status set_boolean(BrokerConfig& config, std::string_view key, bool value);
+// A key's value as text, as a TOML file or a flag would give it ("5000",
+// "least-loaded", "info"); "" for a string key that is empty or a key that
+// is not a plain integer or string key. For help texts ("default: ...").
+std::string value_text(const BrokerConfig& config, std::string_view key);
 
 // Checks every key of a config built in code or patched after parsing, and
 // the keys that constrain each other (gateways with access_points, cpus with

@@ -83,7 +83,7 @@ void NativeSession::handle_hello(const wire::Frame& frame) {
   }
   if (hello.min_version > wire::kProtocolVersion || hello.max_version < wire::kMinProtocolVersion ||
       hello.min_version > hello.max_version) {
-    return fail(wire::Code::UnsupportedVersion, "this broker speaks protocol versions 1 and 2");
+    return fail(wire::Code::UnsupportedVersion, "this broker speaks protocol versions 1 to 3");
   }
   const auto& cfg = env().config;
   version_ = std::min(hello.max_version, wire::kProtocolVersion);
@@ -115,10 +115,14 @@ void NativeSession::on_login(std::shared_ptr<const auth::Grants> grants, std::st
 
 void NativeSession::welcome() {
   const auto& cfg = env().config;
-  open(hello_name_, ms_to_ns(std::max<uint64_t>(cfg.idle_timeout_ms, 3ull * heartbeat_ms_)));
+  const uint32_t idle_timeout_ms = std::max(cfg.idle_timeout_ms, 3 * heartbeat_ms_);
+  open(hello_name_, ms_to_ns(idle_timeout_ms));
   wire::Welcome welcome{version_, heartbeat_ms_, cfg.limits.max_frame, cfg.limits.max_subscriptions,
                         cfg.server_name};
-  queue_control(welcome, kControlFrameMax);
+  // Layout by the version chosen: a client that offered at most 2 gets the version-2 WELCOME.
+  welcome.limits = {cfg.limits.max_registrations, cfg.limits.max_channels, cfg.limits.max_channels_per_connection,
+                    cfg.limits.max_topic_length, cfg.limits.max_topic_depth, idle_timeout_ms};
+  queue_control(welcome, kControlFrameMax + wire::kWelcomeLimitsSize);
   TW_DEBUG("session %s: HELLO from '%s', version %u, heartbeat %u ms%s%s", peer().c_str(), client_name().c_str(),
            version_, heartbeat_ms_, grants() ? ", user " : "", grants() ? grants()->user().c_str() : "");
 }

@@ -161,6 +161,7 @@ std::string pub_result_json(const ProducerResult& r, uint32_t publisher_id) {
                               {"stop_ns", r.stop_ns},
                               {"cpu_s", round3(r.cpu_s)},
                               {"rate", std::llround(r.seconds > 0 ? static_cast<double>(r.sent + r.probes_sent) / r.seconds : 0)},
+                              {"load_rate", std::llround(r.rate)},
                               {"saturated", r.saturated},
                               {"max_lateness_us", round3(static_cast<double>(r.max_lateness_ns) / 1000.0)},
                               {"probe_wake_late_us", wake_late_json(r.probe_wake_late)}};
@@ -169,9 +170,12 @@ std::string pub_result_json(const ProducerResult& r, uint32_t publisher_id) {
 
 std::string pub_result_text(const ProducerResult& r) {
   char line[256];
-  std::snprintf(line, sizeof line, "sent %llu messages + %llu probes in %.3f s: %.0f msg/s, cpu %.3f s%s",
+  // Both rates, named: --rate paces the load alone, and probes are sent besides it.
+  const double all_rate = r.seconds > 0 ? static_cast<double>(r.sent + r.probes_sent) / r.seconds : 0;
+  std::snprintf(line, sizeof line,
+                "sent %llu load messages + %llu probes in %.3f s: load %.0f msg/s, %.0f msg/s with probes, cpu %.3f s%s",
                 static_cast<unsigned long long>(r.sent), static_cast<unsigned long long>(r.probes_sent), r.seconds,
-                r.rate, r.cpu_s, r.saturated ? " (SATURATED: the publisher could not keep the rate)" : "");
+                r.rate, all_rate, r.cpu_s, r.saturated ? " (SATURATED: the publisher could not keep the rate)" : "");
   return line;
 }
 

@@ -143,6 +143,15 @@ bool decode(const Frame& f, Welcome& m) {
   m.max_frame = r.u32();
   m.max_subscriptions = r.u32();
   m.server_name = r.str16();
+  m.limits = {};
+  if (m.version >= kWelcomeLimitsVersion) {
+    m.limits.max_registrations = r.u32();
+    m.limits.max_channels = r.u32();
+    m.limits.max_channels_per_connection = r.u32();
+    m.limits.max_topic_length = r.u32();
+    m.limits.max_topic_depth = r.u32();
+    m.limits.idle_timeout_ms = r.u32();
+  }
   return f.flags == 0 && r.at_end();
 }
 
@@ -323,6 +332,14 @@ size_t encode(std::span<uint8_t> out, const Welcome& m) {
   w.u32(m.max_frame);
   w.u32(m.max_subscriptions);
   w.str16(m.server_name);
+  if (m.version >= kWelcomeLimitsVersion) {
+    w.u32(m.limits.max_registrations);
+    w.u32(m.limits.max_channels);
+    w.u32(m.limits.max_channels_per_connection);
+    w.u32(m.limits.max_topic_length);
+    w.u32(m.limits.max_topic_depth);
+    w.u32(m.limits.idle_timeout_ms);
+  }
   return finish(w);
 }
 

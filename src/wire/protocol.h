@@ -1,4 +1,4 @@
-// The Tickwire native protocol, version 1. docs/protocol.md is the byte-exact
+// The Tickwire native protocol, versions 1 to 3. docs/protocol.md is the byte-exact
 // specification; this header is its code form. All integers little-endian.
 //
 // Every frame:
@@ -19,7 +19,10 @@ namespace tw::wire {
 
 // Version 2 adds credentials to HELLO (kHelloCredentials); a version-1
 // client is served as before where the broker does not require them.
-inline constexpr uint16_t kProtocolVersion = 2;
+// Version 3 adds the broker's other limits to WELCOME (Welcome::limits); a
+// client that offers at most version 2 gets the version-2 WELCOME.
+inline constexpr uint16_t kProtocolVersion = 3;
+inline constexpr uint16_t kWelcomeLimitsVersion = 3;
 inline constexpr uint16_t kMinProtocolVersion = 1;
 inline constexpr size_t kHeaderSize = 8;
 inline constexpr uint32_t kDefaultMaxFrame = 1u << 20;
@@ -128,12 +131,25 @@ struct Hello {  // u16 min_version, u16 max_version, u32 heartbeat_ms, str16 cli
   std::string_view user;
   std::string_view password;
 };
-struct Welcome {  // u16 version, u32 heartbeat_ms, u32 max_frame, u32 max_subscriptions, str16 server_name
+// What a version-3 WELCOME adds after server_name, in this order, all u32.
+struct WelcomeLimits {
+  uint32_t max_registrations = 0;            // publish ids 1 .. this
+  uint32_t max_channels = 0;                 // channels in the whole broker
+  uint32_t max_channels_per_connection = 0;  // new topics one connection may create by REGISTER
+  uint32_t max_topic_length = 0;             // bytes
+  uint32_t max_topic_depth = 0;              // levels
+  uint32_t idle_timeout_ms = 0;              // this connection is closed after this long without a frame
+};
+inline constexpr size_t kWelcomeLimitsSize = 6 * 4;
+// u16 version, u32 heartbeat_ms, u32 max_frame, u32 max_subscriptions, str16 server_name,
+// then from version 3 on: WelcomeLimits (6 x u32). The version field decides the layout.
+struct Welcome {
   uint16_t version = kProtocolVersion;
   uint32_t heartbeat_ms = 0;
   uint32_t max_frame = 0;
   uint32_t max_subscriptions = 0;
   std::string_view server_name;
+  WelcomeLimits limits;  // on the wire only when version >= kWelcomeLimitsVersion
 };
 struct Subscribe {  // u32 request_id, str16 pattern, [u32 conflate_ms], [u32 delay_ms]   (also UNSUBSCRIBE); SUBSCRIBE flags: policy, conflate, delay
   uint32_t request_id = 0;

@@ -33,6 +33,20 @@ TEST(ChannelListing, DistributionCountsPerProviderBusiestFirst) {
   EXPECT_EQ(d[2], (std::pair<std::string, size_t>{"p1@h:1", 1}));
 }
 
+// A STALE channel without a provider lost it (broadcast channels are always
+// OK): it is neither listed nor counted as broadcast.
+TEST(ChannelListing, OrphanedStaleChannelIsNotBroadcast) {
+  client::ChannelRow orphan = row("S/O", "");
+  orphan.state = wire::ChannelState::Stale;
+  auto d = provider_distribution({orphan, row("B/X", "")});
+  ASSERT_EQ(d.size(), 2u);
+  EXPECT_EQ(d[0], (std::pair<std::string, size_t>{"(broadcast)", 1}));
+  EXPECT_EQ(d[1], (std::pair<std::string, size_t>{"(no provider)", 1}));
+  std::string table = format_channel_table({orphan});
+  EXPECT_NE(table.find("S/O    STALE  (no provider)"), std::string::npos) << table;
+  EXPECT_EQ(table.find("broadcast"), std::string::npos) << table;
+}
+
 TEST(ChannelListing, TableHasHeaderSortedRowsAndDistribution) {
   std::string table = format_channel_table({row("S/B", "p2@h:2", 4), row("S/A", "p1@h:1")});
   EXPECT_EQ(table.rfind("TOPIC  STATE  PROVIDER  SUBSCRIBERS  SEQ  RATE/s\n", 0), 0u) << table;

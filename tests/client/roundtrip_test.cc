@@ -181,5 +181,43 @@ TEST(Connect, ReportsTheServerFromWelcome) {
   EXPECT_FALSE(c.connect(options_for(broker.port(), "w")).ok()) << "already connected";
 }
 
+// Version 3: WELCOME carries the limits a client needs at run time.
+TEST(Connect, ExposesTheLimitsOfAVersionThreeWelcome) {
+  config::BrokerConfig config;
+  config.limits.max_registrations = 321;
+  config.limits.max_channels = 6543;
+  config.limits.max_channels_per_connection = 98;
+  config.limits.max_topic_length = 120;
+  config.limits.max_topic_depth = 9;
+  config.idle_timeout_ms = 25'000;
+  TestBroker broker(config, 0);
+  Client c;
+  ASSERT_TRUE(c.connect(options_for(broker.port(), "limits")).ok());
+  EXPECT_EQ(c.server().version, 3);
+  EXPECT_EQ(c.server().limits.max_registrations, 321u);
+  EXPECT_EQ(c.server().limits.max_channels, 6543u);
+  EXPECT_EQ(c.server().limits.max_channels_per_connection, 98u);
+  EXPECT_EQ(c.server().limits.max_topic_length, 120u);
+  EXPECT_EQ(c.server().limits.max_topic_depth, 9u);
+  EXPECT_EQ(c.server().limits.idle_timeout_ms, 25'000u);
+}
+
+// A client limited to version 2 reads the old layout and knows no limits.
+TEST(Connect, AVersionTwoClientGetsTheOldWelcome) {
+  config::BrokerConfig config;
+  config.limits.max_registrations = 321;
+  TestBroker broker(config, 0);
+  Client c;
+  Options o = options_for(broker.port(), "old");
+  o.protocol_version = 2;
+  ASSERT_TRUE(c.connect(o).ok());
+  EXPECT_EQ(c.server().version, 2);
+  EXPECT_EQ(c.server().limits.max_registrations, 0u) << "not announced before version 3";
+  EXPECT_GT(c.server().max_frame, 0u);
+  o.protocol_version = 0;
+  Client bad;
+  EXPECT_FALSE(bad.connect(o).ok()) << "version 0 does not exist";
+}
+
 }  // namespace
 }  // namespace tw::client::testing

@@ -263,3 +263,30 @@ TEST(CommandLine, HelpListsTheThreadAndDelayFlags) {
 
 }  // namespace
 }  // namespace tw::tickwired
+
+namespace tw::tickwired {
+namespace {
+
+// --help answers "what if I leave it out": every setting flag shows its built-in default.
+TEST(CommandLine, HelpShowsEachSettingsDefault) {
+  Outcome help = run_tickwired({"--help"});
+  // CLI11 wraps long lines; compare without the line breaks and indentation.
+  std::string text;
+  for (char c : help.out) {
+    if (c == '\n') continue;
+    if (c == ' ' && !text.empty() && text.back() == ' ') continue;
+    text += c;
+  }
+  for (const char* shown : {"(default: 5000)", "(default: 127.0.0.1:9400)", "(default: least-loaded)",
+                            "(default: conflate)", "(default: info)", "(default: 1048576)", "(default: 10000)",
+                            "(default: tickwired)", "(default: none)"}) {
+    EXPECT_NE(text.find(shown), std::string::npos) << shown << "\n" << help.out;
+  }
+  config::BrokerConfig defaults;
+  EXPECT_EQ(config::value_text(defaults, "limits.max_channels"), "1000000");
+  EXPECT_EQ(config::value_text(defaults, "not_found_ttl_ms"), "10000");
+  EXPECT_EQ(config::value_text(defaults, "no_such_key"), "");
+}
+
+}  // namespace
+}  // namespace tw::tickwired

@@ -81,10 +81,22 @@ TEST(PubResult, JsonFollowsTheContract) {
   EXPECT_EQ(j["probes_sent"], 10);
   EXPECT_EQ(j["seconds"], 2.0);
   EXPECT_EQ(j["cpu_s"], 0.5);
-  EXPECT_EQ(j["rate"], 505);
+  EXPECT_EQ(j["rate"], 505) << "load and probes";
+  EXPECT_EQ(j["load_rate"], 500) << "the load alone, what --rate offered";
   EXPECT_EQ(j["saturated"], true);
   EXPECT_EQ(j["stop_ns"], 12'345'678'901'234u) << "exact: perf run subtracts it from a subscriber's last_ns";
   EXPECT_EQ(j["probe_wake_late_us"]["count"], 0);
+}
+
+// 15,000 load messages and 1,500 probes in 3 s: the line names both rates.
+TEST(PubResult, TextNamesTheLoadRateAndTheRateWithProbes) {
+  ProducerResult r;
+  r.sent = 15'000;
+  r.probes_sent = 1'500;
+  r.seconds = 3.0;
+  r.rate = 5'000;
+  EXPECT_EQ(pub_result_text(r),
+            "sent 15000 load messages + 1500 probes in 3.000 s: load 5000 msg/s, 5500 msg/s with probes, cpu 0.000 s");
 }
 
 TEST(ProbeStamp, AProbeDueWhileThePublisherSleptIsStampedWhenItWoke) {

@@ -230,6 +230,19 @@ TEST(ProcStat, CpuModelFromCpuinfo) {
   EXPECT_GT(machine_info().cpus, 0);
 }
 
+// perf run compares achieved with offered, and offered is the load: a
+// publisher's probes (sent besides the load) must not inflate achieved.
+TEST(TrialJudging, AchievedRateIsTheLoadWithoutProbes) {
+  TrialResult r;
+  for (int p = 0; p < 2; ++p)
+    EXPECT_TRUE(absorb_json_line(R"({"role":"pub","id":)" + std::to_string(p) +
+                                     R"(,"sent":16500,"probes_sent":1500,"seconds":3,"cpu_s":0.1,"rate":5500,)"
+                                     R"("load_rate":5000,"saturated":false,"stop_ns":1})",
+                                 r));
+  EXPECT_DOUBLE_EQ(r.achieved_rate, 10'000.0);
+  EXPECT_EQ(r.sent, 33'000u) << "sent still counts every message, as the subscribers' received does";
+}
+
 TEST(TrialJudging, FoldsChildLinesAndJudges) {
   TrialResult r;
   EXPECT_TRUE(absorb_json_line(R"({"role":"sub","type":"ready"})", r));

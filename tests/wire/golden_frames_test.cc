@@ -83,6 +83,42 @@ TEST(GoldenFrames, Welcome) {
   EXPECT_EQ(m.max_frame, 1u << 20);
 }
 
+TEST(GoldenFrames, WelcomeVersionThreeAddsTheLimits) {
+  Welcome w{3, 5000, 1u << 20, 1000, "tickwired"};
+  w.limits = {100'000, 1'000'000, 100'000, 256, 16, 15'000};
+  Bytes f = encoded([&](auto o) { return encode(o, w); });
+  auto m = expect_golden<Welcome>(f,
+                                  "39 00 00 00 81 00 00 00"  // length 57, WELCOME
+                                  "03 00"                    // version 3
+                                  "88 13 00 00"              // heartbeat_ms 5000
+                                  "00 00 10 00"              // max_frame 1048576
+                                  "e8 03 00 00"              // max_subscriptions 1000
+                                  "09 00 74 69 63 6b 77 69 72 65 64"  // "tickwired"
+                                  "a0 86 01 00"              // max_registrations 100000
+                                  "40 42 0f 00"              // max_channels 1000000
+                                  "a0 86 01 00"              // max_channels_per_connection 100000
+                                  "00 01 00 00"              // max_topic_length 256
+                                  "10 00 00 00"              // max_topic_depth 16
+                                  "98 3a 00 00");            // idle_timeout_ms 15000
+  EXPECT_EQ(m.limits.max_topic_depth, 16u);
+  EXPECT_EQ(m.limits.idle_timeout_ms, 15'000u);
+}
+
+// The version field decides the layout: a version-2 WELCOME with the limits
+// appended has trailing bytes, a version-3 one without them is truncated.
+TEST(GoldenFrames, WelcomeLayoutFollowsItsVersion) {
+  Welcome w{3, 5000, 1u << 20, 1000, "t"};
+  Bytes v3 = encoded([&](auto o) { return encode(o, w); });
+  w.version = 2;
+  Bytes v2 = encoded([&](auto o) { return encode(o, w); });
+  ASSERT_EQ(v3.size(), v2.size() + kWelcomeLimitsSize);
+  v3[8] = 2;  // version 2 with the limits appended
+  Welcome out;
+  EXPECT_FALSE(decode(split_one(v3), out));
+  v2[8] = 3;  // version 3 without them
+  EXPECT_FALSE(decode(split_one(v2), out));
+}
+
 TEST(GoldenFrames, Subscribe) {
   Bytes f = encoded([](auto o) { return encode(o, MsgType::Subscribe, Subscribe{1, "DEMO/>"}); });
   auto m = expect_golden<Subscribe>(f,

@@ -195,7 +195,8 @@ bool absorb_json_line(const std::string& line, TrialResult& result) {
   if (role == "pub") {
     result.sent += value.value("sent", 0ULL);
     result.probes_sent += value.value("probes_sent", 0ULL);
-    result.achieved_rate += value.value("rate", 0.0);
+    // Achieved is compared with offered, the load rate: probes are sent besides it.
+    result.achieved_rate += value.value("load_rate", value.value("rate", 0.0));
     result.saturated = result.saturated || value.value("saturated", false);
     result.publishers_stop_ns = std::max(result.publishers_stop_ns, value.value("stop_ns", 0ULL));
     if (value.contains("probe_wake_late_us")) {
