@@ -181,40 +181,76 @@ TEST(It22Channels, OrphanedChannelIsStaleWithNoProvider) {
   EXPECT_FALSE(contains(cli.out, "broadcast")) << cli.out;
 }
 
+// Subscribes `topic` exactly and has whichever provider was asked answer it,
+// before the caller makes the next request.
+void open_served(RawClient& sub, uint32_t request_id, const std::string& topic, std::vector<ProviderClient*> providers,
+                 StreamModel& model) {
+  subscribe_ok(sub, request_id, topic);
+  bool answered = false;
+  for (int tries = 0; tries < 400 && !answered; ++tries) {
+    for (ProviderClient* p : providers) {
+      auto event = answered ? std::nullopt : p->next_event(5);
+      if (event && event->is_request()) {
+        ASSERT_TRUE(p->answer(event->stream_id));
+        answered = true;
+      }
+    }
+  }
+  ASSERT_TRUE(answered) << "no provider was asked for " << topic;
+  ASSERT_TRUE(testing::collect_until(sub, model, [&] { return model.find(topic) && model.find(topic)->has_image; }));
+}
+
+// Gateways of this run: each owns the channels whose id - 1 is its index modulo their count.
+uint32_t gateway_count() {
+  const char* threads = std::getenv("TW_TEST_THREADS");
+  return threads && std::string(threads) == "2+2" ? 2 : 1;
+}
+
 // Least-loaded: 8 channels over 2 providers end 4/4 whether one loop or
-// several gateways own them (each gateway owns a share of the channels).
+// several gateways own them. The channels are chosen so that one gateway owns
+// 5 and the other 3, the split where per-gateway counting gave 5/3.
 TEST(It22Channels, LeastLoadedBalancesAlikeInEveryThreadConfiguration) {
   BrokerProcess broker({.args = testing::interactive_args()});
   ASSERT_TRUE(broker.ready()) << broker.err();
   ProviderClient p1, p2;
-  open_provider(p1, broker.port(), "p1");
-  open_provider(p2, broker.port(), "p2");
+  // Every gateway lists p1 before p2 (a listing passes through each gateway
+  // after the PROVIDE sent before it), so ties go to p1 everywhere: without
+  // shared counts the gateway owning 5 gives p1 3 and the one owning 3 gives it 2.
+  for (ProviderClient* p : {&p1, &p2}) {
+    open_provider(*p, broker.port(), p == &p1 ? "p1" : "p2");
+    ASSERT_TRUE(p->raw().list_channels(2, "SVC").ack);
+  }
   RawClient sub;
   open_subscriber(sub, broker.port(), "sub");
   StreamModel model;
-  for (int i = 0; i < 8; ++i) {
-    const std::string topic = "SVC/T" + std::to_string(i);
-    subscribe_ok(sub, 10 + i, topic);
-    // Whichever provider was asked answers, before the next request is made.
-    std::optional<testing::ProviderEvent> request;
-    for (int tries = 0; tries < 400 && !request; ++tries) {
-      for (ProviderClient* p : {&p1, &p2}) {
-        if (request) break;
-        if (auto event = p->next_event(5); event && event->is_request()) {
-          request = event;
-          ASSERT_TRUE(p->answer(event->stream_id));
-        }
-      }
+  // Learn which gateway owns which topic, then release them all.
+  constexpr int kProbes = 24;
+  for (int i = 0; i < kProbes; ++i) open_served(sub, 100 + i, "SVC/T" + std::to_string(i), {&p1, &p2}, model);
+  std::vector<std::vector<std::string>> by_gateway(gateway_count());
+  for (const auto& row : listed(sub, "SVC")) by_gateway[(row.channel_id - 1) % gateway_count()].push_back(row.topic);
+  for (int i = 0; i < kProbes; ++i) ASSERT_TRUE(sub.unsubscribe(200 + i, "SVC/T" + std::to_string(i)));
+  size_t releases = 0;
+  for (int tries = 0; tries < 400 && releases < kProbes; ++tries) {
+    for (ProviderClient* p : {&p1, &p2}) {
+      if (auto event = p->next_event(5); event && !event->is_request()) ++releases;
     }
-    ASSERT_TRUE(request) << "no provider was asked for " << topic;
-    ASSERT_TRUE(testing::collect_until(sub, model, [&] { return model.find(topic) && model.find(topic)->has_image; }));
+  }
+  ASSERT_EQ(releases, static_cast<size_t>(kProbes));
+  ASSERT_TRUE(listed(sub, "SVC").empty());
+
+  std::vector<std::string> chosen;
+  const std::vector<size_t> wanted = gateway_count() == 1 ? std::vector<size_t>{8} : std::vector<size_t>{5, 3};
+  for (size_t g = 0; g < wanted.size(); ++g) {
+    ASSERT_GE(by_gateway[g].size(), wanted[g]) << "too few probe topics on gateway " << g;
+    chosen.insert(chosen.end(), by_gateway[g].begin(), by_gateway[g].begin() + static_cast<long>(wanted[g]));
+  }
+  for (size_t i = 0; i < chosen.size(); ++i) {
+    open_served(sub, 300 + static_cast<uint32_t>(i), chosen[i], {&p1, &p2}, model);
   }
   std::map<std::string, int> per_provider;
   for (const auto& row : listed(sub, "SVC")) ++per_provider[row.provider.substr(0, row.provider.find('@'))];
   EXPECT_EQ(per_provider["p1"], 4);
   EXPECT_EQ(per_provider["p2"], 4);
-  EXPECT_EQ(p1.requests().size(), 4u);
-  EXPECT_EQ(p2.requests().size(), 4u);
 }
 
 // Thread counts in words, and pinning announced as an attempt, before the
