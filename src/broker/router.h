@@ -321,6 +321,7 @@ class Router {
   void open_waiting_subscriptions(Service& service);
   bool request(cache::Channel& ch, Service& service);
   Provider* choose_provider(Service& service, const cache::Channel& ch, const Route& r);
+  Provider* next_shared_turn(Service& service, const std::function<bool(const Provider&)>& eligible);
   // A provider's open streams for balancing: over all gateways when shared.
   uint32_t load_of(const Provider& p) const;
   // Tells the shared loads what changed in p->channels since the last call.

@@ -132,6 +132,7 @@ Router::Provider* Router::choose_provider(Service& service, const cache::Channel
     return p.can_serve(ch.topic) && std::find(r.tried.begin(), r.tried.end(), p.outlet) == r.tried.end();
   };
   const size_t n = service.providers.size();
+  if (limits_.balance == Balance::RoundRobin && provider_loads_) return next_shared_turn(service, eligible);
   if (limits_.balance == Balance::RoundRobin) {
     for (size_t i = 0; i < n; ++i) {
       Provider& p = *service.providers[(service.next_round_robin + i) % n];
@@ -152,6 +153,23 @@ Router::Provider* Router::choose_provider(Service& service, const cache::Channel
     }
   }
   return best;
+}
+
+// Tiers: one rotation over all gateways, in a broker-wide order of the
+// providers (their keys; each gateway learns PROVIDEs in its own order).
+Router::Provider* Router::next_shared_turn(Service& service, const std::function<bool(const Provider&)>& eligible) {
+  const uint64_t last = provider_loads_->last_turn(service.name);
+  Provider* first = nullptr;
+  Provider* next = nullptr;
+  for (const auto& p : service.providers) {
+    if (!eligible(*p)) continue;
+    const uint64_t key = p->outlet->provider_key();
+    if (!first || key < first->outlet->provider_key()) first = p.get();
+    if (key > last && (!next || key < next->outlet->provider_key())) next = p.get();
+  }
+  Provider* chosen = next ? next : first;
+  if (chosen) provider_loads_->set_last_turn(service.name, chosen->outlet->provider_key());
+  return chosen;
 }
 
 uint32_t Router::load_of(const Provider& p) const {

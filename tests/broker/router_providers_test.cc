@@ -314,6 +314,31 @@ TEST(SharedProviderLoads, RoutersOfOneBrokerBalanceAsOne) {
   EXPECT_EQ(loads.total(2, "SVC"), 8u) << "p1's channels fail over to p2";
 }
 
+// Round robin too: one rotation over both routers, not one each.
+TEST(SharedProviderLoads, RoundRobinIsOneRotationOverAllRouters) {
+  Fanout fanout{1 << 20};
+  ProviderLoads loads;
+  RouterLimits limits;
+  limits.balance = Balance::RoundRobin;
+  Router a(limits, fanout), b(limits, fanout);
+  a.share_provider_loads(&loads);
+  b.share_provider_loads(&loads);
+  RecordingOutlet a1{fanout, "p1"}, a2{fanout, "p2"}, b1{fanout, "p1"}, b2{fanout, "p2"};
+  RecordingOutlet sa{fanout, "s"}, sb{fanout, "s"};
+  a1.key = b1.key = 1;
+  a2.key = b2.key = 2;
+  // Each router learns the providers in its own order.
+  for (auto [router, p] : {std::pair{&a, &a1}, {&a, &a2}, {&b, &b2}, {&b, &b1}}) {
+    ASSERT_TRUE(router->provide(p, "SVC", "").ok());
+  }
+  for (int i = 0; i < 5; ++i) ASSERT_TRUE(a.subscribe(&sa, "SVC/A" + std::to_string(i)).ok());
+  for (int i = 0; i < 3; ++i) ASSERT_TRUE(b.subscribe(&sb, "SVC/B" + std::to_string(i)).ok());
+  EXPECT_EQ(a1.count("request") + b1.count("request"), 4u);
+  EXPECT_EQ(a2.count("request") + b2.count("request"), 4u);
+  EXPECT_EQ(a1.count("request"), 3u) << "p1, p2, p1, p2, p1";
+  EXPECT_EQ(b2.count("request"), 2u) << "then p2, p1, p2";
+}
+
 TEST(SharedProviderLoads, CountsPerProviderAndService) {
   ProviderLoads loads;
   loads.add(7, "A", 3);

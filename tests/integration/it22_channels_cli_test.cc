@@ -206,11 +206,13 @@ uint32_t gateway_count() {
   return threads && std::string(threads) == "2+2" ? 2 : 1;
 }
 
-// Least-loaded: 8 channels over 2 providers end 4/4 whether one loop or
-// several gateways own them. The channels are chosen so that one gateway owns
-// 5 and the other 3, the split where per-gateway counting gave 5/3.
-TEST(It22Channels, LeastLoadedBalancesAlikeInEveryThreadConfiguration) {
-  BrokerProcess broker({.args = testing::interactive_args()});
+// 8 channels over 2 providers end 4/4 whether one loop or several gateways
+// own them. The channels are chosen so that one gateway owns 5 and the other
+// 3, the split where per-gateway counting gave 5/3.
+void expect_four_and_four(const std::vector<std::string>& balance_args) {
+  std::vector<std::string> args = testing::interactive_args();
+  args.insert(args.end(), balance_args.begin(), balance_args.end());
+  BrokerProcess broker({.args = args});
   ASSERT_TRUE(broker.ready()) << broker.err();
   ProviderClient p1, p2;
   // Every gateway lists p1 before p2 (a listing passes through each gateway
@@ -251,6 +253,12 @@ TEST(It22Channels, LeastLoadedBalancesAlikeInEveryThreadConfiguration) {
   for (const auto& row : listed(sub, "SVC")) ++per_provider[row.provider.substr(0, row.provider.find('@'))];
   EXPECT_EQ(per_provider["p1"], 4);
   EXPECT_EQ(per_provider["p2"], 4);
+}
+
+TEST(It22Channels, LeastLoadedBalancesAlikeInEveryThreadConfiguration) { expect_four_and_four({}); }
+
+TEST(It22Channels, RoundRobinBalancesAlikeInEveryThreadConfiguration) {
+  expect_four_and_four({"--provider-balance", "round-robin"});
 }
 
 // Thread counts in words, and pinning announced as an attempt, before the
