@@ -63,6 +63,19 @@ size_t edit_distance(std::string_view a, std::string_view b) {
   return row[b.size()];
 }
 
+// CLI11's own PositiveNumber and NonNegativeNumber print their range up to
+// the largest double (300 digits); these say the rule in words.
+CLI::Validator number_check(bool zero_allowed) {
+  return CLI::Validator(
+      [zero_allowed](std::string& text) -> std::string {
+        double value = 0;
+        const bool number = CLI::detail::lexical_cast(text, value);
+        if (number && (value > 0 || (zero_allowed && value == 0))) return {};
+        return std::string(zero_allowed ? "must be 0 or more" : "must be more than 0") + ", got '" + text + "'";
+      },
+      zero_allowed ? "NUMBER>=0" : "NUMBER>0");
+}
+
 }  // namespace
 
 std::string unknown_subcommand_message(CLI::App& app) {
@@ -90,20 +103,6 @@ std::string unknown_subcommand_message(CLI::App& app) {
   return message + "\nsubcommands: " + names + "\nrun '" + command + " --help' for more\n";
 }
 
-namespace {
-// CLI11's own PositiveNumber and NonNegativeNumber print their range up to
-// the largest double (300 digits); these say the rule in words.
-CLI::Validator number_check(bool zero_allowed) {
-  return CLI::Validator(
-      [zero_allowed](std::string& text) -> std::string {
-        double value = 0;
-        const bool number = CLI::detail::lexical_cast(text, value);
-        if (number && (value > 0 || (zero_allowed && value == 0))) return {};
-        return std::string(zero_allowed ? "must be 0 or more" : "must be more than 0") + ", got '" + text + "'";
-      },
-      zero_allowed ? "NUMBER>=0" : "NUMBER>0");
-}
-}  // namespace
 
 CLI::Validator positive_number() { return number_check(false); }
 CLI::Validator non_negative_number() { return number_check(true); }

@@ -90,6 +90,10 @@ class Outlet {
   // when a channel and a wildcard meet, never per message.
   virtual bool entitled(std::string_view /*topic*/, uint32_t /*delay_ms*/) const { return true; }
 
+  // Names the connection behind this outlet the same way in every gateway of
+  // a tiered broker (their shared provider loads); here, the outlet itself.
+  virtual uint64_t provider_key() const { return reinterpret_cast<uintptr_t>(this); }
+
   bool dirty = false;  // owned by Fanout
   // How other threads address this outlet (a tiered broker's connection id); 0 = not addressable.
   uint32_t token = 0;

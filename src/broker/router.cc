@@ -379,7 +379,10 @@ Outcome Router::list_channels_page(Outlet* outlet, ListingCursor& cursor, size_t
     cache::Channel& ch = *channels_.get(id);
     if (!service.empty() && topic::service_of(ch.topic) != service) continue;
     const Route& r = route(ch);
-    if (r.interactive && !r.provider && !r.pending && !ch.has_data() && r.subscribers.empty()) continue;
+    // Only live channels: an interactive one that is neither served, asked
+    // for, nor wanted by an exact subscription (released, NOT_FOUND, timed
+    // out) is not listed, even while a wildcard subscription still watches it.
+    if (r.interactive && !r.provider && !r.pending && r.exact_refs == 0) continue;
     wire::ChannelInfo info;
     info.request_id = cursor.request_id;
     info.channel_id = ch.id;

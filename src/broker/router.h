@@ -43,6 +43,7 @@
 
 namespace tw::broker {
 
+class ProviderLoads;
 enum class Balance { LeastLoaded, RoundRobin };
 
 struct RouterLimits {
@@ -185,6 +186,12 @@ class Router {
     owner_.check("Router");
     directory_ = directory;
   }
+  // Gateway: least-loaded balancing counts each provider's streams in every
+  // gateway (`loads` is shared by them all), not only in this one.
+  void share_provider_loads(ProviderLoads* loads) {
+    owner_.check("Router");
+    provider_loads_ = loads;
+  }
   // Access point: this router mirrors channels owned by gateways; what
   // changes a channel goes upstream, subscriptions and fan-out stay here.
   void attach_upstream(Upstream* upstream) {
@@ -319,6 +326,11 @@ class Router {
   void open_waiting_subscriptions(Service& service);
   bool request(cache::Channel& ch, Service& service);
   Provider* choose_provider(Service& service, const cache::Channel& ch, const Route& r);
+  Provider* next_shared_turn(Service& service, const std::function<bool(const Provider&)>& eligible);
+  // A provider's open streams for balancing: over all gateways when shared.
+  uint32_t load_of(const Provider& p) const;
+  // Tells the shared loads what changed in p->channels since the last call.
+  void note_load(Provider& p);
   void detach_provider(cache::Channel& ch, bool send_release);
   void close_channel(cache::Channel& ch, wire::Code code, std::string_view text);
   void lose_provider(Provider* provider);
@@ -339,6 +351,7 @@ class Router {
   Fanout& fanout_;
   Upstream* upstream_ = nullptr;
   cache::ChannelDirectory* directory_ = nullptr;
+  ProviderLoads* provider_loads_ = nullptr;  // tiered: shared by the gateways
   std::unordered_map<std::string, uint32_t> interest_;  // mirror: local subscriptions per pattern
   Clock clock_;
   cache::ChannelTable channels_;

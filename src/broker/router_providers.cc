@@ -2,6 +2,7 @@
 // channels on demand (the state diagram is in docs/ARCHITECTURE.md).
 #include <algorithm>
 
+#include "broker/provider_loads.h"
 #include "broker/router.h"
 #include "broker/services.h"
 #include "fields/field_list.h"
@@ -115,6 +116,7 @@ bool Router::request(cache::Channel& ch, Service& service) {
   Provider* p = choose_provider(service, ch, r);
   if (!p) return false;
   p->channels.insert(ch.id);
+  note_load(*p);
   r.provider = p;
   r.pending = true;
   r.deadline_ns = clock_() + limits_.request_timeout_ms * kNsPerMs;
@@ -130,6 +132,7 @@ Router::Provider* Router::choose_provider(Service& service, const cache::Channel
     return p.can_serve(ch.topic) && std::find(r.tried.begin(), r.tried.end(), p.outlet) == r.tried.end();
   };
   const size_t n = service.providers.size();
+  if (limits_.balance == Balance::RoundRobin && provider_loads_) return next_shared_turn(service, eligible);
   if (limits_.balance == Balance::RoundRobin) {
     for (size_t i = 0; i < n; ++i) {
       Provider& p = *service.providers[(service.next_round_robin + i) % n];
@@ -140,16 +143,50 @@ Router::Provider* Router::choose_provider(Service& service, const cache::Channel
     return nullptr;
   }
   Provider* best = nullptr;
+  uint32_t best_load = 0;
   for (const auto& p : service.providers) {
-    if (eligible(*p) && (!best || p->open() < best->open())) best = p.get();
+    if (!eligible(*p)) continue;
+    const uint32_t load = load_of(*p);
+    if (!best || load < best_load) {
+      best = p.get();
+      best_load = load;
+    }
   }
   return best;
+}
+
+// Tiers: one rotation over all gateways, in a broker-wide order of the
+// providers (their keys; each gateway learns PROVIDEs in its own order).
+Router::Provider* Router::next_shared_turn(Service& service, const std::function<bool(const Provider&)>& eligible) {
+  const uint64_t last = provider_loads_->last_turn(service.name);
+  Provider* first = nullptr;
+  Provider* next = nullptr;
+  for (const auto& p : service.providers) {
+    if (!eligible(*p)) continue;
+    const uint64_t key = p->outlet->provider_key();
+    if (!first || key < first->outlet->provider_key()) first = p.get();
+    if (key > last && (!next || key < next->outlet->provider_key())) next = p.get();
+  }
+  Provider* chosen = next ? next : first;
+  if (chosen) provider_loads_->set_last_turn(service.name, chosen->outlet->provider_key());
+  return chosen;
+}
+
+uint32_t Router::load_of(const Provider& p) const {
+  return provider_loads_ ? provider_loads_->total(p.outlet->provider_key(), p.service) : p.open();
+}
+
+void Router::note_load(Provider& p) {
+  if (!provider_loads_) return;
+  provider_loads_->add(p.outlet->provider_key(), p.service, int64_t{p.open()} - int64_t{p.reported});
+  p.reported = p.open();
 }
 
 void Router::detach_provider(cache::Channel& ch, bool send_release) {
   Route& r = route(ch);
   if (r.provider) {
     r.provider->channels.erase(ch.id);
+    note_load(*r.provider);
     if (send_release) {
       r.provider->outlet->send_release(wire::kStreamIdBit | ch.id);
       ++stats_.releases;
@@ -277,6 +314,7 @@ void Router::expire_requests(uint64_t now) {
     ++stats_.request_timeouts;
     Provider* slow = r.provider;
     slow->channels.erase(id);
+    note_load(*slow);
     slow->outlet->send_release(wire::kStreamIdBit | id);
     r.tried.push_back(slow->outlet);
     r.provider = nullptr;

@@ -17,6 +17,7 @@ struct Router::Provider {
   std::string service;
   std::string pattern;                          // "" = every topic of the service
   std::unordered_set<cache::ChannelId> channels;  // streams it serves or was asked for
+  uint32_t reported = 0;  // channels.size() as last told to the shared ProviderLoads
   uint32_t open() const { return static_cast<uint32_t>(channels.size()); }
   bool can_serve(std::string_view topic) const { return pattern.empty() || topic::matches(pattern, topic); }
 };

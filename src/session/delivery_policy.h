@@ -70,7 +70,7 @@ class DeliveryPolicy {
 
   // This connection's slow-consumer history.
   struct Stats {
-    uint64_t conflated_channels = 0;  // channels put in the lag set
+    uint64_t conflated_channels = 0;  // conflation episodes: a channel put in the lag set (again after each resume)
     uint64_t refresh_images = 0;      // images sent to resume them
     uint64_t dropped_messages = 0;    // policy drop
     uint64_t drop_notices = 0;        // STATUS MESSAGES_DROPPED sent

@@ -318,7 +318,8 @@ void Session::finish() {
   on_finish();
   const auto& slow = policy_.stats();
   if (slow.conflated_channels != 0 || slow.dropped_messages != 0) {
-    TW_INFO("session %s ('%s') was a slow consumer: %lu channels conflated, %lu refresh images, %lu messages dropped",
+    TW_INFO("session %s ('%s') was a slow consumer: %lu conflation episodes (a channel held back once), %lu refresh "
+            "images, %lu messages dropped",
             peer_.c_str(), client_name_.c_str(), static_cast<unsigned long>(slow.conflated_channels),
             static_cast<unsigned long>(slow.refresh_images), static_cast<unsigned long>(slow.dropped_messages));
   }

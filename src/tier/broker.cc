@@ -12,6 +12,7 @@
 #include "http/server.h"
 #include "mqtt/mqtt_session.h"
 #include "tier/access_point.h"
+#include "broker/provider_loads.h"
 #include "tier/gateway.h"
 
 namespace tw::tier {
@@ -53,6 +54,7 @@ struct Broker::Impl {
     directory = std::make_unique<cache::ChannelDirectory>(config.gateways, config.limits.max_channels);
     for (uint32_t g = 0; g < config.gateways; ++g) {
       gateways.push_back(std::make_unique<Gateway>(config, limits, *directory));
+      gateways.back()->share_provider_loads(provider_loads);
     }
     // Each access point holds its connections' partial frames: an equal share of the budget each.
     const size_t input_share = config.limits.max_partial_input / config.access_points;
@@ -112,9 +114,9 @@ struct Broker::Impl {
     cpus = *parsed;
     // Threads on two sockets pass every message across the interconnect.
     if (numa_nodes_of(cpus).size() > 1) {
-      TW_WARN("threads pinned: %s", describe_placement(cpus).c_str());
+      TW_WARN("pinning loop threads: %s", describe_placement(cpus).c_str());
     } else {
-      TW_INFO("threads pinned: %s", describe_placement(cpus).c_str());
+      TW_INFO("pinning loop threads: %s", describe_placement(cpus).c_str());
     }
   }
 
@@ -137,7 +139,8 @@ struct Broker::Impl {
     const LoopSnapshot sum = totals();
     const broker::Counters& c = sum.counters;
     if (c.conflated_channels != 0 || c.dropped_messages != 0 || c.slow_consumers != 0) {
-      TW_INFO("slow consumers: %lu channels conflated, %lu refresh images, %lu messages dropped, %lu disconnected",
+      // A conflation episode is one channel held back once while its subscriber lagged.
+      TW_INFO("slow consumers: %lu conflation episodes, %lu refresh images, %lu messages dropped, %lu disconnected",
               static_cast<unsigned long>(c.conflated_channels), static_cast<unsigned long>(c.refresh_images),
               static_cast<unsigned long>(c.dropped_messages), static_cast<unsigned long>(c.slow_consumers));
     }
@@ -163,6 +166,7 @@ struct Broker::Impl {
   broker::RouterLimits limits;
   std::atomic<uint32_t> open_connections{0};
   std::unique_ptr<cache::ChannelDirectory> directory;
+  broker::ProviderLoads provider_loads;  // shared by the gateways, so they balance providers as one
   std::vector<std::unique_ptr<Gateway>> gateways;
   std::vector<std::unique_ptr<AccessPoint>> access_points;
   std::vector<std::unique_ptr<Link>> links;
@@ -376,7 +380,8 @@ void Broker::run() {
     s.place(0, "tw-loop");
     s.access_points[0]->run(s.stop_access_points);
   } else {
-    TW_INFO("threads: %zu gateways, %zu access points", s.gateways.size(), s.access_points.size());
+    TW_INFO("threads: %zu gateway%s, %zu access point%s", s.gateways.size(), s.gateways.size() == 1 ? "" : "s",
+            s.access_points.size(), s.access_points.size() == 1 ? "" : "s");
     std::vector<std::thread> gateway_threads, access_point_threads;
     for (size_t g = 0; g < s.gateways.size(); ++g) {
       gateway_threads.emplace_back([&s, g] {

@@ -36,6 +36,7 @@ class RemoteOutlet final : public broker::Outlet {
     // back to back, so the access point's queues reference them as one run.
     std::span<uint8_t> batch;
     size_t batch_used = 0;
+    size_t access_point = 0;  // which one, in access point order
     void close_batch() {
       if (batch.empty()) return;
       pipe.end_batch(Record{Op::Stream}, batch_used);
@@ -101,6 +102,8 @@ class RemoteOutlet final : public broker::Outlet {
   }
   std::string_view name() const override { return name_; }
   void rename(std::string_view name) { name_ = std::string(name); }
+  // Tokens are per access point: the pair names one connection in every gateway.
+  uint64_t provider_key() const override { return (uint64_t{s_.access_point} << 32) | token_; }
 
  private:
   void push(const Record& r) {
@@ -163,7 +166,9 @@ class Gateway::Port {
         router_(router),
         fanout_(fanout),
         shared_{link.to_access_point, waker, fanout, {}},
-        stream_(shared_, 0, "access-point-" + std::to_string(index)) {}
+        stream_(shared_, 0, "access-point-" + std::to_string(index)) {
+    shared_.access_point = index;
+  }
 
   // Handles up to kRecordsPerTurn records; true when it did any.
   bool drain() {

@@ -31,6 +31,8 @@ class Gateway {
   // calling thread becomes the owner of everything the gateway holds.
   void run(const std::atomic<bool>& stop);
   Waker& waker() { return waker_; }
+  // Before run(): the provider loads all gateways of the broker share (broker/provider_loads.h).
+  void share_provider_loads(broker::ProviderLoads& loads) { router_.share_provider_loads(&loads); }
   // Any thread: the counts as of the loop's last tick (or its end); a gateway has no connection counters.
   LoopSnapshot snapshot() const { return published_.read(); }
   // Administration (src/admin): jobs run on this loop's tick; router() only from such a job.

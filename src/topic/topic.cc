@@ -67,7 +67,8 @@ const char* describe(Error e) {
     case Error::EmptyLevel:
       return "The topic has an empty level (a leading, trailing or doubled '/').";
     case Error::WildcardInTopic:
-      return "A published topic may not contain the wildcard characters '*' or '>'.";
+      return "A topic (to publish, register or snapshot) may not contain a wildcard level ('*' or '>'); "
+             "patterns are for subscribing.";
     case Error::GreaterNotLast: return "The wildcard '>' may only be the last level of a pattern.";
     case Error::PartialWildcard:
       return "A wildcard ('*' or '>') must be a whole level, not part of one.";

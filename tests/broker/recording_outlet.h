@@ -82,6 +82,9 @@ class RecordingOutlet final : public Outlet {
   }
   void flush_output() override { ++flushes; }
   std::string_view name() const override { return name_; }
+  // Names one provider connection across routers (a tiered broker's gateways); 0 = this outlet.
+  uint64_t key = 0;
+  uint64_t provider_key() const override { return key != 0 ? key : Outlet::provider_key(); }
 
   size_t count(const std::string& kind) const {
     size_t n = 0;

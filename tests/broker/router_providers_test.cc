@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "broker/payloads.h"
+#include "broker/provider_loads.h"
 #include "broker/recording_outlet.h"
 #include "broker/router.h"
 #include "fields/field_list.h"
@@ -282,6 +283,74 @@ TEST_F(ProvidersTest, ListChannelsShowsProviderAndState) {
   EXPECT_EQ(s2.last("info")->topic, "SVC/IBM");
   router->list_channels(&s2, "OTHER", 2);
   EXPECT_EQ(s2.count("info"), 1u);
+}
+
+// Two gateways' routers that share their provider loads balance as one
+// router does: 5 channels in one shard and 3 in the other end 4/4, not 5/3.
+TEST(SharedProviderLoads, RoutersOfOneBrokerBalanceAsOne) {
+  Fanout fanout{1 << 20};
+  ProviderLoads loads;
+  RouterLimits limits;
+  Router a(limits, fanout), b(limits, fanout);
+  a.share_provider_loads(&loads);
+  b.share_provider_loads(&loads);
+  RecordingOutlet a1{fanout, "p1"}, a2{fanout, "p2"}, b1{fanout, "p1"}, b2{fanout, "p2"};
+  RecordingOutlet sa{fanout, "s"}, sb{fanout, "s"};
+  a1.key = b1.key = 1;  // the same two connections, as each gateway sees them
+  a2.key = b2.key = 2;
+  for (auto [router, p] : {std::pair{&a, &a1}, {&a, &a2}, {&b, &b1}, {&b, &b2}}) {
+    ASSERT_TRUE(router->provide(p, "SVC", "").ok());
+  }
+  for (int i = 0; i < 5; ++i) ASSERT_TRUE(a.subscribe(&sa, "SVC/A" + std::to_string(i)).ok());
+  for (int i = 0; i < 3; ++i) ASSERT_TRUE(b.subscribe(&sb, "SVC/B" + std::to_string(i)).ok());
+  EXPECT_EQ(a1.count("request") + b1.count("request"), 4u);
+  EXPECT_EQ(a2.count("request") + b2.count("request"), 4u);
+  EXPECT_EQ(loads.total(1, "SVC"), 4u);
+  EXPECT_EQ(loads.total(2, "SVC"), 4u);
+  // A provider that goes leaves no load behind in either router's view.
+  a.remove_outlet(&a1);
+  b.remove_outlet(&b1);
+  EXPECT_EQ(loads.total(1, "SVC"), 0u);
+  EXPECT_EQ(loads.total(2, "SVC"), 8u) << "p1's channels fail over to p2";
+}
+
+// Round robin too: one rotation over both routers, not one each.
+TEST(SharedProviderLoads, RoundRobinIsOneRotationOverAllRouters) {
+  Fanout fanout{1 << 20};
+  ProviderLoads loads;
+  RouterLimits limits;
+  limits.balance = Balance::RoundRobin;
+  Router a(limits, fanout), b(limits, fanout);
+  a.share_provider_loads(&loads);
+  b.share_provider_loads(&loads);
+  RecordingOutlet a1{fanout, "p1"}, a2{fanout, "p2"}, b1{fanout, "p1"}, b2{fanout, "p2"};
+  RecordingOutlet sa{fanout, "s"}, sb{fanout, "s"};
+  a1.key = b1.key = 1;
+  a2.key = b2.key = 2;
+  // Each router learns the providers in its own order.
+  for (auto [router, p] : {std::pair{&a, &a1}, {&a, &a2}, {&b, &b2}, {&b, &b1}}) {
+    ASSERT_TRUE(router->provide(p, "SVC", "").ok());
+  }
+  for (int i = 0; i < 5; ++i) ASSERT_TRUE(a.subscribe(&sa, "SVC/A" + std::to_string(i)).ok());
+  for (int i = 0; i < 3; ++i) ASSERT_TRUE(b.subscribe(&sb, "SVC/B" + std::to_string(i)).ok());
+  EXPECT_EQ(a1.count("request") + b1.count("request"), 4u);
+  EXPECT_EQ(a2.count("request") + b2.count("request"), 4u);
+  EXPECT_EQ(a1.count("request"), 3u) << "p1, p2, p1, p2, p1";
+  EXPECT_EQ(b2.count("request"), 2u) << "then p2, p1, p2";
+}
+
+TEST(SharedProviderLoads, CountsPerProviderAndService) {
+  ProviderLoads loads;
+  loads.add(7, "A", 3);
+  loads.add(7, "B", 1);
+  loads.add(8, "A", 2);
+  loads.add(7, "A", -1);
+  EXPECT_EQ(loads.total(7, "A"), 2u);
+  EXPECT_EQ(loads.total(7, "B"), 1u);
+  EXPECT_EQ(loads.total(8, "A"), 2u);
+  loads.add(7, "A", -2);
+  EXPECT_EQ(loads.total(7, "A"), 0u);
+  EXPECT_EQ(loads.total(9, "A"), 0u);
 }
 
 }  // namespace

@@ -167,6 +167,23 @@ TEST(Connect, FailsCleanlyWithoutABroker) {
   EXPECT_FALSE(c.connect(o).ok());
   EXPECT_FALSE(c.connected());
   EXPECT_EQ(c.poll(0), -1);
+  EXPECT_TRUE(c.unreachable()) << "nothing listens: worth trying again later";
+  o.protocol_version = 0;
+  EXPECT_FALSE(c.connect(o).ok());
+  EXPECT_FALSE(c.unreachable()) << "refused before trying: trying again cannot help";
+}
+
+// A broker that refuses the client was reached: not a reason to try again.
+TEST(Connect, ARefusedConnectionIsNotUnreachable) {
+  config::BrokerConfig config;
+  config.limits.max_connections = 1;
+  TestBroker broker(config, 0);
+  Client first, second;
+  ASSERT_TRUE(first.connect(options_for(broker.port(), "first")).ok());
+  Options o = options_for(broker.port(), "second");
+  o.reconnect = false;
+  EXPECT_FALSE(second.connect(o).ok()) << "past max_connections";
+  EXPECT_FALSE(second.unreachable());
 }
 
 TEST(Connect, ReportsTheServerFromWelcome) {

@@ -6,6 +6,14 @@
 namespace tw::it {
 namespace {
 
+// Connects, sends HELLO offering versions min..max and returns the answer
+// (a WELCOME for the test to check); the frame owns the bytes its views use.
+std::optional<OwnedFrame> hello_offering(RawClient& client, uint16_t port, const char* name, uint16_t min,
+                                         uint16_t max) {
+  if (!client.connect(port) || !client.send_hello(name, 0, min, max)) return std::nullopt;
+  return client.next_message();
+}
+
 TEST(It01Handshake, WelcomeCarriesTheBrokerSettings) {
   BrokerProcess broker({.args = {"--max-frame", "65536", "--max-subscriptions", "77", "--server-name", "it-broker",
                                  "--heartbeat-ms", "4000"}});
@@ -52,9 +60,7 @@ TEST(It01Handshake, AVersionRangeGetsTheHighestSpoken) {
   BrokerProcess broker;
   ASSERT_TRUE(broker.ready()) << broker.err();
   RawClient client;
-  ASSERT_TRUE(client.connect(broker.port()));
-  ASSERT_TRUE(client.send_hello("range", 0, 1, 9));
-  auto reply = client.next_message();
+  auto reply = hello_offering(client, broker.port(), "range", 1, 9);
   ASSERT_TRUE(reply);
   auto welcome = reply->as<wire::Welcome>();
   ASSERT_TRUE(welcome) << testing::describe(*reply);
@@ -68,9 +74,7 @@ TEST(It01Handshake, VersionThreeWelcomeAnnouncesTheLimits) {
                                  "--max-topic-depth", "7", "--idle-timeout-ms", "20000", "--heartbeat-ms", "4000"}});
   ASSERT_TRUE(broker.ready()) << broker.err();
   RawClient client;
-  ASSERT_TRUE(client.connect(broker.port()));
-  ASSERT_TRUE(client.send_hello("v3", 0, 1, 3));
-  auto reply = client.next_message();
+  auto reply = hello_offering(client, broker.port(), "v3", 1, 3);
   ASSERT_TRUE(reply);
   auto welcome = reply->as<wire::Welcome>();
   ASSERT_TRUE(welcome) << testing::describe(*reply);
@@ -103,9 +107,7 @@ TEST(It01Handshake, AVersionTwoClientGetsTheOldWelcomeLayout) {
   BrokerProcess broker({.args = {"--max-frame", "65536", "--max-subscriptions", "77", "--heartbeat-ms", "4000"}});
   ASSERT_TRUE(broker.ready()) << broker.err();
   RawClient client;
-  ASSERT_TRUE(client.connect(broker.port()));
-  ASSERT_TRUE(client.send_hello("old", 0, 1, 2));
-  auto reply = client.next_message();
+  auto reply = hello_offering(client, broker.port(), "old", 1, 2);
   ASSERT_TRUE(reply);
   const std::vector<uint8_t> version_two_layout = {
       0x21, 0x00, 0x00, 0x00, 0x81, 0x00, 0x00, 0x00,  // length 33, WELCOME
@@ -123,9 +125,7 @@ TEST(It01Handshake, AVersionOneClientKeepsWorking) {
   BrokerProcess broker;
   ASSERT_TRUE(broker.ready()) << broker.err();
   RawClient client;
-  ASSERT_TRUE(client.connect(broker.port()));
-  ASSERT_TRUE(client.send_hello("old", 0, 1, 1));
-  auto reply = client.next_message();
+  auto reply = hello_offering(client, broker.port(), "old", 1, 1);
   ASSERT_TRUE(reply);
   auto welcome = reply->as<wire::Welcome>();
   ASSERT_TRUE(welcome) << testing::describe(*reply);

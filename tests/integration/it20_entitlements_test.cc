@@ -60,14 +60,14 @@ class EntitlementsTest : public ::testing::Test {
     ASSERT_TRUE(broker_->ready()) << broker_->err();
   }
 
-  // Connects and logs in; the WELCOME says version 2.
+  // Connects and logs in; the WELCOME says the version chosen (credentials need 2 or later).
   void login(RawClient& c, const std::string& user) {
     ASSERT_TRUE(c.connect(broker_->port()));
     auto answer = c.login(user, user, user + "-pw");
     ASSERT_TRUE(answer.has_value());
     auto welcome = answer->as<wire::Welcome>();
     ASSERT_TRUE(welcome.has_value()) << describe(*answer);
-    EXPECT_EQ(welcome->version, 2);
+    EXPECT_EQ(welcome->version, wire::kProtocolVersion);
   }
 
   testing::TempDir dir_;
