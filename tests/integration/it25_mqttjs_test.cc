@@ -45,9 +45,7 @@ class MqttJs : public ::testing::Test {
   void SetUp() override {
     mqtt_port_ = testing::pick_free_port();
     BrokerOptions options;
-    options.config_toml = "[[listener]]\nprotocol = \"native\"\naddress = \"127.0.0.1:0\"\n"
-                          "[[listener]]\nprotocol = \"mqtt\"\naddress = \"127.0.0.1:" +
-                          std::to_string(mqtt_port_) + "\"\n";
+    options.config_toml = native_and_mqtt_listeners(mqtt_port_);
     broker_ = std::make_unique<BrokerProcess>(options);
     ASSERT_TRUE(broker_->ready()) << broker_->err();
   }
@@ -91,13 +89,7 @@ TEST_F(MqttJs, NativeFieldListsReachMqttJsAsJsonAndMqttJsReachesNative) {
   EXPECT_NE(sub.out().find("\"retain\":false"), std::string::npos) << sub.out();  // published after the SUBACK
 
   expect_ok("publish");
-  auto ack = native.subscribe(2, "it25/mq/x");
-  ASSERT_TRUE(ack && ack->code == wire::Code::Ok);
-  auto image = native.next_of_type(wire::MsgType::Image, kWaitMs);
-  ASSERT_TRUE(image);
-  auto decoded = image->as<wire::Image>();
-  ASSERT_TRUE(decoded);
-  EXPECT_EQ(std::string(decoded->payload.begin(), decoded->payload.end()), "from mqtt.js");
+  EXPECT_EQ(subscribe_for_image(native, 2, "it25/mq/x", kWaitMs), "from mqtt.js");
 }
 
 TEST_F(MqttJs, TheLastValueIsTheRetainedMessageAndAnEmptyRetainedPublishClearsIt) {
