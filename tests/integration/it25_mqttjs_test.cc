@@ -37,8 +37,10 @@ class MqttJs : public ::testing::Test {
   static void SetUpTestSuite() {
     deps_ok_ = false;
     if (!has_node()) return;
-    // npm ci of the pinned MQTT.js when node_modules is missing or stale.
-    const std::string install = "bash " + std::string(TW_SOURCE_DIR) + "/scripts/js_deps.sh tests/js/mqtt";
+    // npm ci of the pinned MQTT.js when node_modules is missing or stale; under
+    // a lock, since ctest runs several of these processes at once.
+    const std::string install = "flock /tmp/tickwire-js-mqtt.lock bash " + std::string(TW_SOURCE_DIR) +
+                                "/scripts/js_deps.sh tests/js/mqtt";
     deps_ok_ = std::system(install.c_str()) == 0;
   }
 
