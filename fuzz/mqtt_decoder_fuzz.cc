@@ -2,8 +2,12 @@
 // Arbitrary bytes are cut into packets as an MQTT connection would; each is
 // decoded as both MQTT 3.1.1 and 5.0. A 3.1.1 PUBLISH that decodes must
 // re-encode to the very same bytes (it has no properties, and the splitter
-// only accepts the shortest remaining-length form). Any crash, sanitizer
-// report or mismatch aborts.
+// only accepts the shortest remaining-length form). The rewrite of a
+// shared QoS 0 PUBLISH for one subscriber (rewrite_publish) runs on every
+// PUBLISH's bytes, and a 3.1.1 QoS 0 one rewritten at QoS 1 must decode to
+// the same message with its packet id. Any crash, sanitizer report or
+// mismatch aborts.
+#include <algorithm>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
@@ -38,6 +42,30 @@ void check_publish_reencodes(std::span<const uint8_t> bytes, const Packet& p) {
   if (out != original) fail("PUBLISH re-encodes differently", p);
 }
 
+void check_rewrite(std::span<const uint8_t> bytes, const Packet& p) {
+  const uint32_t ids[] = {1, 268'435'455};
+  PublishRewrite every;
+  every.qos = 2, every.packet_id = 42, every.topic_alias = 7, every.topic_elided = true, every.subscription_ids = ids;
+  std::vector<uint8_t> out(rewritten_publish_max(bytes.size(), every));
+  for (Version v : {Version::V311, Version::V5}) (void)rewrite_publish(out, bytes, v, every);
+  Publish msg;
+  if (!decode_publish(p, Version::V311, msg).ok() || msg.qos != 0) return;
+  PublishRewrite r;
+  r.qos = 1, r.packet_id = 42;
+  const size_t n = rewrite_publish(out, bytes, Version::V311, r);
+  if (n == 0) fail("QoS 0 PUBLISH does not rewrite", p);
+  Packet q;
+  Publish again;
+  if (split_packet(std::span<const uint8_t>(out).first(n), n, q) != Split::Ok || q.size != n ||
+      !decode_publish(q, Version::V311, again).ok()) {
+    fail("rewritten PUBLISH does not decode", p);
+  }
+  if (again.topic != msg.topic || again.qos != 1 || again.packet_id != 42 || again.retain != msg.retain ||
+      !std::equal(again.payload.begin(), again.payload.end(), msg.payload.begin(), msg.payload.end())) {
+    fail("rewritten PUBLISH differs", p);
+  }
+}
+
 void decode_all(std::span<const uint8_t> bytes, const Packet& p) {
   for (Version v : {Version::V311, Version::V5}) {
     Connect c;
@@ -63,7 +91,10 @@ void decode_all(std::span<const uint8_t> bytes, const Packet& p) {
       default: break;
     }
   }
-  if (p.type == PacketType::Publish) check_publish_reencodes(bytes, p);
+  if (p.type == PacketType::Publish) {
+    check_publish_reencodes(bytes, p);
+    check_rewrite(bytes, p);
+  }
 }
 
 }  // namespace

@@ -93,13 +93,7 @@ TEST_F(MqttInterop, NativeFieldListsReachMqttAsJsonAndMqttReachesNative) {
   EXPECT_NE(sub->out().find("\"fields\":{\"BID\":\"189.25\",\"BIDSIZE\":500}}"), std::string::npos) << sub->out();
 
   ASSERT_TRUE(publish({"-t", "it21/mq/x", "-m", "from mqtt", "-q", "1"}).status.clean());
-  auto ack = native.subscribe(2, "it21/mq/x");
-  ASSERT_TRUE(ack && ack->code == wire::Code::Ok);
-  auto image = native.next_of_type(wire::MsgType::Image, kWaitMs);
-  ASSERT_TRUE(image);
-  auto decoded = image->as<wire::Image>();
-  ASSERT_TRUE(decoded);
-  EXPECT_EQ(std::string(decoded->payload.begin(), decoded->payload.end()), "from mqtt");
+  EXPECT_EQ(subscribe_for_image(native, 2, "it21/mq/x", kWaitMs), "from mqtt");
 }
 
 TEST_F(MqttInterop, TheLastValueIsTheRetainedMessageAndAnEmptyRetainedPublishClearsIt) {

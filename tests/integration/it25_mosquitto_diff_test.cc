@@ -129,9 +129,7 @@ class MosquittoDiff : public ::testing::Test {
     mosquitto_port_ = port;
     tickwire_port_ = testing::pick_free_port();
     BrokerOptions options;
-    options.config_toml = "[[listener]]\nprotocol = \"native\"\naddress = \"127.0.0.1:0\"\n"
-                          "[[listener]]\nprotocol = \"mqtt\"\naddress = \"127.0.0.1:" +
-                          std::to_string(tickwire_port_) + "\"\n";
+    options.config_toml = native_and_mqtt_listeners(tickwire_port_);
     broker_ = std::make_unique<BrokerProcess>(options);
     ASSERT_TRUE(broker_->ready()) << broker_->err();
   }

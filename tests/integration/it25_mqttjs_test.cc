@@ -5,9 +5,9 @@
 // balancing, topic aliases both ways, a refused subscription. Each test
 // starts its broker and runs tests/js/mqtt/interop.mjs in one mode, which
 // bounds its own waits (8 s at most) and prints "ok MODE". With Debian's
-// python3-paho-mqtt (3.1.1 and 5), what it21 does not cover:
-// shared-subscription balancing and a refused subscription
-// (it25_paho_clients.py).
+// python3-paho-mqtt (3.1.1 and 5), what it21 does not cover: QoS 1
+// redelivery after an abrupt close and a reconnect, shared-subscription
+// balancing and a refused subscription (it25_paho_clients.py).
 #include <unistd.h>
 
 #include <gtest/gtest.h>
@@ -37,17 +37,17 @@ class MqttJs : public ::testing::Test {
   static void SetUpTestSuite() {
     deps_ok_ = false;
     if (!has_node()) return;
-    // npm ci of the pinned MQTT.js when node_modules is missing or stale.
-    const std::string install = "bash " + std::string(TW_SOURCE_DIR) + "/scripts/js_deps.sh tests/js/mqtt";
+    // npm ci of the pinned MQTT.js when node_modules is missing or stale; under
+    // a lock, since ctest runs several of these processes at once.
+    const std::string install = "flock /tmp/tickwire-js-mqtt.lock bash " + std::string(TW_SOURCE_DIR) +
+                                "/scripts/js_deps.sh tests/js/mqtt";
     deps_ok_ = std::system(install.c_str()) == 0;
   }
 
   void SetUp() override {
     mqtt_port_ = testing::pick_free_port();
     BrokerOptions options;
-    options.config_toml = "[[listener]]\nprotocol = \"native\"\naddress = \"127.0.0.1:0\"\n"
-                          "[[listener]]\nprotocol = \"mqtt\"\naddress = \"127.0.0.1:" +
-                          std::to_string(mqtt_port_) + "\"\n";
+    options.config_toml = native_and_mqtt_listeners(mqtt_port_);
     broker_ = std::make_unique<BrokerProcess>(options);
     ASSERT_TRUE(broker_->ready()) << broker_->err();
   }
@@ -91,13 +91,7 @@ TEST_F(MqttJs, NativeFieldListsReachMqttJsAsJsonAndMqttJsReachesNative) {
   EXPECT_NE(sub.out().find("\"retain\":false"), std::string::npos) << sub.out();  // published after the SUBACK
 
   expect_ok("publish");
-  auto ack = native.subscribe(2, "it25/mq/x");
-  ASSERT_TRUE(ack && ack->code == wire::Code::Ok);
-  auto image = native.next_of_type(wire::MsgType::Image, kWaitMs);
-  ASSERT_TRUE(image);
-  auto decoded = image->as<wire::Image>();
-  ASSERT_TRUE(decoded);
-  EXPECT_EQ(std::string(decoded->payload.begin(), decoded->payload.end()), "from mqtt.js");
+  EXPECT_EQ(subscribe_for_image(native, 2, "it25/mq/x", kWaitMs), "from mqtt.js");
 }
 
 TEST_F(MqttJs, TheLastValueIsTheRetainedMessageAndAnEmptyRetainedPublishClearsIt) {
@@ -125,9 +119,9 @@ TEST_F(MqttJs, AFilterTheBrokerCannotExpressIsRefusedInTheSuback) {
   expect_ok("refused");
 }
 
-TEST_F(MqttJs, PahoSharedSubscriptionsAndARefusedSubscriptionIn311And5) {
+TEST_F(MqttJs, PahoRedeliverySharedSubscriptionsAndARefusedSubscriptionIn311And5) {
   for (std::string version : {"311", "5"}) {
-    for (std::string mode : {"shared", "refused"}) {
+    for (std::string mode : {"redeliver", "shared", "refused"}) {
       auto run = run_to_completion(kPython, {TW_IT25_PAHO_CLIENTS, mode, version, std::to_string(mqtt_port_)}, kWaitMs);
       EXPECT_TRUE(run.status.clean()) << run.out << run.err;
       EXPECT_NE(run.out.find("ok " + mode + " " + version), std::string::npos) << run.out << run.err;

@@ -5,6 +5,9 @@ broker behaved, "FAIL why" and exits 1 otherwise; every wait is bounded.
 
   shared VERSION PORT    $share/g/it25/p/#: 20 channels over two members, each to exactly one
   refused VERSION PORT   a filter the broker cannot express: SUBACK 0x8F (5) / 0x80 (3.1.1)
+  redeliver VERSION PORT a QoS 1 message left unacknowledged (on_message raises, so paho
+                         sends no PUBACK) comes again with DUP after an abrupt close and a
+                         reconnect of the persistent session (Clean Session 0 / expiry 60 s)
 """
 import sys
 import threading
@@ -92,7 +95,88 @@ def refused(version, port):
     c.loop_stop()
 
 
+def persistent(version, port, on_message, will=False):
+    """A client of the persistent session it25-paho-VERSION; returns it and its CONNACK flags."""
+    from paho.mqtt.properties import Properties
+    from paho.mqtt.packettypes import PacketTypes
+    cid = "it25-paho-" + version
+    if version == "5":
+        c = mqtt.Client(client_id=cid, protocol=mqtt.MQTTv5)
+    else:
+        c = mqtt.Client(client_id=cid, protocol=mqtt.MQTTv311, clean_session=False)
+    c.on_message = on_message
+    if will:
+        c.will_set("it25/pwill/" + version, b"gone")
+    connacked = threading.Event()
+    flags_seen = {}
+
+    def on_connect(_c, _u, flags, *rest):
+        flags_seen.update(flags)
+        connacked.set()
+
+    c.on_connect = on_connect
+    if version == "5":
+        props = Properties(PacketTypes.CONNECT)
+        props.SessionExpiryInterval = 60
+        c.connect("127.0.0.1", int(port), keepalive=10, clean_start=False, properties=props)
+    else:
+        c.connect("127.0.0.1", int(port), keepalive=10)
+    c.loop_start()
+    if not connacked.wait(TIMEOUT_S):
+        fail("no CONNACK")
+    return c, flags_seen
+
+
+def redeliver(version, port):
+    topic = "it25/pq%s/x" % version
+    will = threading.Event()
+    watcher, _, watching = client(version, port, lambda _c, _u, m: will.set())
+    watcher.subscribe("it25/pwill/" + version)
+    if not watching.wait(TIMEOUT_S):
+        fail("no SUBACK")
+    first_got = threading.Event()
+    first_mid = []
+
+    def refuse_to_ack(_c, _u, msg):
+        first_mid.append((msg.mid, msg.dup))
+        first_got.set()
+        raise RuntimeError("no PUBACK for this one")  # paho's loop stops before its PUBACK
+
+    default_hook = threading.excepthook
+    threading.excepthook = lambda a: None if str(a.exc_value) == "no PUBACK for this one" else default_hook(a)
+    first, _ = persistent(version, port, refuse_to_ack, will=True)
+    subscribed = threading.Event()
+    first.on_subscribe = lambda *a: subscribed.set()
+    first.subscribe(topic, qos=1)
+    if not subscribed.wait(TIMEOUT_S):
+        fail("no SUBACK")
+    pub, _, _ = client(version, port)
+    pub.publish(topic, b"m1", qos=1).wait_for_publish(TIMEOUT_S)
+    if not first_got.wait(TIMEOUT_S) or first_mid[0][1]:
+        fail("first delivery missing or with DUP: %r" % first_mid)
+    first._sock.close()  # abrupt: no DISCONNECT
+    if not will.wait(TIMEOUT_S):
+        fail("the broker did not see the close (no Will)")
+    again_got = threading.Event()
+    again_msg = []
+
+    def on_again(_c, _u, msg):
+        again_msg.append((msg.topic, msg.payload, msg.mid, msg.dup))
+        again_got.set()
+
+    again, flags = persistent(version, port, on_again)
+    if not flags.get("session present"):
+        fail("session not present: %r" % flags)
+    if not again_got.wait(TIMEOUT_S):
+        fail("not redelivered")
+    if again_msg[0] != (topic, b"m1", first_mid[0][0], 1):
+        fail("redelivery %r, first mid %r" % (again_msg[0], first_mid[0]))
+    for c in (again, pub, watcher):
+        c.disconnect()
+        c.loop_stop()
+
+
 if __name__ == "__main__":
     mode, version, port = sys.argv[1:4]
-    {"shared": shared, "refused": refused}[mode](version, port)
+    {"shared": shared, "refused": refused, "redeliver": redeliver}[mode](version, port)
     print("ok %s %s" % (mode, version))

@@ -4,6 +4,24 @@
 
 namespace tw::it {
 
+std::string native_and_mqtt_listeners(uint16_t mqtt_port) {
+  return "[[listener]]\nprotocol = \"native\"\naddress = \"127.0.0.1:0\"\n"
+         "[[listener]]\nprotocol = \"mqtt\"\naddress = \"127.0.0.1:" +
+         std::to_string(mqtt_port) + "\"\n";
+}
+
+std::optional<std::string> subscribe_for_image(RawClient& client, uint32_t id, const std::string& topic, int wait_ms) {
+  auto ack = client.subscribe(id, topic);
+  EXPECT_TRUE(ack && ack->code == wire::Code::Ok);
+  auto image = client.next_of_type(wire::MsgType::Image, wait_ms);
+  EXPECT_TRUE(image);
+  if (!image) return std::nullopt;
+  auto decoded = image->as<wire::Image>();
+  EXPECT_TRUE(decoded);
+  if (!decoded) return std::nullopt;
+  return std::string(decoded->payload.begin(), decoded->payload.end());
+}
+
 bool open_client(RawClient& client, uint16_t port, const std::string& name, std::string* why) {
   if (!client.connect(port)) {
     if (why) *why = "cannot connect to port " + std::to_string(port);

@@ -4,6 +4,7 @@
 #include <gtest/gtest.h>
 
 #include <cstdint>
+#include <optional>
 #include <string>
 
 #include "testlib/broker_process.h"
@@ -27,6 +28,13 @@ bool open_client(RawClient& client, uint16_t port, const std::string& name, std:
 // connection's output in order, so when the fence arrives everything `pub`
 // published before it has been delivered to `sub`.
 bool pass_fence(RawClient& pub, uint32_t publish_id, RawClient& sub, StreamModel& model, const std::string& topic);
+
+// A broker configuration with a native listener on a free port and an MQTT one on `mqtt_port`.
+std::string native_and_mqtt_listeners(uint16_t mqtt_port);
+
+// Subscribes `client` to `topic` (subscription `id`) and returns the payload
+// of the image that starts the stream; nullopt (and a test failure) if none comes.
+std::optional<std::string> subscribe_for_image(RawClient& client, uint32_t id, const std::string& topic, int wait_ms);
 
 // A single-INT field-list payload (field 1).
 std::vector<uint8_t> int_payload(int64_t value);

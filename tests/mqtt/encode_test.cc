@@ -2,6 +2,7 @@
 // what the broker sends decodes back with the broker's own decoder.
 #include <gtest/gtest.h>
 
+#include <string>
 #include <vector>
 
 #include "mqtt/codec.h"
@@ -101,6 +102,68 @@ TEST(MqttEncode, VarintSizes) {
   EXPECT_EQ(varint_size(16383), 2u);
   EXPECT_EQ(varint_size(16384), 3u);
   EXPECT_EQ(varint_size(kMaxRemainingLength), 4u);
+}
+
+// A subscriber's own PUBLISH is the shared QoS 0 encoding rewritten: the
+// result decodes with the broker's own decoder to the same message plus
+// what was added.
+Bytes shared_qos0(Version v, std::string_view topic, std::string_view payload, bool retain = false) {
+  Bytes out(64);
+  const size_t head = encode_publish_header(out, v, topic, 0, retain, 0, payload.size());
+  out.resize(head);
+  out.insert(out.end(), payload.begin(), payload.end());
+  return out;
+}
+
+Publish decoded_publish(const Bytes& b, Version v) {
+  Packet p;
+  EXPECT_EQ(split_packet(b, 1 << 20, p), Split::Ok);
+  Publish msg;
+  EXPECT_TRUE(decode_publish(p, v, msg).ok());
+  return msg;
+}
+
+TEST(MqttEncode, ARewritten311PublishGetsItsQosAndPacketId) {
+  const Bytes qos0 = shared_qos0(Version::V311, "a/b", "hello", true);
+  PublishRewrite r;
+  r.qos = 1;
+  r.packet_id = 300;
+  const Bytes b = encoded(rewritten_publish_max(qos0.size(), r), [&](auto out) {
+    return rewrite_publish(out, qos0, Version::V311, r);
+  });
+  EXPECT_EQ(b[0], 0x33);  // QoS 1, RETAIN kept
+  const Publish msg = decoded_publish(b, Version::V311);
+  EXPECT_EQ(msg.topic, "a/b");
+  EXPECT_EQ(msg.packet_id, 300);
+  EXPECT_EQ(std::string(msg.payload.begin(), msg.payload.end()), "hello");
+}
+
+TEST(MqttEncode, ARewritten5PublishCarriesItsAliasAndSubscriptionIdentifiers) {
+  const Bytes qos0 = shared_qos0(Version::V5, "a/b", "hi");
+  const uint32_t ids[] = {7, 200000};
+  PublishRewrite r;
+  r.topic_alias = 3;
+  r.topic_elided = true;
+  r.subscription_ids = ids;
+  const Bytes b = encoded(rewritten_publish_max(qos0.size(), r), [&](auto out) {
+    return rewrite_publish(out, qos0, Version::V5, r);
+  });
+  // (The broker's decoder refuses this from a client: [MQTT-3.3.4-6] forbids identifiers in its PUBLISH.)
+  // Empty topic, then 9 bytes of properties: alias 3, identifier 7, identifier 200000 (a three-byte varint).
+  EXPECT_EQ(b, (Bytes{0x30, 14, 0, 0, 9, 0x23, 0, 3, 0x0B, 7, 0x0B, 0xC0, 0x9A, 0x0C, 'h', 'i'}));
+}
+
+TEST(MqttEncode, ARewriteRefusesWhatIsNotASharedQos0Publish) {
+  PublishRewrite r;
+  r.qos = 1;
+  Bytes out(64);
+  const Bytes pingresp = {0xD0, 0};
+  EXPECT_EQ(rewrite_publish(out, pingresp, Version::V311, r), 0u);
+  Bytes truncated = shared_qos0(Version::V311, "a/b", "x");
+  truncated.pop_back();
+  EXPECT_EQ(rewrite_publish(out, truncated, Version::V311, r), 0u);
+  EXPECT_EQ(rewrite_publish(std::span<uint8_t>(out).first(4), shared_qos0(Version::V311, "a/b", "x"), Version::V311, r),
+            0u);  // too small
 }
 
 }  // namespace
