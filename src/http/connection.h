@@ -28,6 +28,7 @@ struct Connection final : reactor::IoHandler {
   std::string out;        // response bytes not yet on the socket
   size_t out_sent = 0;    // of out
   bool close_after_flush = false;
+  bool continue_sent = false;  // "100 Continue" for the current request (Expect: 100-continue)
   bool closed = false;
   uint32_t events = 0;    // what epoll watches for it now
   uint64_t deadline_ns = 0;  // handshake, request or idle deadline

@@ -53,6 +53,7 @@ struct RequestParser::Callbacks {
       r.value_.clear();
       r.in_value_ = false;
     }
+    r.headers_complete_ = true;
     r.request_.method = llhttp_method_name(static_cast<llhttp_method_t>(llhttp_get_method(p)));
     if (!r.finish_url()) return HPE_USER;
     // A declared body over the bound is refused before any of it is read.
@@ -143,7 +144,7 @@ void RequestParser::next() {
   url_.clear();
   field_.clear();
   value_.clear();
-  in_value_ = started_ = complete_ = bad_url_ = false;
+  in_value_ = started_ = complete_ = headers_complete_ = bad_url_ = false;
   header_bytes_ = 0;
   limit_status_ = 0;
   if (llhttp_get_errno(&state_->parser) == HPE_PAUSED) llhttp_resume(&state_->parser);

@@ -47,6 +47,8 @@ class RequestParser {
   bool upgrade() const;
   // True once a request has begun and is not yet complete (its first byte arrived).
   bool in_request() const { return started_; }
+  // The current request's headers are all in (request() has them), its body may not be.
+  bool headers_complete() const { return headers_complete_; }
   // Readies the parser for the connection's next request.
   void next();
 
@@ -66,6 +68,7 @@ class RequestParser {
   bool in_value_ = false;
   bool started_ = false;
   bool complete_ = false;
+  bool headers_complete_ = false;
   size_t header_bytes_ = 0;
   int limit_status_ = 0;  // a bound passed inside a callback: 413 or 431
   bool bad_url_ = false;

@@ -107,6 +107,7 @@ class Server {
   bool advance_handshake(Connection& c);
   void read_requests(Connection& c);
   void serve_pending(Connection& c);
+  void expect_continue(Connection& c);
   void respond(Connection& c);
   // A request on a WebSocket path: true when it was answered here (101 or a refusal).
   bool upgrade(Connection& c, Request& request);

@@ -2,6 +2,8 @@
 // requests, answering them in order, writing (server.h).
 #include <sys/epoll.h>
 
+#include <strings.h>
+
 #include <chrono>
 #include <thread>
 
@@ -84,6 +86,7 @@ void Server::serve_pending(Connection& c) {
     const RequestParser::Outcome outcome = c.parser.feed(c.in);
     if (outcome.status == RequestParser::Status::NeedMore) {
       c.in.clear();
+      expect_continue(c);
       return;
     }
     if (outcome.status == RequestParser::Status::Error) {
@@ -97,11 +100,22 @@ void Server::serve_pending(Connection& c) {
     c.in.erase(0, outcome.consumed);
     respond(c);
     c.parser.next();
+    c.continue_sent = false;
     if (!c.in.empty()) {
       c.deadline_ns = monotonic_ns() + uint64_t{settings_.request_timeout_ms} * 1'000'000;
       c.deadline_reason = "request timeout";
     }
   }
+}
+
+// A client that waits for "100 Continue" before its body (curl does past
+// 1 KiB) gets it once the headers are in, unless the body is refused by then.
+void Server::expect_continue(Connection& c) {
+  if (c.continue_sent || !c.parser.headers_complete()) return;
+  const std::string_view expect = c.parser.request().header("expect");
+  if (expect.size() != 12 || strncasecmp(expect.data(), "100-continue", 12) != 0) return;
+  c.continue_sent = true;
+  send(c, "HTTP/1.1 100 Continue\r\n\r\n");
 }
 
 void Server::respond(Connection& c) {

@@ -29,6 +29,7 @@ class ServerTest : public ::testing::Test {
       return Response::text(200, "peer=" + std::string(r.peer.empty() ? "none" : "set") + " admin=" +
                                      (r.admin ? "yes" : "no") + " q=" + r.param("q").value_or("-"));
     });
+    routes.add("POST", "/echo", [](const Request& r) { return Response::text(200, "got " + r.body); });
     routes.add("GET", "/fail", [](const Request&) -> Response { throw std::runtime_error("boom"); });
     routes.add("GET", "/events", [this](const Request&) {
       Response r;
@@ -71,6 +72,15 @@ TEST_F(ServerTest, ARouteSeesTheRequestAndWithoutAuthorityIsAdmin) {
   EXPECT_NE(out.find("HTTP/1.1 500 Internal Server Error"), std::string::npos) << out;
   EXPECT_EQ(server_->stats().requests.load(), 3u);
   EXPECT_EQ(server_->stats().connections_accepted.load(), 1u);
+}
+
+TEST_F(ServerTest, ABodyAwaitingContinueGetsIt) {
+  start({});
+  BlockingSocket client(port_);
+  ASSERT_TRUE(client.send("POST /echo HTTP/1.1\r\nContent-Length: 5\r\nExpect: 100-continue\r\n\r\n"));
+  EXPECT_EQ(client.read_until("\r\n\r\n"), "HTTP/1.1 100 Continue\r\n\r\n");
+  ASSERT_TRUE(client.send("hello"));
+  EXPECT_NE(client.read_until("got hello").find("HTTP/1.1 200 OK"), std::string::npos) << client.received();
 }
 
 TEST_F(ServerTest, ServerSentEventsUntilTheSourceEnds) {
