@@ -36,6 +36,7 @@ void add_demo_feed_command(CLI::App& app, const CommonOptions& common, int& exit
 void add_provider_command(CLI::App& app, const CommonOptions& common, int& exit_code);   // provider.cc
 void add_channels_command(CLI::App& app, const CommonOptions& common, int& exit_code);   // channels.cc
 void add_passwd_command(CLI::App& app, int& exit_code);  // passwd.cc
+void add_top_command(CLI::App& app, const CommonOptions& common, int& exit_code);  // top.cc
 void add_perf_command(CLI::App& app, const CommonOptions& common, int& exit_code);  // perf.cc
 
 // --tls, or any of the TLS file flags that imply it.

@@ -14,8 +14,10 @@
 #include <cstring>
 #include <iostream>
 #include <string>
+#include <memory>
 
 #include "base/log.h"
+#include "admin/api.h"
 #include "http/route.h"
 #include "stream/stream_session.h"
 #include "tier/broker.h"
@@ -59,11 +61,13 @@ void install_signal_handlers(tw::tier::Broker& broker) {
 }
 
 // Written to a temporary name, then renamed, so a reader never sees half a number.
-tw::Status write_port_file(const std::string& path, uint16_t port) {
+// The native port, then on a second line the HTTP listener's port when there is one.
+tw::Status write_port_file(const std::string& path, uint16_t port, uint16_t http_port) {
   std::string temp = path + ".tmp." + std::to_string(getpid());
   FILE* file = std::fopen(temp.c_str(), "w");
   if (file == nullptr) return tw::Error{std::strerror(errno)};
   bool written = std::fprintf(file, "%u\n", static_cast<unsigned>(port)) > 0;
+  if (http_port != 0) written = std::fprintf(file, "%u\n", static_cast<unsigned>(http_port)) > 0 && written;
   written = (std::fclose(file) == 0) && written;
   if (!written || std::rename(temp.c_str(), path.c_str()) != 0) {
     int saved = errno;
@@ -98,11 +102,10 @@ void log_fd_limit(const rlimit& limit, const tw::config::BrokerConfig& config) {
   }
 }
 
-// What the HTTP listener answers (docs/operations.md). /healthz: the process
-// runs and its listener thread answers.
-tw::http::Routes http_routes() {
+// What the HTTP listener answers (docs/operations.md): the admin API, /metrics, /healthz, /readyz.
+tw::http::Routes http_routes(tw::admin::Api& api) {
   tw::http::Routes routes;
-  routes.add("GET", "/healthz", [](const tw::http::Request&) { return tw::http::Response::text(200, "ok\n"); });
+  api.install(routes);
   tw::web::add_routes(routes);  // the console and examples/web, from the binary (src/web)
   return routes;
 }
@@ -110,10 +113,12 @@ tw::http::Routes http_routes() {
 int serve(const tw::tickwired::Invocation& invocation) {
   const tw::config::BrokerConfig& config = invocation.config;
   const rlimit fd_limit = raise_fd_limit();
+  std::unique_ptr<tw::admin::Api> api;  // declared first: the broker (and its HTTP thread) goes before it
   tw::tier::Broker broker(config);
+  api = std::make_unique<tw::admin::Api>(broker);
   // Before the port file is written: whoever reads it may signal us at once.
   install_signal_handlers(broker);
-  broker.serve(http_routes());
+  broker.serve(http_routes(*api));
   // The browser JSON stream (docs/stream.md), beside the broker's own /mqtt.
   broker.serve_websocket("/stream", "", tw::websocket::Framing::TextMessages, tw::stream::session_factory());
   if (auto status = broker.listen(); !status) {
@@ -124,7 +129,7 @@ int serve(const tw::tickwired::Invocation& invocation) {
   for (const std::string& listener : broker.listening()) TW_INFO("listening on %s", listener.c_str());
   log_fd_limit(fd_limit, config);
   if (!invocation.port_file.empty()) {
-    if (auto status = write_port_file(invocation.port_file, broker.port()); !status) {
+    if (auto status = write_port_file(invocation.port_file, broker.port(), broker.http_port()); !status) {
       std::cerr << "tickwired: cannot write port file " << invocation.port_file << ": "
                 << status.error().message << "\n";
       return tw::tickwired::kExitRuntimeError;

@@ -171,6 +171,11 @@ class Router {
   Outcome list_channels_page(Outlet* outlet, ListingCursor& cursor, size_t max_visits);
   // Tiered: the gateway's page arrived (Outlet::listing_page); moves the cursor on.
   void listing_page_answered(ListingCursor& cursor, cache::ChannelId next, bool shard_done);
+  // An administrator closes the channel (router_admin.cc, docs/operations.md):
+  // its subscribers get STATUS CLOSED CLOSED_BY_ADMIN, exact subscriptions
+  // end, a provider is released, the image goes. NotFound when there is no
+  // such channel. The owner's router only (the single loop, or a gateway).
+  Outcome close_by_admin(std::string_view topic);
   // Request timeouts, release lingers, NOT_FOUND expiry, rate samples.
   void on_tick();
 

@@ -109,6 +109,7 @@ int Reactor::run_once(int max_wait_ms) {
   uint64_t turn_ns = end - start;
   if (turn_ns > stats_.max_turn_ns) stats_.max_turn_ns = turn_ns;
   if (turn_ns > slow_turn_ns) stats_.slow_turns++;
+  stats_.busy_ns += turn_ns;
   return n;
 }
 

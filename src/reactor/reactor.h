@@ -36,6 +36,7 @@ struct LoopStats {
   uint64_t events = 0;
   uint64_t max_turn_ns = 0;   // longest turn, excluding the wait
   uint64_t slow_turns = 0;    // turns longer than slow_turn_ns
+  uint64_t busy_ns = 0;       // time spent in turns, excluding the wait (busy fraction = its growth / elapsed)
 };
 
 class Reactor {

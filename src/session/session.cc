@@ -98,10 +98,11 @@ void Session::read_once() {
   if (got.status == ReadStatus::Closed) return fail(wire::Code::Ok, "peer closed the connection");
   if (got.status == ReadStatus::Error) return fail(wire::Code::Ok, "read error");
   env_.counters.bytes_in += got.bytes;
+  bytes_in_ += got.bytes;
   last_rx_ns_ = env_.reactor.now_ns();
   const std::span<const uint8_t> arrived(buffer.data(), got.bytes);
   if (in_len_ == 0) {
-    const size_t used = parse(arrived);
+    const size_t used = parse_counted(arrived);
     return keep_unparsed(arrived.subspan(used), used > 0);
   }
   // The rest of a partial frame: the buffer grows only by what arrived. The
@@ -113,8 +114,15 @@ void Session::read_once() {
   parse_input();
 }
 
+size_t Session::parse_counted(std::span<const uint8_t> in) {
+  const uint64_t before = env_.counters.frames_in;
+  const size_t used = parse(in);
+  frames_in_ += env_.counters.frames_in - before;
+  return used;
+}
+
 void Session::parse_input() {
-  const size_t used = parse({in_.data(), in_len_});
+  const size_t used = parse_counted({in_.data(), in_len_});
   keep_unparsed({in_.data() + used, in_len_ - used}, used > 0);
 }
 
@@ -387,7 +395,15 @@ void Session::poll_login() {
   read_input();
 }
 
-auth::Usage Session::take_usage() { return std::exchange(usage_, auth::Usage{}); }
+// usage_ counts since the connection opened (the admin view shows it); the
+// authority gets what grew since the last report.
+auth::Usage Session::take_usage() {
+  const auth::Usage delta{usage_.logins - reported_.logins, usage_.subscriptions - reported_.subscriptions,
+                          usage_.channels - reported_.channels, usage_.messages - reported_.messages,
+                          usage_.bytes - reported_.bytes};
+  reported_ = usage_;
+  return delta;
+}
 
 void Session::reentitle() {
   if (!grants_ || closing()) return;

@@ -127,6 +127,17 @@ class Session : public broker::Outlet, public reactor::IoHandler, private InputB
   size_t lagging_channels() const { return policy_.lagging_channels(); }
   size_t queued_output() const { return output_.queued_bytes(); }
   size_t conflation_pending() const { return policy_.conflation_pending(); }
+  // What the admin view shows (tier::ConnectionInfo): counts since the connection opened.
+  struct Traffic {
+    uint64_t frames_in = 0;
+    uint64_t bytes_in = 0;
+    uint64_t messages_out = 0;  // stream messages offered (images and updates)
+    uint64_t bytes_out = 0;
+  };
+  Traffic traffic() const { return {frames_in_, bytes_in_, usage_.messages, usage_.bytes}; }
+  const std::string& peer() const { return peer_; }
+  const std::string& client_name() const { return client_name_; }
+  uint64_t opened_ns() const { return opened_ns_; }
   uint64_t conflation_refreshes() const { return policy_.conflation_refreshes(); }
 
  protected:
@@ -171,10 +182,8 @@ class Session : public broker::Outlet, public reactor::IoHandler, private InputB
 
   const Env& env() const { return env_; }
   Output& output() { return output_; }
-  const std::string& peer() const { return peer_; }
   // The TLS client certificate's identity (subject CN or a SAN), "" if none.
   std::string peer_identity() const { return transport_ ? transport_->peer_identity() : std::string(); }
-  const std::string& client_name() const { return client_name_; }
   uint64_t last_tx_ns() const { return last_tx_ns_; }
   void set_last_tx_ns(uint64_t now_ns) { last_tx_ns_ = now_ns; }
 
@@ -184,6 +193,8 @@ class Session : public broker::Outlet, public reactor::IoHandler, private InputB
   void read_input();
   void read_once();
   void parse_input();
+  // parse(), counting the frames it took (the loop's frames_in grows by them).
+  size_t parse_counted(std::span<const uint8_t> in);
   // After a parse: keeps `rest` (what it left of the read buffer or of in_)
   // at the front of in_; `frame_completed`: a frame ended in this parse, so
   // the next one began now (its deadline starts again).
@@ -227,7 +238,10 @@ class Session : public broker::Outlet, public reactor::IoHandler, private InputB
   std::string close_text_;
   std::shared_ptr<const auth::Grants> grants_;
   std::shared_ptr<auth::Login> login_;  // a password check in flight
-  auth::Usage usage_;                   // not yet reported
+  auth::Usage usage_;                   // since the connection opened
+  auth::Usage reported_;                // what take_usage handed out so far
+  uint64_t frames_in_ = 0;              // counted per read (the loop counter's growth), not per frame
+  uint64_t bytes_in_ = 0;
 };
 
 // Makes the session of a connection whose protocol is not a listener's own:

@@ -287,6 +287,7 @@ void AccessPoint::tick(uint64_t now_ns) {
     report_usage(all);
   }
   session::Session::tick_due(loop_, now_ns);
+  inbox_.run_pending();  // the admin side's questions and actions (src/admin)
   router_.on_tick();
   end_of_turn();
   return_freed_memory(now_ns);
@@ -303,7 +304,9 @@ void AccessPoint::return_freed_memory(uint64_t now_ns) {
   ::malloc_trim(0);
 }
 
-void AccessPoint::publish_snapshot() { published_.publish({counters_, reactor_.stats(), router_.stats()}); }
+void AccessPoint::publish_snapshot() {
+  published_.publish({counters_, reactor_.stats(), router_.stats(), router_.is_mirror() ? 0 : router_.channel_count()});
+}
 
 // Records from the gateways, or connections handed over by another access point.
 bool AccessPoint::has_cross_thread_input() {

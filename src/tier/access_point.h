@@ -23,6 +23,7 @@
 #include "session/handshaker.h"
 #include "session/tls_context.h"
 #include "tier/link.h"
+#include "tier/loop_inbox.h"
 #include "tier/loop_snapshot.h"
 #include "tier/uplink.h"
 #include "wire/codec.h"
@@ -72,6 +73,13 @@ class AccessPoint final {
   Waker& waker() { return waker_; }
   // Any thread: the counters as of the loop's last tick (or its end).
   LoopSnapshot snapshot() const { return published_.read(); }
+  // Administration (src/admin, access_point_admin.cc): jobs run on this
+  // loop's tick; the rest only from such a job, on the loop thread.
+  LoopInbox& inbox() { return inbox_; }
+  broker::Router& router() { return router_; }
+  void describe_connections(uint32_t loop_index, std::vector<ConnectionInfo>& out);
+  // Closes the connection with `code` and `why` (its goodbye); false when there is no such connection.
+  bool disconnect(uint32_t token, wire::Code code, std::string_view why);
 
  private:
   static constexpr size_t kRecordsPerTurn = 4096;
@@ -154,6 +162,7 @@ class AccessPoint final {
   PublishedSnapshot published_;
   auth::Authority* authority_ = nullptr;
   uint64_t auth_generation_ = 0;  // of the policy the sessions are entitled under
+  LoopInbox inbox_;
 };
 
 }  // namespace tw::tier

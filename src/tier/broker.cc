@@ -397,6 +397,29 @@ void Broker::run() {
 
 LoopSnapshot Broker::totals() const { return impl_->totals(); }
 
+std::vector<Broker::Loop> Broker::loops() const {
+  std::vector<Loop> loops;
+  if (impl_->gateways.empty()) {
+    loops.push_back({"tw-loop", "single", impl_->access_points[0].get(), nullptr});
+    return loops;
+  }
+  for (size_t g = 0; g < impl_->gateways.size(); ++g) {
+    loops.push_back({"tw-gw-" + std::to_string(g), "gateway", nullptr, impl_->gateways[g].get()});
+  }
+  for (size_t a = 0; a < impl_->access_points.size(); ++a) {
+    loops.push_back({"tw-ap-" + std::to_string(a), "access_point", impl_->access_points[a].get(), nullptr});
+  }
+  return loops;
+}
+
+size_t Broker::owner_of(std::string_view topic) const {
+  return impl_->directory ? impl_->directory->shard_of(topic) : 0;
+}
+
+const config::BrokerConfig& Broker::config() const { return impl_->config; }
+
+auth::Authority* Broker::authority() const { return impl_->authority.get(); }
+
 void Broker::stop() {
   impl_->stop_access_points.store(true, std::memory_order_relaxed);
   for (auto& ap : impl_->access_points) ap->waker().notify_always();

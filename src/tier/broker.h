@@ -10,6 +10,7 @@
 #include <cstdint>
 #include <memory>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "base/result.h"
@@ -19,11 +20,18 @@
 #include "websocket/transport.h"
 #include "tier/loop_snapshot.h"
 
+namespace tw::auth {
+class Authority;
+}
+
 namespace tw::http {
 struct ListenSocket;
 }
 
 namespace tw::tier {
+
+class AccessPoint;
+class Gateway;
 
 class Broker {
  public:
@@ -65,6 +73,20 @@ class Broker {
   // message counts once: its publish where the channel is owned (a gateway,
   // or the single loop), its deliveries where the connections are.
   LoopSnapshot totals() const;
+
+  // Administration (src/admin): the loop threads, for their snapshots and
+  // their inboxes (tier/loop_inbox.h), gateways first, then access points.
+  struct Loop {
+    std::string name;  // the thread's name: "tw-loop", "tw-gw-0", "tw-ap-1"
+    std::string role;  // "single", "gateway", "access_point"
+    AccessPoint* access_point = nullptr;  // the single loop is an access point
+    Gateway* gateway = nullptr;
+  };
+  std::vector<Loop> loops() const;
+  // The index in loops() of the loop that owns `topic`'s channel: its gateway, or the single loop.
+  size_t owner_of(std::string_view topic) const;
+  const config::BrokerConfig& config() const;
+  auth::Authority* authority() const;  // null: authentication off
 
  private:
   Status start_auth();

@@ -314,12 +314,13 @@ void Gateway::end_of_turn() {
 }
 
 void Gateway::tick() {
+  inbox_.run_pending();  // the admin side's questions and actions (src/admin)
   router_.on_tick();
   end_of_turn();
   publish_snapshot();
 }
 
-void Gateway::publish_snapshot() { published_.publish({{}, reactor_.stats(), router_.stats()}); }
+void Gateway::publish_snapshot() { published_.publish({{}, reactor_.stats(), router_.stats(), router_.channel_count()}); }
 
 void Gateway::run(const std::atomic<bool>& stop) {
   reactor_.claim_owner();

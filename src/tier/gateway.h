@@ -13,6 +13,7 @@
 #include "config/config.h"
 #include "reactor/reactor.h"
 #include "tier/link.h"
+#include "tier/loop_inbox.h"
 #include "tier/loop_snapshot.h"
 
 namespace tw::tier {
@@ -32,6 +33,9 @@ class Gateway {
   Waker& waker() { return waker_; }
   // Any thread: the counts as of the loop's last tick (or its end); a gateway has no connection counters.
   LoopSnapshot snapshot() const { return published_.read(); }
+  // Administration (src/admin): jobs run on this loop's tick; router() only from such a job.
+  LoopInbox& inbox() { return inbox_; }
+  broker::Router& router() { return router_; }
 
  private:
   class Port;
@@ -50,6 +54,7 @@ class Gateway {
   std::vector<std::unique_ptr<Port>> ports_;
   size_t congested_backlog_;
   PublishedSnapshot published_;
+  LoopInbox inbox_;
 };
 
 }  // namespace tw::tier

@@ -31,6 +31,7 @@ void add_to(LoopSnapshot& total, const LoopSnapshot& part) {
   const uint64_t longest = std::max(total.loop.max_turn_ns, part.loop.max_turn_ns);
   add_counts(total.loop, part.loop);
   total.loop.max_turn_ns = longest;
+  total.channels += part.channels;
 }
 
 }  // namespace tw::tier

@@ -35,6 +35,7 @@ const char* code_name(Code code) {
     case Code::NotAuthorized: return "NOT_AUTHORIZED";
     case Code::AuthFailed: return "AUTH_FAILED";
     case Code::NotProvider: return "NOT_PROVIDER";
+    case Code::ClosedByAdmin: return "CLOSED_BY_ADMIN";
   }
   return "UNKNOWN_CODE";
 }

@@ -83,6 +83,7 @@ enum class Code : uint16_t {
   NotAuthorized = 26,      // ACK, STATUS CLOSED, ERROR: the user is not entitled (docs/security.md)
   AuthFailed = 27,         // ERROR: unknown user, wrong password, or credentials required
   NotProvider = 28,        // ERROR: REGISTER into a service's topic by a user not entitled to provide it
+  ClosedByAdmin = 29,      // ERROR, STATUS CLOSED: an administrator disconnected the connection or closed the channel
 };
 
 const char* code_name(Code code);

@@ -43,6 +43,8 @@ class TestBroker {
     broker_.reset();
   }
   uint16_t port() const { return port_; }
+  // The running broker (the admin API's tests ask it for its loops); valid until stop().
+  tier::Broker& broker() { return *broker_; }
   // The broker's totals as it stopped (Broker::totals after run returned).
   const tier::LoopSnapshot& final_totals() const { return final_totals_; }
 

@@ -66,6 +66,13 @@ uint16_t BrokerProcess::wait_for_port_file(int timeout_ms) {
   return 0;
 }
 
+uint16_t BrokerProcess::http_port() const {
+  std::ifstream in(port_file_);
+  unsigned native = 0, http = 0;
+  if (!(in >> native >> http) || http >= 65536) return 0;
+  return static_cast<uint16_t>(http);
+}
+
 uint16_t pick_free_port() {
   int fd = ::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
   if (fd < 0) return 0;

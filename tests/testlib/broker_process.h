@@ -37,6 +37,8 @@ class BrokerProcess {
   // True once the port file appeared; false when the broker died or timed out.
   bool ready() const { return port_ != 0; }
   uint16_t port() const { return port_; }
+  // The HTTP listener's bound port (the port file's second line), 0 when it has none.
+  uint16_t http_port() const;
   bool alive() { return process_->alive(); }
   pid_t pid() const { return process_->pid(); }
   void send_signal(int sig) { process_->send_signal(sig); }

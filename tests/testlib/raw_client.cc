@@ -54,7 +54,9 @@ RawClient::RawClient(RawClient&& other) noexcept
       peer_closed_(other.peer_closed_),
       in_(std::move(other.in_)),
       in_start_(other.in_start_),
-      kept_(std::move(other.kept_)) {
+      kept_(std::move(other.kept_)),
+      bytes_sent_(other.bytes_sent_),
+      bytes_received_(other.bytes_received_) {
   other.fd_ = -1;
 }
 
@@ -99,6 +101,7 @@ bool RawClient::send_raw(std::span<const uint8_t> bytes, int timeout_ms) {
     ssize_t n = ::send(fd_, bytes.data() + sent, bytes.size() - sent, MSG_NOSIGNAL);
     if (n > 0) {
       sent += static_cast<size_t>(n);
+      bytes_sent_ += static_cast<uint64_t>(n);
       continue;
     }
     if (n < 0 && errno == EINTR) continue;
@@ -171,6 +174,7 @@ bool RawClient::fill(int timeout_ms) {
     ssize_t n = ::recv(fd_, buf, sizeof buf, 0);
     if (n > 0) {
       in_.insert(in_.end(), buf, buf + n);
+      bytes_received_ += static_cast<uint64_t>(n);
       return true;
     }
     if (n == 0 || (errno != EAGAIN && errno != EWOULDBLOCK && errno != EINTR)) {

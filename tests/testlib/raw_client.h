@@ -107,6 +107,9 @@ class RawClient {
   // (set before connecting, so the TCP window stays small).
   bool connect(uint16_t port, int timeout_ms = kDefaultTimeoutMs, int rcvbuf = 0);
   bool connected() const { return fd_ >= 0; }
+  // Bytes written to and read from the socket since it was made (the admin API's counts, it24).
+  uint64_t bytes_sent() const { return bytes_sent_; }
+  uint64_t bytes_received() const { return bytes_received_; }
   // Closes abruptly (no goodbye); a later connect() may reopen.
   void close();
 
@@ -186,6 +189,8 @@ class RawClient {
   std::vector<uint8_t> in_;
   size_t in_start_ = 0;
   std::deque<OwnedFrame> kept_;
+  uint64_t bytes_sent_ = 0;
+  uint64_t bytes_received_ = 0;
   std::vector<uint8_t> scratch_;
 };
 

@@ -1,15 +1,15 @@
-#include "field_args.h"
+#include "fields/assignments.h"
 
 #include <charconv>
 
 #include "wire/protocol.h"
 
-namespace tw::cli {
+namespace tw::fields {
 
 namespace {
 
 // "4001:decimal" -> a definition for an id the dictionary does not name.
-bool parse_numeric_field(std::string_view key, fields::FieldDef& def) {
+bool parse_numeric_field(std::string_view key, FieldDef& def) {
   size_t colon = key.find(':');
   if (colon == std::string_view::npos) return false;
   std::string_view id_text = key.substr(0, colon);
@@ -18,7 +18,7 @@ bool parse_numeric_field(std::string_view key, fields::FieldDef& def) {
   auto [end, ec] = std::from_chars(id_text.data(), id_text.data() + id_text.size(), id);
   if (id_text.empty() || ec != std::errc{} || end != id_text.data() + id_text.size() || id > UINT16_MAX)
     return false;
-  if (!fields::parse_type(key.substr(colon + 1), def.type)) return false;
+  if (!parse_type(key.substr(colon + 1), def.type)) return false;
   def.id = static_cast<uint16_t>(id);
   def.name = "#" + std::to_string(id);
   return true;
@@ -26,14 +26,14 @@ bool parse_numeric_field(std::string_view key, fields::FieldDef& def) {
 
 }  // namespace
 
-Result<FieldAssignment> parse_field_assignment(std::string_view text, const fields::Dictionary& dict) {
+Result<FieldAssignment> parse_field_assignment(std::string_view text, const Dictionary& dict) {
   size_t eq = text.find('=');
   if (eq == std::string_view::npos || eq == 0)
     return Error{"field '" + std::string(text) + "' is not NAME=VALUE"};
   std::string_view key = text.substr(0, eq);
   FieldAssignment out;
   out.value.assign(text.substr(eq + 1));
-  if (const fields::FieldDef* def = dict.by_name(key)) {
+  if (const FieldDef* def = dict.by_name(key)) {
     out.def = *def;
     return out;
   }
@@ -43,9 +43,9 @@ Result<FieldAssignment> parse_field_assignment(std::string_view text, const fiel
 }
 
 Result<std::vector<uint8_t>> build_field_list(const std::vector<std::string>& assignments,
-                                              const fields::Dictionary& dict) {
+                                              const Dictionary& dict) {
   std::vector<uint8_t> buffer(wire::kDefaultMaxFrame);
-  fields::FieldListWriter writer(buffer);
+  FieldListWriter writer(buffer);
   std::vector<uint16_t> seen;
   for (const std::string& text : assignments) {
     auto field = parse_field_assignment(text, dict);
@@ -53,8 +53,8 @@ Result<std::vector<uint8_t>> build_field_list(const std::vector<std::string>& as
     for (uint16_t id : seen)
       if (id == field->def.id) return Error{"field '" + field->def.name + "' given twice"};
     seen.push_back(field->def.id);
-    if (!fields::add_parsed(writer, field->def, field->value))
-      return Error{"cannot read '" + field->value + "' as " + fields::type_name(field->def.type) + " for " +
+    if (!add_parsed(writer, field->def, field->value))
+      return Error{"cannot read '" + field->value + "' as " + type_name(field->def.type) + " for " +
                    field->def.name};
   }
   size_t size = writer.finish();
@@ -63,4 +63,4 @@ Result<std::vector<uint8_t>> build_field_list(const std::vector<std::string>& as
   return buffer;
 }
 
-}  // namespace tw::cli
+}  // namespace tw::fields

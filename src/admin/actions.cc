@@ -1,0 +1,185 @@
+// The admin API's actions: disconnect a client, close a channel (admins
+// only), and REST publish and snapshot (the caller's entitlements). Each is
+// a job on the loop that owns what it touches (tier/loop_inbox.h): the
+// publish enters the router there like any publisher's, so it reaches every
+// subscriber of every protocol and costs the others' per-message path nothing.
+#include <charconv>
+
+#include <nlohmann/json.hpp>
+
+#include "admin/access.h"
+#include "admin/api.h"
+#include "admin/ask.h"
+#include "admin/collector.h"
+#include "client/message_format.h"
+#include "fields/assignments.h"
+#include "tier/access_point.h"
+
+namespace tw::admin {
+
+namespace {
+
+using Json = nlohmann::ordered_json;
+
+http::Response ok_json(Json j) {
+  return http::Response::json(j.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace) + "\n");
+}
+
+// The HTTP status of a refused router request.
+int status_for(wire::Code code) {
+  switch (code) {
+    case wire::Code::NotFound: return 404;
+    case wire::Code::NotAuthorized:
+    case wire::Code::NotProvider: return 403;
+    case wire::Code::KindMismatch: return 409;
+    case wire::Code::TooManyChannels:
+    case wire::Code::ChannelQuota: return 503;
+    default: return 400;
+  }
+}
+
+http::Response refused(const broker::Outcome& outcome) {
+  return json_error(status_for(outcome.code), wire::code_name(outcome.code), outcome.detail);
+}
+
+// "0-17": the access point's index and the connection's token there.
+bool parse_connection_id(std::string_view text, uint32_t& loop, uint32_t& token) {
+  const size_t dash = text.find('-');
+  if (dash == std::string_view::npos) return false;
+  auto number = [](std::string_view s, uint32_t& out) {
+    auto [end, ec] = std::from_chars(s.data(), s.data() + s.size(), out);
+    return !s.empty() && ec == std::errc{} && end == s.data() + s.size();
+  };
+  return number(text.substr(0, dash), loop) && number(text.substr(dash + 1), token);
+}
+
+// A JSON value as the text fields::add_parsed reads: strings as they are, numbers as written.
+std::optional<std::string> value_text(const nlohmann::json& v) {
+  if (v.is_string()) return v.get<std::string>();
+  if (v.is_number()) return v.dump();
+  return std::nullopt;
+}
+
+// The request's payload: a JSON field list ({"fields":{"BID":"189.25"}} as
+// `tickwire sub --json` prints it, or the bare object) when the body is
+// JSON, else the body as an opaque message.
+Result<std::pair<wire::PayloadKind, std::vector<uint8_t>>> payload_of(const http::Request& req) {
+  const std::string_view type = req.header("content-type");
+  if (!type.starts_with("application/json")) {
+    return std::pair{wire::PayloadKind::Opaque, std::vector<uint8_t>(req.body.begin(), req.body.end())};
+  }
+  const nlohmann::json body = nlohmann::json::parse(req.body, nullptr, /*allow_exceptions=*/false);
+  if (!body.is_object()) return Error{"the body is not a JSON object"};
+  const nlohmann::json& fields = body.contains("fields") ? body["fields"] : body;
+  if (!fields.is_object()) return Error{"\"fields\" is not a JSON object"};
+  std::vector<std::string> assignments;
+  for (const auto& [name, value] : fields.items()) {
+    auto text = value_text(value);
+    if (!text) return Error{"field '" + name + "': a value is a string or a number"};
+    assignments.push_back(name + "=" + *text);
+  }
+  auto list = fields::build_field_list(assignments, fields::Dictionary::builtin());
+  if (!list) return list.error();
+  return std::pair{wire::PayloadKind::FieldList, std::move(*list)};
+}
+
+// The loop that owns `topic`'s channel: its inbox, and its router (used only from a job posted there).
+std::pair<tier::LoopInbox*, broker::Router*> owner_of(const tier::Broker& broker, const std::string& topic) {
+  const tier::Broker::Loop owner = broker.loops()[broker.owner_of(topic)];
+  return {&inbox_of(owner), &router_of(owner)};
+}
+
+}  // namespace
+
+http::Response Api::disconnect(const http::Request& req) {
+  if (auto refusal = refuse_non_admin(stats_.broker(), req)) return *refusal;
+  uint32_t index = 0, token = 0;
+  if (!parse_connection_id(req.path_after("/api/v1/connections/"), index, token)) {
+    return json_error(400, "BAD_REQUEST", "a connection id is LOOP-TOKEN, as /api/v1/connections lists it");
+  }
+  std::vector<tier::AccessPoint*> access_points;
+  for (const auto& loop : stats_.broker().loops())
+    if (loop.access_point) access_points.push_back(loop.access_point);
+  if (index >= access_points.size()) return json_error(404, "NOT_FOUND", "no such connection");
+  tier::AccessPoint* ap = access_points[index];
+  auto done = ask<bool>(ap->inbox(), [ap, token] {
+    return ap->disconnect(token, wire::Code::ClosedByAdmin, "disconnected by an administrator");
+  });
+  if (!done) return loop_timeout();
+  if (!*done) return json_error(404, "NOT_FOUND", "no such connection");
+  return ok_json(Json{{"disconnected", std::string(req.path_after("/api/v1/connections/"))}});
+}
+
+http::Response Api::close_channel(const http::Request& req) {
+  if (auto refusal = refuse_non_admin(stats_.broker(), req)) return *refusal;
+  const std::string topic(req.path_after("/api/v1/channels/"));
+  const auto owner = owner_of(stats_.broker(), topic);
+  tier::LoopInbox* inbox = owner.first;
+  broker::Router* router = owner.second;
+  auto outcome = ask<broker::Outcome>(*inbox, [router, topic] { return router->close_by_admin(topic); });
+  if (!outcome) return loop_timeout();
+  if (!outcome->ok()) return refused(*outcome);
+  return ok_json(Json{{"closed", topic}});
+}
+
+http::Response Api::publish(const http::Request& req) {
+  const Caller caller = caller_of(stats_.broker(), req);
+  if (caller.refused) return *caller.refused;
+  const std::string topic(req.path_after("/api/v1/publish/"));
+  if (caller.grants) {
+    const wire::Code code = caller.grants->publish(topic);
+    if (code != wire::Code::Ok) return refused({code, "the user may not publish this topic"});
+  }
+  auto payload = payload_of(req);
+  if (!payload) return json_error(400, "BAD_PAYLOAD", payload.error().message);
+  const bool image = req.param("image").value_or("") == "true";
+  const auto owner = owner_of(stats_.broker(), topic);
+  tier::LoopInbox* inbox = owner.first;
+  broker::Router* router = owner.second;
+  auto job = [router, topic, image, kind = payload->first, bytes = std::move(payload->second)] {
+    cache::ChannelId id = 0;
+    broker::Outcome outcome = router->advertise(topic, kind, id);
+    if (!outcome.ok()) return std::pair{outcome, uint64_t{0}};
+    outcome = router->publish(id, bytes, image);
+    const cache::Channel* ch = router->channel(id);
+    return std::pair{outcome, ch ? ch->seq : 0};
+  };
+  auto result = ask<std::pair<broker::Outcome, uint64_t>>(*inbox, job);
+  if (!result) return loop_timeout();
+  if (!result->first.ok()) return refused(result->first);
+  return ok_json(Json{{"topic", topic}, {"seq", result->second}});
+}
+
+http::Response Api::snapshot(const http::Request& req) {
+  const Caller caller = caller_of(stats_.broker(), req);
+  if (caller.refused) return *caller.refused;
+  const std::string topic(req.path_after("/api/v1/snapshot/"));
+  // As the native SNAPSHOT: the user must be entitled to the real-time stream.
+  if (caller.grants && !caller.grants->receives(topic, 0)) {
+    return refused({wire::Code::NotAuthorized, "the user may not receive this topic in real time"});
+  }
+  const auto owner = owner_of(stats_.broker(), topic);
+  tier::LoopInbox* inbox = owner.first;
+  broker::Router* router = owner.second;
+  auto job = [router, topic] {
+    Collector collector;
+    const broker::Outcome outcome = router->snapshot(&collector, topic, 1);
+    return std::pair{outcome, std::move(collector.image)};
+  };
+  auto result = ask<std::pair<broker::Outcome, ImageCopy>>(*inbox, job);
+  if (!result) return loop_timeout();
+  if (!result->first.ok()) return refused(result->first);
+  const ImageCopy& image = result->second;
+  if (!image.found) return json_error(404, "NOT_FOUND", "no such topic in the cache");
+  // The same JSON as `tickwire snapshot --json` (and MQTT subscribers): one renderer.
+  client::Message msg;
+  msg.kind = client::MessageKind::Image;
+  msg.topic = image.topic;
+  msg.channel_id = image.channel_id;
+  msg.seq = image.seq;
+  msg.payload_kind = image.kind;
+  msg.payload = image.payload;
+  return http::Response::json(client::format_json(msg, fields::Dictionary::builtin()) + "\n");
+}
+
+}  // namespace tw::admin

@@ -1,0 +1,191 @@
+#include "admin/api.h"
+
+#include <nlohmann/json.hpp>
+
+#include "admin/access.h"
+#include "admin/ask.h"
+#include "admin/metrics.h"
+#include "tier/access_point.h"
+
+namespace tw::admin {
+
+namespace {
+
+using Json = nlohmann::ordered_json;
+
+std::string dump(const Json& j) { return j.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace) + "\n"; }
+
+Json loop_json(const LoopSample& loop, const LoopRates& rates) {
+  const reactor::LoopStats& s = loop.snapshot.loop;
+  return Json{{"name", loop.name},
+              {"role", loop.role},
+              {"busy", rates.busy},
+              {"turns_per_s", rates.turns_per_s},
+              {"turns", s.turns},
+              {"events", s.events},
+              {"max_turn_us", s.max_turn_ns / 1000},
+              {"slow_turns", s.slow_turns},
+              {"busy_s", static_cast<double>(s.busy_ns) / 1e9},
+              {"channels", loop.snapshot.channels},
+              {"connections", loop.snapshot.counters.connections_open}};
+}
+
+Json connection_json(const tier::ConnectionInfo& c) {
+  return Json{{"id", std::to_string(c.loop) + "-" + std::to_string(c.token)},
+              {"client", c.client},
+              {"peer", c.peer},
+              {"user", c.user},
+              {"protocol", c.protocol},
+              {"transport", c.transport},
+              {"subscriptions", c.subscriptions},
+              {"msgs_in", c.msgs_in},
+              {"bytes_in", c.bytes_in},
+              {"msgs_out", c.msgs_out},
+              {"bytes_out", c.bytes_out},
+              {"queued_bytes", c.queued_bytes},
+              {"slow", c.slow},
+              {"lagging_channels", c.lagging_channels},
+              {"dropped_messages", c.dropped_messages},
+              {"connected_ms", c.connected_ms}};
+}
+
+Json channel_json(const ChannelRow& c) {
+  return Json{{"id", c.id},     {"topic", c.topic}, {"state", wire::state_name(c.state)}, {"seq", c.seq},
+              {"rate", c.rate}, {"subscribers", c.subscribers}, {"provider", c.provider}};
+}
+
+}  // namespace
+
+std::string Api::event_json() {
+  const Statistics::View v = stats_.current();
+  const tier::LoopSnapshot& t = v.now.totals;
+  Json j{{"time_ms", v.now.wall_ms},
+         {"uptime_s", static_cast<double>(v.uptime_ms) / 1000.0},
+         // Asked of the loops now; the snapshots' count (up to a tick old) when one did not answer.
+         {"connections", v.now.connections ? v.now.connections->open : t.counters.connections_open},
+         {"channels", t.channels},
+         {"subscriptions", v.now.connections ? v.now.connections->subscriptions : 0},
+         {"slow_consumers", v.now.connections ? v.now.connections->slow : 0},
+         {"msgs_in", t.router.publishes},
+         {"msgs_out", t.router.deliveries},
+         {"bytes_in", t.counters.bytes_in},
+         {"bytes_out", t.counters.bytes_out},
+         {"msgs_in_per_s", v.rates.msgs_in},
+         {"msgs_out_per_s", v.rates.msgs_out},
+         {"bytes_in_per_s", v.rates.bytes_in},
+         {"bytes_out_per_s", v.rates.bytes_out},
+         {"slow_consumer_disconnects", t.counters.slow_consumers},
+         {"dropped_messages", t.counters.dropped_messages}};
+  Json loops = Json::array();
+  for (size_t i = 0; i < v.now.loops.size(); ++i) {
+    const LoopRates rates = i < v.rates.loops.size() ? v.rates.loops[i] : LoopRates{};
+    const Json full = loop_json(v.now.loops[i], rates);
+    loops.push_back(Json{{"name", full["name"]},
+                         {"role", full["role"]},
+                         {"busy", full["busy"]},
+                         {"turns_per_s", full["turns_per_s"]},
+                         {"max_turn_us", full["max_turn_us"]}});
+  }
+  j["loops"] = std::move(loops);
+  return j.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
+}
+
+http::Response Api::metrics(const http::Request&) {
+  Statistics::View view;
+  view.now = stats_.sample();  // fresh for every scrape; the shared samples keep their interval for the rates
+  view.uptime_ms = view.now.wall_ms - stats_.start_wall_ms();
+  http::Response r;
+  r.content_type = std::string(kMetricsContentType);
+  r.body = render_metrics(view);
+  return r;
+}
+
+http::Response Api::healthz(const http::Request&) { return http::Response::text(200, "ok\n"); }
+
+// Ready when every loop thread answers within the timeout: the loops turn.
+http::Response Api::readyz(const http::Request&) {
+  std::vector<tier::LoopInbox*> all;
+  for (const auto& loop : stats_.broker().loops()) all.push_back(&inbox_of(loop));
+  if (!ask_all<bool>(all, [](size_t) { return true; })) return http::Response::text(503, "loops not answering\n");
+  return http::Response::text(200, "ready\n");
+}
+
+http::Response Api::stats(const http::Request& req) {
+  if (auto refused = refuse_reader(stats_.broker(), req)) return *refused;
+  return http::Response::json(event_json() + "\n");
+}
+
+http::Response Api::events(const http::Request& req) {
+  if (auto refused = refuse_reader(stats_.broker(), req)) return *refused;
+  http::Response r;
+  r.content_type = "text/event-stream";
+  r.headers.emplace_back("Cache-Control", "no-cache");
+  r.body = "data: " + event_json() + "\n\n";
+  r.event_interval_ms = 1000;
+  r.next_event = [this]() -> std::optional<std::string> { return event_json(); };
+  return r;
+}
+
+http::Response Api::connections(const http::Request& req) {
+  if (auto refused = refuse_non_admin(stats_.broker(), req)) return *refused;
+  auto rows = stats_.connections();
+  if (!rows) return loop_timeout();
+  Json list = Json::array();
+  for (const tier::ConnectionInfo& c : *rows) list.push_back(connection_json(c));
+  return http::Response::json(dump(Json{{"connections", std::move(list)}}));
+}
+
+http::Response Api::channels(const http::Request& req) {
+  if (auto refused = refuse_reader(stats_.broker(), req)) return *refused;
+  auto rows = stats_.channels(req.param("prefix").value_or(""));
+  if (!rows) return loop_timeout();
+  Json list = Json::array();
+  for (const ChannelRow& c : *rows) list.push_back(channel_json(c));
+  return http::Response::json(dump(Json{{"channels", std::move(list)}}));
+}
+
+http::Response Api::services(const http::Request& req) {
+  if (auto refused = refuse_reader(stats_.broker(), req)) return *refused;
+  auto rows = stats_.channels("");
+  if (!rows) return loop_timeout();
+  Json list = Json::array();
+  for (const ServiceRow& s : Statistics::services(*rows)) {
+    list.push_back(Json{{"name", s.name},
+                        {"channels", s.channels},
+                        {"subscribers", s.subscribers},
+                        {"rate", s.rate},
+                        {"providers", s.providers}});
+  }
+  return http::Response::json(dump(Json{{"services", std::move(list)}}));
+}
+
+http::Response Api::loops(const http::Request& req) {
+  if (auto refused = refuse_reader(stats_.broker(), req)) return *refused;
+  const Statistics::View v = stats_.current();
+  Json list = Json::array();
+  for (size_t i = 0; i < v.now.loops.size(); ++i) {
+    list.push_back(loop_json(v.now.loops[i], i < v.rates.loops.size() ? v.rates.loops[i] : LoopRates{}));
+  }
+  return http::Response::json(dump(Json{{"loops", std::move(list)}}));
+}
+
+void Api::install(http::Routes& routes) {
+  auto bind = [this](http::Response (Api::*handler)(const http::Request&)) {
+    return [this, handler](const http::Request& req) { return (this->*handler)(req); };
+  };
+  routes.add("GET", "/metrics", bind(&Api::metrics));
+  routes.add("GET", "/healthz", bind(&Api::healthz));
+  routes.add("GET", "/readyz", bind(&Api::readyz));
+  routes.add("GET", "/api/v1/stats", bind(&Api::stats));
+  routes.add("GET", "/api/v1/events", bind(&Api::events));
+  routes.add("GET", "/api/v1/connections", bind(&Api::connections));
+  routes.add("GET", "/api/v1/channels", bind(&Api::channels));
+  routes.add("GET", "/api/v1/services", bind(&Api::services));
+  routes.add("GET", "/api/v1/loops", bind(&Api::loops));
+  routes.add("DELETE", "/api/v1/connections/", bind(&Api::disconnect), /*prefix=*/true);
+  routes.add("DELETE", "/api/v1/channels/", bind(&Api::close_channel), /*prefix=*/true);
+  routes.add("POST", "/api/v1/publish/", bind(&Api::publish), /*prefix=*/true);
+  routes.add("GET", "/api/v1/snapshot/", bind(&Api::snapshot), /*prefix=*/true);
+}
+
+}  // namespace tw::admin

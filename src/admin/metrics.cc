@@ -1,0 +1,188 @@
+#include "admin/metrics.h"
+
+#include <cinttypes>
+#include <cstdio>
+
+namespace tw::admin {
+
+namespace {
+
+// Backslash and newline always; the double quote too inside a label value.
+std::string escape(std::string_view text, bool quote) {
+  std::string out;
+  for (char c : text) {
+    if (c == '\\') {
+      out += "\\\\";
+    } else if (c == '\n') {
+      out += "\\n";
+    } else if (c == '"' && quote) {
+      out += "\\\"";
+    } else {
+      out.push_back(c);
+    }
+  }
+  return out;
+}
+
+}  // namespace
+
+std::string escape_label_value(std::string_view value) { return escape(value, true); }
+std::string escape_help(std::string_view help) { return escape(help, false); }
+
+void PromText::family(std::string_view name, std::string_view type, std::string_view help) {
+  text_ += "# HELP ";
+  text_ += name;
+  text_ += ' ';
+  text_ += escape_help(help);
+  text_ += "\n# TYPE ";
+  text_ += name;
+  text_ += ' ';
+  text_ += type;
+  text_ += '\n';
+}
+
+void PromText::labels(const Labels& labels) {
+  if (labels.empty()) return;
+  text_ += '{';
+  for (size_t i = 0; i < labels.size(); ++i) {
+    if (i > 0) text_ += ',';
+    text_ += labels[i].first;
+    text_ += "=\"";
+    text_ += escape_label_value(labels[i].second);
+    text_ += '"';
+  }
+  text_ += '}';
+}
+
+void PromText::sample(std::string_view name, uint64_t value, const Labels& l) {
+  text_ += name;
+  labels(l);
+  text_ += ' ';
+  text_ += std::to_string(value);
+  text_ += '\n';
+}
+
+void PromText::sample(std::string_view name, double value, const Labels& l) {
+  char number[32];
+  std::snprintf(number, sizeof number, "%.9g", value);
+  text_ += name;
+  labels(l);
+  text_ += ' ';
+  text_ += number;
+  text_ += '\n';
+}
+
+namespace {
+
+struct Counted {
+  const char* name;
+  const char* type;
+  const char* help;
+  uint64_t value;
+};
+
+// The broker-wide counts: one family each, no labels.
+std::vector<Counted> broker_counts(const Statistics::View& v) {
+  const broker::Counters& c = v.now.totals.counters;
+  const broker::RouterStats& r = v.now.totals.router;
+  return {
+      {"tickwire_messages_in_total", "counter", "Messages published into channels (any protocol, REST included).",
+       r.publishes},
+      {"tickwire_messages_out_total", "counter", "Stream messages delivered to subscribers.", r.deliveries},
+      {"tickwire_frames_in_total", "counter", "Frames (packets) received from client connections.", c.frames_in},
+      {"tickwire_bytes_in_total", "counter", "Bytes read from client connections.", c.bytes_in},
+      {"tickwire_bytes_out_total", "counter", "Bytes written to client connections.", c.bytes_out},
+      {"tickwire_connections", "gauge", "Client connections open now.",
+       v.now.connections ? v.now.connections->open : c.connections_open},
+      {"tickwire_connections_accepted_total", "counter", "Client connections accepted.", c.connections_accepted},
+      {"tickwire_connections_rejected_total", "counter", "Connections refused past max_connections.",
+       c.connections_rejected},
+      {"tickwire_channels", "gauge", "Channels held now.", v.now.totals.channels},
+      {"tickwire_protocol_errors_total", "counter", "Connections closed for malformed, unknown or invalid input.",
+       c.protocol_errors},
+      {"tickwire_idle_timeouts_total", "counter", "Connections closed after idle_timeout_ms without input.",
+       c.idle_timeouts},
+      {"tickwire_slow_consumer_disconnects_total", "counter",
+       "Connections closed as slow consumers (policy disconnect).", c.slow_consumers},
+      {"tickwire_conflated_channels_total", "counter",
+       "Channels held back for a congested subscriber (policy conflate), one per episode.", c.conflated_channels},
+      {"tickwire_refresh_images_total", "counter", "Images sent to resume held-back channels.", c.refresh_images},
+      {"tickwire_dropped_messages_total", "counter", "Stream messages discarded for slow subscribers (policy drop).",
+       c.dropped_messages},
+      {"tickwire_drop_notices_total", "counter", "STATUS MESSAGES_DROPPED notices sent.", c.drop_notices},
+      {"tickwire_conflation_refreshes_total", "counter", "Merged images of conflated subscriptions (conflate_ms).",
+       c.conflation_refreshes},
+      {"tickwire_subscription_limit_hits_total", "counter", "Subscriptions refused past max_subscriptions.",
+       c.subscription_limit_hits},
+      {"tickwire_channel_quota_hits_total", "counter", "REGISTERs refused past max_channels_per_connection.",
+       c.channel_quota_hits},
+      {"tickwire_stray_provider_messages_total", "counter", "Provider messages for channels it was not asked for.",
+       c.stray_provider_messages},
+      {"tickwire_partial_input_bytes", "gauge", "Bytes held in partial frames now (max_partial_input).",
+       c.partial_input_bytes},
+      {"tickwire_partial_input_closes_total", "counter", "Connections closed past max_partial_input.",
+       c.partial_input_closes},
+      {"tickwire_frame_deadline_closes_total", "counter", "Connections closed past frame_deadline_ms.",
+       c.frame_deadline_closes},
+      {"tickwire_fd_exhausted_total", "counter", "Connections refused for lack of file descriptors.", c.fd_exhausted},
+      {"tickwire_auth_failures_total", "counter", "Logins refused.", c.auth_failures},
+      {"tickwire_entitlement_refusals_total", "counter", "SUBSCRIBE, REGISTER, PROVIDE refused by entitlements.",
+       c.entitlement_refusals},
+      {"tickwire_bad_payloads_total", "counter", "Published payloads refused as malformed.", r.bad_payloads},
+      {"tickwire_provider_requests_total", "counter", "REQUESTs sent to interactive providers.", r.requests},
+      {"tickwire_provider_releases_total", "counter", "RELEASEs sent to interactive providers.", r.releases},
+      {"tickwire_provider_request_timeouts_total", "counter", "Provider requests not answered in time.",
+       r.request_timeouts},
+      {"tickwire_provider_failovers_total", "counter", "Channels re-requested after their provider was lost.",
+       r.failovers},
+      {"tickwire_not_found_cached_total", "counter", "Requests answered from the NOT_FOUND memory.",
+       r.not_found_cached},
+      {"tickwire_channels_freed_total", "counter", "Unused channels freed after channel_linger_ms.", r.channels_freed},
+      {"tickwire_delay_compactions_total", "counter", "Delayed entries merged to stay within delay_max_bytes.",
+       r.delay_compactions},
+  };
+}
+
+void write_loops(PromText& out, const Statistics::View& v) {
+  auto per_loop = [&](const char* name, const char* type, const char* help, auto value) {
+    out.family(name, type, help);
+    for (const LoopSample& loop : v.now.loops) {
+      out.sample(name, value(loop.snapshot.loop), {{"loop", loop.name}, {"role", loop.role}});
+    }
+  };
+  per_loop("tickwire_loop_turns_total", "counter", "Loop turns (one epoll_wait and its work).",
+           [](const reactor::LoopStats& s) { return s.turns; });
+  per_loop("tickwire_loop_events_total", "counter", "Readiness events handled.",
+           [](const reactor::LoopStats& s) { return s.events; });
+  per_loop("tickwire_loop_busy_seconds_total", "counter",
+           "Time spent in turns (not waiting); its rate is the loop's busy fraction.",
+           [](const reactor::LoopStats& s) { return static_cast<double>(s.busy_ns) / 1e9; });
+  per_loop("tickwire_loop_max_turn_seconds", "gauge", "The longest turn since start.",
+           [](const reactor::LoopStats& s) { return static_cast<double>(s.max_turn_ns) / 1e9; });
+  per_loop("tickwire_loop_slow_turns_total", "counter", "Turns longer than 10 ms.",
+           [](const reactor::LoopStats& s) { return s.slow_turns; });
+}
+
+}  // namespace
+
+std::string render_metrics(const Statistics::View& view) {
+  PromText out;
+  for (const Counted& c : broker_counts(view)) {
+    out.family(c.name, c.type, c.help);
+    out.sample(c.name, c.value);
+  }
+  if (view.now.connections) {
+    out.family("tickwire_subscriptions", "gauge", "Subscription patterns held by the open connections.");
+    out.sample("tickwire_subscriptions", view.now.connections->subscriptions);
+    out.family("tickwire_slow_consumers", "gauge",
+               "Connections now over max_output_buffer or with channels held back.");
+    out.sample("tickwire_slow_consumers", view.now.connections->slow);
+  }
+  write_loops(out, view);
+  out.family("tickwire_start_time_seconds", "gauge", "When the broker started, seconds since the Unix epoch.");
+  out.sample("tickwire_start_time_seconds",
+             static_cast<double>(view.now.wall_ms - view.uptime_ms) / 1000.0);
+  return out.text();
+}
+
+}  // namespace tw::admin

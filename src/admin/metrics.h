@@ -1,0 +1,39 @@
+// /metrics: the Prometheus text exposition format (version 0.0.4), written
+// by hand and checked by `promtool check metrics` in the tests
+// (docs/ARCHITECTURE.md, "Dependencies": why not prometheus-cpp).
+// Every metric is named tickwire_*, counters end in _total, each family has
+// HELP and TYPE lines; docs/operations.md lists them all.
+#pragma once
+#include <string>
+#include <string_view>
+#include <utility>
+#include <vector>
+
+#include "admin/statistics.h"
+
+namespace tw::admin {
+
+inline constexpr std::string_view kMetricsContentType = "text/plain; version=0.0.4; charset=utf-8";
+
+// A writer of the format's families and samples.
+class PromText {
+ public:
+  using Labels = std::vector<std::pair<std::string, std::string>>;
+  // Starts a family: `type` is "counter" or "gauge".
+  void family(std::string_view name, std::string_view type, std::string_view help);
+  void sample(std::string_view name, double value, const Labels& labels = {});
+  void sample(std::string_view name, uint64_t value, const Labels& labels = {});
+  const std::string& text() const { return text_; }
+
+ private:
+  void labels(const Labels& labels);
+  std::string text_;
+};
+
+// Label values and HELP text escaped as the format requires (\\, \", \n).
+std::string escape_label_value(std::string_view value);
+std::string escape_help(std::string_view help);
+
+std::string render_metrics(const Statistics::View& view);
+
+}  // namespace tw::admin
