@@ -60,11 +60,12 @@ class BrowserTest : public ::testing::Test {
   void SetUp() override {
     if (node_.empty() || which("chromium").empty()) GTEST_SKIP() << "node or chromium is not installed";
     ASSERT_TRUE(deps_ok_) << "scripts/js_deps.sh tests/js/browser failed:\n" << deps_error_;
-    http_port_ = testing::pick_free_port();
     BrokerOptions options;
-    options.args = {"--http-listen", "127.0.0.1:" + std::to_string(http_port_)};
+    options.args = {"--http-listen", "127.0.0.1:0"};
     broker_ = std::make_unique<BrokerProcess>(options);
     ASSERT_TRUE(broker_->ready()) << broker_->err();
+    http_port_ = broker_->http_port();
+    ASSERT_NE(http_port_, 0) << "the port file names the HTTP listener's port";
   }
 
   std::string url(const std::string& path) const { return "http://127.0.0.1:" + std::to_string(http_port_) + path; }

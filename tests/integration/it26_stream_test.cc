@@ -116,12 +116,13 @@ class StreamAuthTest : public ::testing::Test {
     users += "[[users.feed.rule]]\nallow = [\"publish\"]\ntopics = [\">\"]\n";
     users += "[users.alice]\npassword = \"" + hash("alice-pw") + "\"\n";
     users += "[[users.alice.rule]]\nallow = [\"subscribe\"]\ntopics = [\"EQ/>\"]\n";
-    http_port_ = testing::pick_free_port();
     BrokerOptions options;
     options.config_toml = "auth_file = \"" + dir_.write("users.toml", users) + "\"\nauth_failure_delay_ms = 50\n";
-    options.args = {"--http-listen", "127.0.0.1:" + std::to_string(http_port_)};
+    options.args = {"--http-listen", "127.0.0.1:0"};
     broker_ = std::make_unique<BrokerProcess>(options);
     ASSERT_TRUE(broker_->ready()) << broker_->err();
+    http_port_ = broker_->http_port();
+    ASSERT_NE(http_port_, 0) << "the port file names the HTTP listener's port";
     ASSERT_TRUE(feed_.connect(broker_->port()));
     ASSERT_TRUE(feed_.login("feed", "feed", "feed-pw").has_value());
     publish(1, "EQ/IBM");
