@@ -50,8 +50,10 @@ class BrowserTest : public ::testing::Test {
   static void SetUpTestSuite() {
     node_ = which("node");
     if (node_.empty() || which("chromium").empty()) return;
-    // npm ci of the pinned puppeteer-core when node_modules is missing or stale.
-    Process deps("/bin/bash", {kSourceDir + "/scripts/js_deps.sh", "tests/js/browser"});
+    // npm ci of the pinned puppeteer-core when node_modules is missing or
+    // stale; under a lock, since ctest may start several of these at once.
+    Process deps("/usr/bin/flock", {kScreenshotDir + "/it26_js_deps.lock", "/bin/bash",
+                                    kSourceDir + "/scripts/js_deps.sh", "tests/js/browser"});
     const auto status = deps.wait(300'000);
     deps_ok_ = status && status->clean();
     if (!deps_ok_) deps_error_ = deps.out() + deps.err();
