@@ -69,3 +69,12 @@ mkdir -p hello
 cd hello
 put v1 "00 01 00 01 00 88 13 00 00 03 00 63 6c 69"
 put v2 "01 01 00 02 00 88 13 00 00 03 00 63 6c 69 05 00 61 6c 69 63 65 06 00 45 51 2f 49 42 4d"
+
+# stream_request: browser requests on /stream (docs/stream.md), as text
+cd ../
+mkdir -p stream_request
+cd stream_request
+printf '%s' '{"op":"subscribe","id":1,"topic":"DEMO/EQ/>","conflate_ms":250,"policy":"drop"}' >subscribe
+printf '%s' '{"op":"unsubscribe","id":2,"topic":"DEMO/EQ/>"}' >unsubscribe
+printf '%s' '{"op":"login","id":3,"user":"alice","password":"pw"}' >login
+printf '%s' '{"op":"subscribe","topic":5}' >bad_topic
