@@ -87,3 +87,11 @@ printf '\x10GET /healthz HTTP/1.1\r\nHost: h\r\n\r\nGET /a?b=c HTTP/1.1\r\n\r\n'
 printf '\x07POST /api HTTP/1.1\r\nContent-Length: 5\r\n\r\nhelloPOST / HTTP/1.1\r\nTransfer-Encoding: chunked\r\n\r\n3\r\nabc\r\n0\r\n\r\n' >bodies
 printf '\x20GET /mqtt HTTP/1.1\r\nHost: h\r\nUpgrade: websocket\r\nConnection: Upgrade\r\nSec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==\r\nSec-WebSocket-Version: 13\r\nSec-WebSocket-Protocol: mqtt\r\n\r\n\x82\x80' >upgrade
 
+# stream_request: browser requests on /stream (docs/stream.md), as text
+cd ../
+mkdir -p stream_request
+cd stream_request
+printf '%s' '{"op":"subscribe","id":1,"topic":"DEMO/EQ/>","conflate_ms":250,"policy":"drop"}' >subscribe
+printf '%s' '{"op":"unsubscribe","id":2,"topic":"DEMO/EQ/>"}' >unsubscribe
+printf '%s' '{"op":"login","id":3,"user":"alice","password":"pw"}' >login
+printf '%s' '{"op":"subscribe","topic":5}' >bad_topic

@@ -48,6 +48,9 @@ cat <<MSG
   Tickwire broker on $HOST:$PORT, demo feed publishing DEMO/...
   Subscribe from another terminal:
       $CLI sub 'DEMO/>'
+  In a browser (the HTTP listener, default 127.0.0.1:9401):
+      http://127.0.0.1:9401/examples/web/   the demo feed's prices, live
+      http://127.0.0.1:9401/console/        the web console
   Ctrl-C stops the broker and the feed.
 
 MSG

@@ -61,7 +61,8 @@ std::string Api::event_json() {
   const tier::LoopSnapshot& t = v.now.totals;
   Json j{{"time_ms", v.now.wall_ms},
          {"uptime_s", static_cast<double>(v.uptime_ms) / 1000.0},
-         {"connections", t.counters.connections_open},
+         // Asked of the loops now; the snapshots' count (up to a tick old) when one did not answer.
+         {"connections", v.now.connections ? v.now.connections->open : t.counters.connections_open},
          {"channels", t.channels},
          {"subscriptions", v.now.connections ? v.now.connections->subscriptions : 0},
          {"slow_consumers", v.now.connections ? v.now.connections->slow : 0},

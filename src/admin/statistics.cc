@@ -63,6 +63,7 @@ Sample Statistics::sample() const {
   }
   if (auto all = connections()) {
     ConnectionSummary summary;
+    summary.open = all->size();
     for (const tier::ConnectionInfo& c : *all) {
       summary.subscriptions += c.subscriptions;
       summary.slow += c.slow ? 1 : 0;

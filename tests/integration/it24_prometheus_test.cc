@@ -63,6 +63,17 @@ TEST(Prometheus, ScrapesThePublishRateWithinTenPercent) {
   auto prometheus = start_prometheus(dir, dir.write("prometheus.yml", prometheus_config(broker.http_port())), port);
   ASSERT_TRUE(prometheus) << "prometheus did not start";
 
+  // Publishing starts once Prometheus has scraped the broker (a freshly started server takes a moment).
+  admin::HttpTarget t;
+  t.port = port;
+  bool scraped = false;
+  for (int i = 0; i < 100 && !scraped; ++i) {
+    auto up = admin::http_request(t, "GET", "/api/v1/query?query=up%7Bjob%3D%22tickwire%22%7D");
+    scraped = up && up->status == 200 && up->body.find("\"1\"]") != std::string::npos;
+    if (!scraped) std::this_thread::sleep_for(std::chrono::milliseconds(100));
+  }
+  ASSERT_TRUE(scraped) << "prometheus never scraped the broker";
+
   // 400 messages a second for 7 s, each at its own time from the start (no drift).
   RawClient pub;
   ASSERT_TRUE(open_client(pub, broker.port(), "it24-prom-pub"));
@@ -78,8 +89,6 @@ TEST(Prometheus, ScrapesThePublishRateWithinTenPercent) {
   std::this_thread::sleep_for(std::chrono::milliseconds(1'500));  // the last scrapes land
 
   // The rate over the last 5 s of publishing, ending half a second before it stopped.
-  admin::HttpTarget t;
-  t.port = port;
   char query[256];
   std::snprintf(query, sizeof query, "/api/v1/query?query=rate(tickwire_messages_in_total%%5B5s%%5D)&time=%.3f",
                 end_unix - 0.5);
@@ -90,6 +99,7 @@ TEST(Prometheus, ScrapesThePublishRateWithinTenPercent) {
   ASSERT_EQ(answer["data"]["result"].size(), 1u) << reply->body;
   const double measured = std::stod(answer["data"]["result"][0]["value"][1].get<std::string>());
   EXPECT_NEAR(measured, kRate, kRate * 0.10) << reply->body;
+  std::printf("prometheus: rate(tickwire_messages_in_total[5s]) = %.1f msg/s, published %d msg/s\n", measured, kRate);
 
   // promtool reads the broker's /metrics as Prometheus does.
   admin::HttpTarget b;

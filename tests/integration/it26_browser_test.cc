@@ -50,8 +50,10 @@ class BrowserTest : public ::testing::Test {
   static void SetUpTestSuite() {
     node_ = which("node");
     if (node_.empty() || which("chromium").empty()) return;
-    // npm ci of the pinned puppeteer-core when node_modules is missing or stale.
-    Process deps("/bin/bash", {kSourceDir + "/scripts/js_deps.sh", "tests/js/browser"});
+    // npm ci of the pinned puppeteer-core when node_modules is missing or
+    // stale; under a lock, since ctest may start several of these at once.
+    Process deps("/usr/bin/flock", {kScreenshotDir + "/it26_js_deps.lock", "/bin/bash",
+                                    kSourceDir + "/scripts/js_deps.sh", "tests/js/browser"});
     const auto status = deps.wait(300'000);
     deps_ok_ = status && status->clean();
     if (!deps_ok_) deps_error_ = deps.out() + deps.err();
@@ -60,11 +62,12 @@ class BrowserTest : public ::testing::Test {
   void SetUp() override {
     if (node_.empty() || which("chromium").empty()) GTEST_SKIP() << "node or chromium is not installed";
     ASSERT_TRUE(deps_ok_) << "scripts/js_deps.sh tests/js/browser failed:\n" << deps_error_;
-    http_port_ = testing::pick_free_port();
     BrokerOptions options;
-    options.args = {"--http-listen", "127.0.0.1:" + std::to_string(http_port_)};
+    options.args = {"--http-listen", "127.0.0.1:0"};
     broker_ = std::make_unique<BrokerProcess>(options);
     ASSERT_TRUE(broker_->ready()) << broker_->err();
+    http_port_ = broker_->http_port();
+    ASSERT_NE(http_port_, 0) << "the port file names the HTTP listener's port";
   }
 
   std::string url(const std::string& path) const { return "http://127.0.0.1:" + std::to_string(http_port_) + path; }

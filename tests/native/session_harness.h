@@ -18,6 +18,7 @@
 #include "broker/router.h"
 #include "config/config.h"
 #include "reactor/reactor.h"
+#include "session/socket_pair.h"
 #include "session/tcp_transport.h"
 
 namespace tw::broker::testing {
@@ -35,19 +36,13 @@ struct SessionHarness {
   // Opens the session (opened at `opened_ns`); `socket_buffer` > 0 shrinks
   // the session's send and the peer's receive buffer, so output backs up fast.
   void open(const RouterLimits& limits, uint64_t opened_ns, int socket_buffer = 0) {
-    int fds[2];
-    ASSERT_EQ(::socketpair(AF_UNIX, SOCK_STREAM, 0, fds), 0);
-    if (socket_buffer > 0) {
-      ::setsockopt(fds[0], SOL_SOCKET, SO_SNDBUF, &socket_buffer, sizeof socket_buffer);
-      ::setsockopt(fds[1], SOL_SOCKET, SO_RCVBUF, &socket_buffer, sizeof socket_buffer);
-    }
-    ::fcntl(fds[0], F_SETFL, O_NONBLOCK);
-    ::fcntl(fds[1], F_SETFL, O_NONBLOCK);
-    peer = fds[1];
+    const session::testing::SocketPair fds = session::testing::make_socket_pair(socket_buffer);
+    ASSERT_GE(fds.peer, 0);
+    peer = fds.peer;
     router = std::make_unique<Router>(limits, fanout);
     session = std::make_unique<native::NativeSession>(native::NativeSession::Env{config, reactor, *router, fanout, counters, loop},
-                                              std::make_unique<session::TcpTransport>(fds[0]), "test", opened_ns);
-    ASSERT_TRUE(reactor.add(fds[0], EPOLLIN, session.get()));
+                                              std::make_unique<session::TcpTransport>(fds.session), "test", opened_ns);
+    ASSERT_TRUE(reactor.add(fds.session, EPOLLIN, session.get()));
   }
   ~SessionHarness() {
     if (session) reactor.remove(session->fd());

@@ -24,6 +24,7 @@
 #include "broker/router.h"
 #include "config/config.h"
 #include "reactor/reactor.h"
+#include "session/socket_pair.h"
 #include "session/tcp_transport.h"
 #include "stream/stream_session.h"
 #include "stream/ws_peer.h"
@@ -50,23 +51,17 @@ struct StreamHarness {
 
   void open(auth::Authority* authority = nullptr, std::string_view user = "", uint64_t now_ns = monotonic_ns(),
             const broker::RouterLimits& limits = {}, int socket_buffer = 0) {
-    int fds[2];
-    ASSERT_EQ(::socketpair(AF_UNIX, SOCK_STREAM, 0, fds), 0);
-    if (socket_buffer > 0) {
-      ::setsockopt(fds[0], SOL_SOCKET, SO_SNDBUF, &socket_buffer, sizeof socket_buffer);
-      ::setsockopt(fds[1], SOL_SOCKET, SO_RCVBUF, &socket_buffer, sizeof socket_buffer);
-    }
-    ::fcntl(fds[0], F_SETFL, O_NONBLOCK);
-    ::fcntl(fds[1], F_SETFL, O_NONBLOCK);
-    peer = fds[1];
+    const session::testing::SocketPair fds = session::testing::make_socket_pair(socket_buffer);
+    ASSERT_GE(fds.peer, 0);
+    peer = fds.peer;
     router = std::make_unique<broker::Router>(limits, fanout);
     // As the HTTP listener hands it over: a WebSocket transport over TCP, the browser's frames read for the session.
-    auto transport = std::make_unique<websocket::Transport>(std::make_unique<session::TcpTransport>(fds[0]),
+    auto transport = std::make_unique<websocket::Transport>(std::make_unique<session::TcpTransport>(fds.session),
                                                             websocket::Settings{websocket::Framing::TextMessages});
     session = std::make_unique<StreamSession>(
         StreamSession::Env{config, reactor, *router, fanout, counters, loop, authority}, std::move(transport), "test",
         user, now_ns);
-    ASSERT_TRUE(reactor.add(fds[0], EPOLLIN, session.get()));
+    ASSERT_TRUE(reactor.add(fds.session, EPOLLIN, session.get()));
   }
   ~StreamHarness() {
     if (session && session->fd() >= 0) reactor.remove(session->fd());

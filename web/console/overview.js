@@ -37,7 +37,8 @@ function makeChart(spec, container) {
     series: [{}, ...spec.series.map(([label], i) => ({ label, stroke: COLORS[i % COLORS.length], width: 1.5 }))],
     axes: [{ stroke: '#8893a3', grid: { stroke: '#2a3442' } },
            { stroke: '#8893a3', grid: { stroke: '#2a3442' }, size: 70 }],
-    scales: { x: { time: true } },
+    // From zero, and at least 0..1: a flat zero line stays at the bottom instead of mid-chart.
+    scales: { x: { time: true }, y: { range: (u, min, max) => [0, Math.max(1, max * 1.1)] } },
     legend: { live: false },
   };
   const data = [[], ...spec.series.map(() => [])];
