@@ -116,14 +116,21 @@ bool can_connect(uint16_t port) {
 // A loopback port held open by the test, so tickwired cannot take it.
 class BusyPort {
  public:
-  // `wanted` 0: any free port. A wanted port another process holds already is just as busy.
+  // `wanted` 0: any free port. A wanted port another process holds is just as
+  // busy, but perhaps not for long (a broker of a test running in parallel):
+  // it is taken over once free, for up to 3 s, so that it stays busy here.
   explicit BusyPort(uint16_t wanted = 0) {
     fd_ = socket(AF_INET, SOCK_STREAM, 0);
     sockaddr_in addr{};
     addr.sin_family = AF_INET;
     addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
     addr.sin_port = htons(wanted);
-    if (bind(fd_, reinterpret_cast<sockaddr*>(&addr), sizeof addr) != 0 && wanted != 0 && errno == EADDRINUSE) {
+    bool bound = bind(fd_, reinterpret_cast<sockaddr*>(&addr), sizeof addr) == 0;
+    for (int tries = 0; !bound && wanted != 0 && errno == EADDRINUSE && tries < 150; ++tries) {
+      std::this_thread::sleep_for(std::chrono::milliseconds(20));
+      bound = bind(fd_, reinterpret_cast<sockaddr*>(&addr), sizeof addr) == 0;
+    }
+    if (!bound && wanted != 0 && errno == EADDRINUSE) {
       port_ = wanted;
       return;
     }
