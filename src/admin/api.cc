@@ -50,7 +50,7 @@ Json connection_json(const tier::ConnectionInfo& c) {
 }
 
 Json channel_json(const ChannelRow& c) {
-  return Json{{"id", c.id},     {"topic", c.topic}, {"state", wire::state_name(c.state)}, {"seq", c.seq},
+  return Json{{"id", c.channel_id},     {"topic", c.topic}, {"state", wire::state_name(c.state)}, {"seq", c.seq},
               {"rate", c.rate}, {"subscribers", c.subscribers}, {"provider", c.provider}};
 }
 

@@ -43,8 +43,15 @@ class Collector final : public broker::Outlet {
   void send_release(uint32_t) override {}
   void send_channel_info(const wire::ChannelInfo& info) override {
     if (info.topic.substr(0, prefix.size()) != prefix) return;
-    rows.push_back({info.channel_id, std::string(info.topic), info.state, info.subscribers, info.seq, info.rate,
-                    std::string(info.provider)});
+    ChannelRow row;
+    row.channel_id = info.channel_id;
+    row.topic = info.topic;
+    row.state = info.state;
+    row.subscribers = info.subscribers;
+    row.seq = info.seq;
+    row.rate = info.rate;
+    row.provider = info.provider;
+    rows.push_back(std::move(row));
   }
   void complete_request(uint32_t, const broker::Outcome&) override {}
   void flush_output() override {}

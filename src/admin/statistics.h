@@ -14,6 +14,7 @@
 #include <string>
 #include <vector>
 
+#include "client/client.h"
 #include "tier/broker.h"
 #include "tier/loop_inbox.h"
 #include "wire/protocol.h"
@@ -55,15 +56,8 @@ struct Rates {
   std::vector<LoopRates> loops;
 };
 
-struct ChannelRow {
-  uint32_t id = 0;
-  std::string topic;
-  wire::ChannelState state = wire::ChannelState::Ok;
-  uint32_t subscribers = 0;
-  uint64_t seq = 0;
-  uint32_t rate = 0;  // updates in the last full second
-  std::string provider;  // "" for broadcast channels
-};
+// One channel as a listing shows it: the client library's row (LIST_CHANNELS), filled on the owner's loop.
+using ChannelRow = client::ChannelRow;
 
 struct ServiceRow {
   std::string name;  // the topic's first level
