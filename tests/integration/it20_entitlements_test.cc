@@ -255,11 +255,12 @@ TEST_F(EntitlementsTest, AThousandFailedLoginsASecondLeaveOtherSubscribersWhole)
   const auto began = SteadyClock::now();
   for (int i = 0; i < kGuesses; ++i) {
     ASSERT_TRUE(guesses[i].connect(broker_->port()));
+    const std::string password = "guess-" + std::to_string(i);  // outlives m, which views it
     wire::Hello m;
     m.client_name = "guess";
     m.credentials = true;
     m.user = "alice";
-    m.password = "guess-" + std::to_string(i);
+    m.password = password;
     ASSERT_TRUE(guesses[i].send_encoded([&](std::span<uint8_t> out) { return wire::encode(out, m); }));
     if (i % kBatch == kBatch - 1) {
       ASSERT_TRUE(one_more_arrives()) << "update " << published << " during the storm";
