@@ -55,14 +55,25 @@ uint32_t gateways_under_test() {
   return gateways;
 }
 
+uint32_t gateway_of(const std::string& topic) {
+  static const cache::ChannelDirectory shards(gateways_under_test(), std::numeric_limits<size_t>::max());
+  return shards.shard_of(topic);
+}
+
+std::string topic_beside(const std::string& topic, const std::string& prefix) {
+  for (int n = 0;; ++n) {
+    std::string beside = prefix + "/" + std::to_string(n);
+    if (gateway_of(beside) == gateway_of(topic)) return beside;
+  }
+}
+
 Fence::Fence(std::string prefix, uint32_t first_publish_id)
     : prefix_(std::move(prefix)), first_publish_id_(first_publish_id) {
-  const cache::ChannelDirectory shards(gateways_under_test(), std::numeric_limits<size_t>::max());
-  std::vector<std::string> owned(shards.gateways());
+  std::vector<std::string> owned(gateways_under_test());
   size_t found = 0;
   for (int n = 0; found < owned.size(); ++n) {
     std::string topic = prefix_ + "/" + std::to_string(n);
-    std::string& slot = owned[shards.shard_of(topic)];
+    std::string& slot = owned[gateway_of(topic)];
     if (slot.empty()) {
       slot = std::move(topic);
       ++found;

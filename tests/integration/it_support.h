@@ -32,6 +32,11 @@ bool pass_fence(RawClient& pub, uint32_t publish_id, RawClient& sub, StreamModel
 // The gateways of the broker under test: G of TW_TEST_THREADS "G+A" (the
 // tiered broker), 1 for the single-threaded one (one loop owns every channel).
 uint32_t gateways_under_test();
+// The gateway that owns `topic` in this run, by the broker's own shard function.
+uint32_t gateway_of(const std::string& topic);
+// "<prefix>/<n>" for the first n whose gateway is `topic`'s: messages on both
+// go through one gateway, so one's order says something about the other's.
+std::string topic_beside(const std::string& topic, const std::string& prefix);
 
 // A fence through every gateway. The broker keeps order per channel only
 // (docs/protocol.md, "Order"): in the tiered broker a channel is owned by the
