@@ -14,11 +14,10 @@ using testing::collect_until;
 using wire::PayloadKind;
 
 const std::vector<std::string> kTopics = {"A", "A/B", "A/B/C", "A/X/C", "A/B/D", "A/B/C/D", "Z/B/C"};
-constexpr uint32_t kFenceId = 100;
-const std::string kFence = "FENCE/F";
+constexpr uint32_t kFenceId = 100;  // the fence's publish ids: 100, 101, ... (one per gateway)
 
 // A broker with one publisher that registered every topic of kTopics
-// (publish ids 1..n) and the fence topic.
+// (publish ids 1..n) and the fence topics.
 class PubSub : public ::testing::Test {
  protected:
   void SetUp() override {
@@ -28,10 +27,12 @@ class PubSub : public ::testing::Test {
     for (size_t i = 0; i < kTopics.size(); ++i) {
       ASSERT_TRUE(pub.register_topic(static_cast<uint32_t>(i + 1), PayloadKind::FieldList, kTopics[i]));
     }
-    ASSERT_TRUE(pub.register_topic(kFenceId, PayloadKind::FieldList, kFence));
+    ASSERT_TRUE(fence.register_on(pub));
   }
-  // A subscriber with the fence subscription and `patterns`, all acknowledged OK.
-  void open_subscriber(RawClient& sub, const std::vector<std::string>& patterns) {
+  // A subscriber with `patterns` and the fence subscription, all acknowledged
+  // OK and held by every gateway (the subscriber's own fence came back), so
+  // that all that `pub` publishes from now on is streamed to it.
+  void open_subscriber(RawClient& sub, const std::vector<std::string>& patterns, StreamModel& model) {
     std::string why;
     ASSERT_TRUE(open_client(sub, broker.port(), "sub", &why)) << why;
     uint32_t req = 1;
@@ -40,24 +41,26 @@ class PubSub : public ::testing::Test {
       ASSERT_TRUE(ack) << p;
       ASSERT_EQ(ack->code, wire::Code::Ok) << p << ": " << ack->text;
     }
-    auto ack = sub.subscribe(req, kFence);
-    ASSERT_TRUE(ack && ack->code == wire::Code::Ok);
+    ASSERT_TRUE(fence.subscribe(sub, req));
+    ASSERT_TRUE(fence.register_on(sub));
+    ASSERT_TRUE(fence.pass(sub, sub, model));
   }
   void publish_all_topics(int64_t value) {
     for (size_t i = 0; i < kTopics.size(); ++i) {
       ASSERT_TRUE(pub.publish(static_cast<uint32_t>(i + 1), int_payload(value)));
     }
   }
-  static std::set<std::string> topics_seen(const StreamModel& model) {
+  std::set<std::string> topics_seen(const StreamModel& model) const {
     std::set<std::string> seen;
     for (const auto& [topic, ch] : model.channels()) {
-      if (topic != kFence && ch.messages() > 0) seen.insert(topic);
+      if (!fence.covers(topic) && ch.messages() > 0) seen.insert(topic);
     }
     return seen;
   }
 
   BrokerProcess broker;
   RawClient pub;
+  const Fence fence{"FENCE", kFenceId};
 };
 
 TEST_F(PubSub, EachPatternReceivesExactlyTheMatchingTopics) {
@@ -74,12 +77,13 @@ TEST_F(PubSub, EachPatternReceivesExactlyTheMatchingTopics) {
       {"NOPE/>", {}},
   };
   std::vector<RawClient> subs(cases.size());
-  for (size_t i = 0; i < cases.size(); ++i) ASSERT_NO_FATAL_FAILURE(open_subscriber(subs[i], {cases[i].first}));
+  std::vector<StreamModel> models(cases.size());
+  for (size_t i = 0; i < cases.size(); ++i) ASSERT_NO_FATAL_FAILURE(open_subscriber(subs[i], {cases[i].first}, models[i]));
   publish_all_topics(1);
   publish_all_topics(2);
   for (size_t i = 0; i < cases.size(); ++i) {
-    StreamModel model;
-    ASSERT_TRUE(pass_fence(pub, kFenceId, subs[i], model, kFence)) << cases[i].first;
+    StreamModel& model = models[i];
+    ASSERT_TRUE(fence.pass(pub, subs[i], model)) << cases[i].first;
     EXPECT_EQ(topics_seen(model), cases[i].second) << "pattern " << cases[i].first;
     for (const auto& topic : cases[i].second) EXPECT_EQ(model.messages_on(topic), 2u) << topic;
     EXPECT_TRUE(model.errors().empty()) << model.errors().front();
@@ -88,17 +92,17 @@ TEST_F(PubSub, EachPatternReceivesExactlyTheMatchingTopics) {
 
 TEST_F(PubSub, UnsubscribeStopsDelivery) {
   RawClient sub;
-  ASSERT_NO_FATAL_FAILURE(open_subscriber(sub, {"A/B/C", "A/*"}));
   StreamModel model;
+  ASSERT_NO_FATAL_FAILURE(open_subscriber(sub, {"A/B/C", "A/*"}, model));
   publish_all_topics(1);
-  ASSERT_TRUE(pass_fence(pub, kFenceId, sub, model, kFence));
+  ASSERT_TRUE(fence.pass(pub, sub, model));
   EXPECT_EQ(topics_seen(model), (std::set<std::string>{"A/B/C", "A/B"}));
 
   auto ack = sub.unsubscribe(50, "A/B/C");
   ASSERT_TRUE(ack);
   EXPECT_EQ(ack->code, wire::Code::Ok);
   publish_all_topics(2);
-  ASSERT_TRUE(pass_fence(pub, kFenceId, sub, model, kFence));
+  ASSERT_TRUE(fence.pass(pub, sub, model));
   EXPECT_EQ(model.messages_on("A/B/C"), 1u) << "delivered after UNSUBSCRIBE";
   EXPECT_EQ(model.messages_on("A/B"), 2u) << "the other subscription must keep delivering";
   EXPECT_TRUE(model.errors().empty()) << model.errors().front();
@@ -106,21 +110,22 @@ TEST_F(PubSub, UnsubscribeStopsDelivery) {
 
 TEST_F(PubSub, UnsubscribeUnknownPatternIsNotSubscribed) {
   RawClient sub;
-  ASSERT_NO_FATAL_FAILURE(open_subscriber(sub, {"A/B"}));
+  StreamModel model;
+  ASSERT_NO_FATAL_FAILURE(open_subscriber(sub, {"A/B"}, model));
   auto ack = sub.unsubscribe(7, "A/B/C");
   ASSERT_TRUE(ack);
   EXPECT_EQ(ack->request_id, 7u);
   EXPECT_EQ(ack->code, wire::Code::NotSubscribed);
   // The connection stays usable.
-  StreamModel model;
   publish_all_topics(1);
-  ASSERT_TRUE(pass_fence(pub, kFenceId, sub, model, kFence));
+  ASSERT_TRUE(fence.pass(pub, sub, model));
   EXPECT_EQ(model.messages_on("A/B"), 1u);
 }
 
 TEST_F(PubSub, InvalidPatternIsRefusedAndTheConnectionKept) {
   RawClient sub;
-  ASSERT_NO_FATAL_FAILURE(open_subscriber(sub, {}));
+  StreamModel model;
+  ASSERT_NO_FATAL_FAILURE(open_subscriber(sub, {}, model));
   for (const char* bad : {"A/>/B", "A/b*", "A//B", "", "A/>x"}) {
     auto ack = sub.subscribe(9, bad);
     ASSERT_TRUE(ack) << bad;
@@ -128,20 +133,20 @@ TEST_F(PubSub, InvalidPatternIsRefusedAndTheConnectionKept) {
   }
   auto ok = sub.subscribe(10, "A/B");
   ASSERT_TRUE(ok && ok->code == wire::Code::Ok);
-  StreamModel model;
+  ASSERT_TRUE(fence.pass(sub, sub, model));
   publish_all_topics(1);
-  ASSERT_TRUE(pass_fence(pub, kFenceId, sub, model, kFence));
+  ASSERT_TRUE(fence.pass(pub, sub, model));
   EXPECT_EQ(topics_seen(model), (std::set<std::string>{"A/B"}));
 }
 
 TEST_F(PubSub, OverlappingSubscriptionsDeliverEachMessageOnce) {
   RawClient sub;
-  ASSERT_NO_FATAL_FAILURE(open_subscriber(sub, {"A/>", "A/B", "A/*", ">"}));
   StreamModel model;
+  ASSERT_NO_FATAL_FAILURE(open_subscriber(sub, {"A/>", "A/B", "A/*", ">"}, model));
   std::vector<OwnedFrame> frames;
   constexpr int kMessages = 50;
   for (int i = 1; i <= kMessages; ++i) ASSERT_TRUE(pub.publish(2, int_payload(i)));  // topic A/B
-  ASSERT_TRUE(pass_fence(pub, kFenceId, sub, model, kFence));
+  ASSERT_TRUE(fence.pass(pub, sub, model));
   const auto* ch = model.find("A/B");
   ASSERT_NE(ch, nullptr);
   EXPECT_EQ(ch->images, 1u);
@@ -154,15 +159,15 @@ TEST_F(PubSub, OverlappingSubscriptionsDeliverEachMessageOnce) {
   auto ack = sub.unsubscribe(60, "A/>");
   ASSERT_TRUE(ack && ack->code == wire::Code::Ok);
   ASSERT_TRUE(pub.publish(2, int_payload(kMessages + 1)));
-  ASSERT_TRUE(pass_fence(pub, kFenceId, sub, model, kFence));
+  ASSERT_TRUE(fence.pass(pub, sub, model));
   EXPECT_EQ(model.find("A/B")->messages(), kMessages + 1u);
   EXPECT_TRUE(model.errors().empty()) << model.errors().front();
 }
 
 TEST_F(PubSub, EachChannelIsInOrderWithSeqStepsOfOne) {
   RawClient sub;
-  ASSERT_NO_FATAL_FAILURE(open_subscriber(sub, {"A/>"}));
   StreamModel model;
+  ASSERT_NO_FATAL_FAILURE(open_subscriber(sub, {"A/>"}, model));
   constexpr int kRounds = 500;
   std::vector<uint8_t> batch;
   for (int i = 1; i <= kRounds; ++i) {
@@ -174,7 +179,7 @@ TEST_F(PubSub, EachChannelIsInOrderWithSeqStepsOfOne) {
     }
   }
   ASSERT_TRUE(pub.send_raw(batch));
-  ASSERT_TRUE(pass_fence(pub, kFenceId, sub, model, kFence));
+  ASSERT_TRUE(fence.pass(pub, sub, model));
   for (const char* topic : {"A/B", "A/B/C", "A/X/C"}) {
     const auto* ch = model.find(topic);
     ASSERT_NE(ch, nullptr) << topic;
@@ -191,13 +196,13 @@ TEST_F(PubSub, OpaqueChannelsCarryPayloadBytesUnchanged) {
   constexpr uint32_t kOpaqueId = 30;
   ASSERT_TRUE(pub.register_topic(kOpaqueId, PayloadKind::Opaque, "BLOB/1"));
   RawClient sub;
-  ASSERT_NO_FATAL_FAILURE(open_subscriber(sub, {"BLOB/>"}));
   StreamModel model;
+  ASSERT_NO_FATAL_FAILURE(open_subscriber(sub, {"BLOB/>"}, model));
   // Not field lists: an opaque channel must not parse or merge them.
   std::vector<std::vector<uint8_t>> payloads = {{0xFF, 0xFF, 0x01}, {}, {'h', 'e', 'l', 'l', 'o'}, std::vector<uint8_t>(3000, 0xAB)};
   for (size_t i = 0; i < payloads.size(); ++i) {
     ASSERT_TRUE(pub.publish(kOpaqueId, payloads[i]));
-    ASSERT_TRUE(pass_fence(pub, kFenceId, sub, model, kFence));
+    ASSERT_TRUE(fence.pass(pub, sub, model));
     const auto* ch = model.find("BLOB/1");
     ASSERT_NE(ch, nullptr);
     EXPECT_EQ(ch->kind, PayloadKind::Opaque);

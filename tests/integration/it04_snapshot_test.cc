@@ -10,8 +10,7 @@ namespace {
 using testing::field_list;
 using wire::PayloadKind;
 
-constexpr uint32_t kFenceId = 100;
-const std::string kFence = "FENCE/F";
+constexpr uint32_t kFenceId = 100;  // the fence's publish ids: 100, 101, ... (one per gateway)
 
 class Snapshot : public ::testing::Test {
  protected:
@@ -22,10 +21,11 @@ class Snapshot : public ::testing::Test {
     ASSERT_TRUE(open_client(client, broker.port(), "client", &why)) << why;
     ASSERT_TRUE(pub.register_topic(1, PayloadKind::FieldList, "SNAP/A"));
     ASSERT_TRUE(pub.register_topic(2, PayloadKind::FieldList, "SNAP/EMPTY"));
-    ASSERT_TRUE(pub.register_topic(kFenceId, PayloadKind::FieldList, kFence));
-    auto ack = client.subscribe(1000, kFence);
-    ASSERT_TRUE(ack && ack->code == wire::Code::Ok);
+    ASSERT_TRUE(fence.register_on(pub));
+    ASSERT_TRUE(fence.register_on(client));  // for the subscription barrier
+    ASSERT_TRUE(fence.subscribe(client, 1000));
   }
+  const Fence fence{"FENCE", kFenceId};
   BrokerProcess broker;
   RawClient pub;
   RawClient client;
@@ -35,7 +35,7 @@ class Snapshot : public ::testing::Test {
 TEST_F(Snapshot, FoundTopicAnswersChannelImageAndAck) {
   ASSERT_TRUE(pub.publish(1, field_list({{1, int64_t{5}}, {2, std::string("x")}})));
   ASSERT_TRUE(pub.publish(1, field_list({{1, int64_t{6}}})));
-  ASSERT_TRUE(pass_fence(pub, kFenceId, client, model, kFence));
+  ASSERT_TRUE(fence.pass(pub, client, model));
 
   auto reply = client.snapshot(42, "SNAP/A");
   ASSERT_TRUE(reply.ack);
@@ -73,28 +73,29 @@ TEST_F(Snapshot, UnknownOrEmptyTopicIsNotFound) {
 
 TEST_F(Snapshot, DoesNotSubscribe) {
   ASSERT_TRUE(pub.publish(1, field_list({{1, int64_t{1}}})));
-  ASSERT_TRUE(pass_fence(pub, kFenceId, client, model, kFence));
+  ASSERT_TRUE(fence.pass(pub, client, model));
   auto reply = client.snapshot(3, "SNAP/A");
   ASSERT_TRUE(reply.ack && reply.ack->code == wire::Code::Ok);
   ASSERT_TRUE(pub.publish(1, field_list({{1, int64_t{2}}})));
-  ASSERT_TRUE(pass_fence(pub, kFenceId, client, model, kFence));
+  ASSERT_TRUE(fence.pass(pub, client, model));
   EXPECT_EQ(model.messages_on("SNAP/A"), 0u) << "a snapshot must not start a stream";
 }
 
 TEST_F(Snapshot, SnapshotImageIsNotConfusedWithTheStream) {
   auto ack = client.subscribe(1, "SNAP/A");
   ASSERT_TRUE(ack && ack->code == wire::Code::Ok);
+  ASSERT_TRUE(fence.pass(client, client, model));  // the gateway of SNAP/A holds the subscription
   for (int64_t i = 1; i <= 5; ++i) ASSERT_TRUE(pub.publish(1, field_list({{1, i}})));
-  ASSERT_TRUE(pass_fence(pub, kFenceId, client, model, kFence));
+  ASSERT_TRUE(fence.pass(pub, client, model));
   // Snapshots in the middle of a live stream, sent without waiting, interleaved with updates.
   for (uint32_t req = 10; req < 15; ++req) {
     ASSERT_TRUE(client.send_snapshot(req, "SNAP/A"));
     ASSERT_TRUE(pub.publish(1, field_list({{1, int64_t{req}}})));
   }
-  ASSERT_TRUE(pass_fence(pub, kFenceId, client, model, kFence));
+  ASSERT_TRUE(fence.pass(pub, client, model));
   auto reply = client.snapshot(99, "SNAP/A");
   ASSERT_TRUE(reply.ack && reply.ack->code == wire::Code::Ok && reply.image);
-  ASSERT_TRUE(pass_fence(pub, kFenceId, client, model, kFence));
+  ASSERT_TRUE(fence.pass(pub, client, model));
 
   const auto* ch = model.find("SNAP/A");
   ASSERT_NE(ch, nullptr);

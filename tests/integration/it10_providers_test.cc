@@ -138,11 +138,13 @@ TEST(Providers, NotFoundClosesAndIsRememberedForTheTtl) {
   StreamModel m2;
   ASSERT_TRUE(testing::collect_until(s2, m2, [&] { return m2.find("SVC/NOPE") && m2.find("SVC/NOPE")->closed_statuses; }));
   EXPECT_EQ(m2.find("SVC/NOPE")->status_code, wire::Code::NotFound);
-  // Fence: the next REQUEST the provider sees is for another topic.
-  subscribe_ok(s2, 2, "SVC/OTHER");
+  // Fence: the next REQUEST the provider sees is for another topic, of the
+  // same gateway (a REQUEST for SVC/NOPE would have come from that one).
+  const std::string other = topic_beside("SVC/NOPE", "SVC/OTHER");
+  subscribe_ok(s2, 2, other);
   auto next = p.next_event();
   ASSERT_TRUE(next && next->is_request());
-  EXPECT_EQ(next->topic, "SVC/OTHER");
+  EXPECT_EQ(next->topic, other);
   ASSERT_TRUE(p.answer(next->stream_id));  // else it times out and its RELEASE comes next
 
   // After the TTL the topic is requested again.

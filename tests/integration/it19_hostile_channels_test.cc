@@ -203,6 +203,12 @@ TEST(HostileChannels, AMaximalDelayedSubscriptionStaysWithinDelayMaxBytes) {
     ASSERT_TRUE(flood.register_topic(static_cast<uint32_t>(c + 1), wire::PayloadKind::FieldList,
                                      "FLOOD/" + std::to_string(c)));
   }
+  // The flood's channels are spread over the gateways: its own fence through
+  // each of them says the broker has taken every publish before it.
+  const Fence fence("FENCE", 1000);
+  ASSERT_TRUE(fence.register_on(flood));
+  ASSERT_TRUE(fence.subscribe(flood, 2));
+  StreamModel flood_fences;
   const std::string text(2'000, 'x');
   auto run_phase = [&](int first_round) {
     for (int round = first_round; round < first_round + kRounds; ++round) {
@@ -215,7 +221,8 @@ TEST(HostileChannels, AMaximalDelayedSubscriptionStaysWithinDelayMaxBytes) {
       innocent.publish();
       std::this_thread::sleep_for(std::chrono::milliseconds(12));  // a new delay bucket per round
     }
-    innocent.check();  // also a fence: the broker has taken every publish before it
+    ASSERT_TRUE(fence.pass(flood, flood, flood_fences));
+    innocent.check();
   };
   // The first phase warms what any traffic touches (rings, arenas); the second must not add its 20 MB.
   run_phase(0);
