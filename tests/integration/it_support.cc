@@ -23,6 +23,13 @@ bool pass_fence(RawClient& pub, uint32_t publish_id, RawClient& sub, StreamModel
   return testing::collect_until(sub, model, [&] { return model.messages_on(topic) > before; });
 }
 
+bool reach_seq(RawClient& sub, StreamModel& model, const std::string& topic, uint64_t seq) {
+  return testing::collect_until(sub, model, [&] {
+    const auto* ch = model.find(topic);
+    return ch && ch->seq >= seq;
+  });
+}
+
 std::vector<uint8_t> int_payload(int64_t value) { return testing::field_list({{1, value}}); }
 
 ::testing::AssertionResult HealthyPair::open(uint16_t port, const std::string& prefix) {

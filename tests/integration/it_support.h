@@ -25,8 +25,17 @@ bool open_client(RawClient& client, uint16_t port, const std::string& name, std:
 // registered by the caller) and `sub` (subscribed to it) reads until it
 // arrives. The broker handles one connection's frames in order and keeps each
 // connection's output in order, so when the fence arrives everything `pub`
-// published before it has been delivered to `sub`.
+// published before it *on the fence's own channel* has been delivered to
+// `sub`. Across channels only the single-threaded broker keeps that order: in
+// thread tiers (--threads) two channels may be owned by two gateway threads,
+// and the protocol promises order per channel only (docs/protocol.md, "Order"),
+// so a fence on another topic proves nothing about a channel; wait for that
+// channel's seq with reach_seq instead.
 bool pass_fence(RawClient& pub, uint32_t publish_id, RawClient& sub, StreamModel& model, const std::string& topic);
+
+// Reads `sub` into `model` until `topic`'s stream reached `seq` (the broker
+// numbers a channel's messages 1, 2, ...: its seq counts what was published).
+bool reach_seq(RawClient& sub, StreamModel& model, const std::string& topic, uint64_t seq);
 
 // A single-INT field-list payload (field 1).
 std::vector<uint8_t> int_payload(int64_t value);
