@@ -62,6 +62,11 @@ class Outlet {
   // bound may hold it back and send the channel's then-current image later.
   // Like send_delivery, it must not call back into the router.
   virtual void send_stream_image(const cache::Channel& channel, SlowPolicy /*policy*/) { send_image(channel, 0); }
+  // The same, for state published before the subscription reached the
+  // channel's owner, sent after subscribe returned: a tiered access point gets
+  // it from the gateway later (the single-threaded router sends such images
+  // from within subscribe). MQTT marks it retained, as those.
+  virtual void send_prior_image(const cache::Channel& channel, SlowPolicy policy) { send_stream_image(channel, policy); }
   // Queues one stream message: delivery.frames.get(encoder) gives its frame
   // in the outlet's protocol (encoded at most once per protocol). Must not
   // call back into the router: a connection that has to close only marks itself.

@@ -327,10 +327,14 @@ void Router::deliver(std::vector<Entry>& list, const cache::Channel& ch, StreamF
   }
 }
 
-void Router::send_pending_images(cache::Channel& ch) {
+void Router::send_pending_images(cache::Channel& ch, bool prior) {
   for (Entry& e : route(ch).subscribers) {
     if (e.has_image()) continue;
-    e.outlet->send_stream_image(ch, e.policy());
+    if (prior) {
+      e.outlet->send_prior_image(ch, e.policy());
+    } else {
+      e.outlet->send_stream_image(ch, e.policy());
+    }
     e.image_seq = ch.seq;
   }
 }

@@ -205,7 +205,7 @@ class Router {
   // A mirror's inputs, in the order the owning gateway sent them.
   void mirror_channel(cache::ChannelId id, std::string_view topic, wire::PayloadKind kind);
   void mirror_message(cache::ChannelId id, uint64_t seq, std::span<const uint8_t> payload,
-                      std::span<const uint8_t> frame, bool image);
+                      std::span<const uint8_t> frame, bool image, bool prior = false);
   void mirror_status(cache::ChannelId id, wire::ChannelState state, wire::Code code, std::string_view text);
   // Gateway: the outlet (an access point) stands for `count` subscribers of the channel, for listings.
   void set_weight(const Outlet* outlet, cache::ChannelId id, uint32_t count);
@@ -303,7 +303,8 @@ class Router {
   bool attach(std::vector<Entry>& list, const cache::Channel& shown, const PatternRef& ref);
   // The smallest interval among the outlet's (remaining) conflated patterns that cover the channel.
   uint32_t min_conflate_ms(const Outlet* outlet, std::string_view topic, uint32_t delay_ms = 0) const;
-  void send_pending_images(cache::Channel& ch);
+  // prior: the image's state predates the subscriptions (Outlet::send_prior_image).
+  void send_pending_images(cache::Channel& ch, bool prior = false);
   void fan_out(cache::Channel& ch, std::span<const uint8_t> payload, bool image);
   // fan_out with frames that may hold an encoding already (a mirror pins the gateway's).
   void fan_out(cache::Channel& ch, StreamFrames& frames, std::span<const uint8_t> payload, bool image);

@@ -47,7 +47,7 @@ void Router::mirror_channel(cache::ChannelId id, std::string_view topic, wire::P
 }
 
 void Router::mirror_message(cache::ChannelId id, uint64_t seq, std::span<const uint8_t> payload,
-                            std::span<const uint8_t> frame, bool image) {
+                            std::span<const uint8_t> frame, bool image, bool prior) {
   owner_.check("Router");
   cache::Channel* ch = channels_.get(id);
   // Nobody here receives it (the gateway has not seen the unsubscribe yet),
@@ -65,7 +65,15 @@ void Router::mirror_message(cache::ChannelId id, uint64_t seq, std::span<const u
   // The gateway's frame is in the tier link's format, the native protocol's:
   // native sessions send it by reference into the ring; others encode their own.
   StreamFrames frames(fanout_, *ch, payload, image);
-  frames.pin(StreamEncoder::kNativeSlot, frame);
+  if (prior) {
+    // The image the gateway sent as the subscription reached it: local
+    // subscribers waiting for it get it as state older than their
+    // subscription. Its frame's request_id marks it for the link only, so
+    // it is never sent on by reference.
+    send_pending_images(*ch, true);
+  } else {
+    frames.pin(StreamEncoder::kNativeSlot, frame);
+  }
   fan_out(*ch, frames, payload, image);
 }
 

@@ -55,6 +55,7 @@ class MqttSession final : public session::Session {
   // Outlet: what reaches an MQTT client (subscribe.cc).
   void send_image(const cache::Channel& channel, uint32_t request_id) override;
   void send_stream_image(const cache::Channel& channel, broker::SlowPolicy policy) override;
+  void send_prior_image(const cache::Channel& channel, broker::SlowPolicy policy) override;
   void send_delivery(const broker::Delivery& delivery) override;
   // MQTT has no channel status, provider streams nor listings.
   void send_status(const cache::Channel&, wire::ChannelState, wire::Code, std::string_view, bool) override {}

@@ -189,6 +189,15 @@ void MqttSession::send_stream_image(const cache::Channel& channel, broker::SlowP
   Session::send_stream_image(channel, policy);
 }
 
+// A tiered broker's image of state that predates the subscription, arriving
+// after SUBSCRIBE was handled: a retained message, as the images sent during it.
+void MqttSession::send_prior_image(const cache::Channel& channel, broker::SlowPolicy policy) {
+  const bool was = subscribing_;
+  subscribing_ = true;  // the session's encoder marks what it encodes now retained
+  send_stream_image(channel, policy);
+  subscribing_ = was;
+}
+
 void MqttSession::send_delivery(const broker::Delivery& delivery) {
   if (!wants(delivery.channel)) return;
   if (const uint8_t qos = delivery_qos(delivery.channel); own_publish(qos)) {

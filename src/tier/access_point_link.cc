@@ -65,7 +65,9 @@ void AccessPoint::handle_stream_frame(const wire::Frame& frame, std::span<const 
     }
     case wire::MsgType::Image: {
       wire::Image m;
-      if (wire::decode(frame, m)) router_.mirror_message(m.channel_id, m.seq, m.payload, bytes, true);
+      if (wire::decode(frame, m)) {
+        router_.mirror_message(m.channel_id, m.seq, m.payload, bytes, true, m.request_id == kPriorImage);
+      }
       return;
     }
     case wire::MsgType::Update: {

@@ -32,6 +32,7 @@ class RemoteOutlet final : public broker::Outlet {
     Waker& waker;
     broker::Fanout& fanout;
     std::vector<bool> introduced;  // channels the access point has been told about
+    bool subscribing = false;       // within Op::Interest: stream images predate the subscription
     // The open Stream record: this turn's stream frames go into one record,
     // back to back, so the access point's queues reference them as one run.
     std::span<uint8_t> batch;
@@ -57,7 +58,7 @@ class RemoteOutlet final : public broker::Outlet {
   }
   void send_stream_image(const cache::Channel& ch, broker::SlowPolicy) override {
     introduce(ch);
-    stream(encode_image(ch, 0));
+    stream(encode_image(ch, s_.subscribing ? kPriorImage : 0));
   }
   void send_delivery(const broker::Delivery& d) override { stream(d.frames.get(native::NativeEncoder::instance())); }
   void send_status(const cache::Channel& ch, wire::ChannelState state, wire::Code code, std::string_view text,
@@ -232,7 +233,11 @@ void Gateway::Port::handle(const Record& r) {
   const bool image = (r.flags & kFlagImage) != 0;
   const auto checked = (r.flags & kFlagValidated) != 0 ? fields::Checked::Already : fields::Checked::No;
   switch (r.op) {
-    case Op::Interest: router_.subscribe(&stream_, r.a, broker::SlowPolicy::Conflate, 0); return;
+    case Op::Interest:
+      shared_.subscribing = true;
+      router_.subscribe(&stream_, r.a, broker::SlowPolicy::Conflate, 0);
+      shared_.subscribing = false;
+      return;
     case Op::Uninterest: router_.unsubscribe(&stream_, r.a); return;
     case Op::Advertise: {
       cache::ChannelId id = 0;

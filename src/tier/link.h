@@ -56,6 +56,11 @@ struct Record {
 inline constexpr uint8_t kFlagImage = 1;      // the payload replaces the image
 inline constexpr uint8_t kFlagValidated = 2;  // the access point validated its field list
 
+// request_id of a stream IMAGE a gateway sends while a subscription reaches
+// it (Op::Interest): the channel's state predates the subscription (MQTT:
+// retained). Only on the link: the access point never passes the frame on.
+inline constexpr uint32_t kPriorImage = ~uint32_t{0};
+
 inline constexpr size_t kRecordHeader = 24;
 size_t record_size(const Record& r);
 void write_record(std::span<uint8_t> out, const Record& r);

@@ -120,6 +120,13 @@ bool Fence::pass(RawClient& pub, RawClient& sub, StreamModel& model) const {
   });
 }
 
+bool reach_seq(RawClient& sub, StreamModel& model, const std::string& topic, uint64_t seq) {
+  return testing::collect_until(sub, model, [&] {
+    const auto* ch = model.find(topic);
+    return ch && ch->seq >= seq;
+  });
+}
+
 std::vector<uint8_t> int_payload(int64_t value) { return testing::field_list({{1, value}}); }
 
 ::testing::AssertionResult HealthyPair::open(uint16_t port, const std::string& prefix) {

@@ -77,6 +77,10 @@ std::string native_and_mqtt_listeners(uint16_t mqtt_port);
 // of the image that starts the stream; nullopt (and a test failure) if none comes.
 std::optional<std::string> subscribe_for_image(RawClient& client, uint32_t id, const std::string& topic, int wait_ms);
 
+// Reads `sub` into `model` until `topic`'s stream reached `seq` (the broker
+// numbers a channel's messages 1, 2, ...: its seq counts what was published).
+bool reach_seq(RawClient& sub, StreamModel& model, const std::string& topic, uint64_t seq);
+
 // A single-INT field-list payload (field 1).
 std::vector<uint8_t> int_payload(int64_t value);
 
