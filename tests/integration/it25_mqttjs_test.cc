@@ -55,8 +55,14 @@ class MqttJs : public ::testing::Test {
   // MQTT.js needs node (scripts/deps.sh installs it: in CI these tests run).
   static bool has_node() { return access(kNode.c_str(), X_OK) == 0; }
 
+  // The last argument: one topic per gateway of the broker under test
+  // ("it25/b/N", by the broker's own shard function), for a client's
+  // subscription barrier (it_support.h, Fence).
   std::vector<std::string> args(const std::string& mode) const {
-    return {kJsDir + "/interop.mjs", mode, std::to_string(mqtt_port_)};
+    const Fence fence("it25/b", 1);
+    std::string barrier;
+    for (const std::string& topic : fence.topics()) barrier += (barrier.empty() ? "" : ",") + topic;
+    return {kJsDir + "/interop.mjs", mode, std::to_string(mqtt_port_), barrier};
   }
   // Runs one mode to its end and expects "ok MODE".
   void expect_ok(const std::string& mode) const {

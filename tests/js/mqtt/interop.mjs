@@ -14,7 +14,7 @@
 //   refused      a filter the broker cannot express gets SUBACK 0x8F (MQTT 5) and 0x80 (3.1.1)
 import mqtt from 'mqtt';
 
-const [mode, port] = process.argv.slice(2);
+const [mode, port, barrierTopics = ''] = process.argv.slice(2);
 const url = `mqtt://127.0.0.1:${port}`;
 const WAIT_MS = 5000;
 
@@ -103,18 +103,35 @@ async function redeliver() {
   await Promise.all([again.endAsync(), pub.endAsync(), watcher.endAsync()]);
 }
 
+// A SUBACK may come before the broker's gateway threads hold the subscription
+// (docs/protocol.md, "Subscribing"). The member's own messages on one topic
+// per gateway follow its SUBSCRIBEs to every gateway, in order: once they are
+// back, every gateway holds the member's subscriptions.
+async function subscriptionBarrier(client, mark) {
+  const topics = barrierTopics.split(',').filter((t) => t);
+  const back = new Set();
+  const done = new Promise((resolve) => client.on('message', (topic, payload) => {
+    if (topics.includes(topic) && payload.toString() === mark) back.add(topic);
+    if (back.size === topics.length) resolve();
+  }));
+  await client.subscribeAsync('it25/b/#', { qos: 0 });
+  for (const topic of topics) await client.publishAsync(topic, mark, { qos: 0 });
+  if (topics.length > 0) await done;
+}
+
 async function shared() {
   const members = [await connect(), await connect()];
   const seen = members.map(() => new Map());
   let total = 0;
   const all = new Promise((resolve) => {
     members.forEach((m, i) => m.on('message', (topic, payload) => {
-      if (payload.toString() === 'fence') return;
+      if (payload.toString() === 'fence' || topic.startsWith('it25/b/')) return;
       seen[i].set(topic, (seen[i].get(topic) ?? 0) + 1);
       if (++total === 20) resolve();
     }));
   });
   for (const m of members) await m.subscribeAsync('$share/g/it25/s/#', { qos: 1 });
+  for (const [i, m] of members.entries()) await subscriptionBarrier(m, `b${i}`);
   const pub = await connect();
   for (let i = 0; i < 20; ++i) await pub.publishAsync(`it25/s/${i}`, 'x', { qos: 1 });
   await all;
