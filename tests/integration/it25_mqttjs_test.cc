@@ -128,7 +128,7 @@ TEST_F(MqttJs, AFilterTheBrokerCannotExpressIsRefusedInTheSuback) {
 TEST_F(MqttJs, PahoRedeliverySharedSubscriptionsAndARefusedSubscriptionIn311And5) {
   for (std::string version : {"311", "5"}) {
     for (std::string mode : {"redeliver", "shared", "refused"}) {
-      auto run = run_to_completion(kPython, {TW_IT25_PAHO_CLIENTS, mode, version, std::to_string(mqtt_port_)}, kWaitMs);
+      auto run = run_to_completion(kPython, {TW_IT25_PAHO_CLIENTS, mode, version, std::to_string(mqtt_port_), args(mode).back()}, kWaitMs);
       EXPECT_TRUE(run.status.clean()) << run.out << run.err;
       EXPECT_NE(run.out.find("ok " + mode + " " + version), std::string::npos) << run.out << run.err;
     }
