@@ -10,7 +10,9 @@ void Router::reentitle(Outlet* outlet, const EntitledFn& before) {
   auto it = patterns_by_outlet_.find(outlet);
   if (it == patterns_by_outlet_.end()) return;
   std::vector<std::string> revoked_exact;
-  for (const auto& [pattern, held] : it->second) {
+  for (const auto& entry : it->second) {
+    const std::string& pattern = entry.first;
+    const Held& held = entry.second;  // not a structured binding: the lambda below captures it (clang 14)
     if (!topic::is_wildcard(pattern)) {
       if (!outlet->entitled(pattern, held.delay_ms)) revoked_exact.push_back(pattern);
       continue;
