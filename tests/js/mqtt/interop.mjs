@@ -135,8 +135,10 @@ async function shared() {
   const pub = await connect();
   for (let i = 0; i < 20; ++i) await pub.publishAsync(`it25/s/${i}`, 'x', { qos: 1 });
   await all;
+  // Listening before publishing: the member may get the fence before the publisher gets its PUBACK.
+  const fence = new Promise((resolve) => members.forEach((m) => m.on('message', (t, p) => p.toString() === 'fence' && resolve())));
   await pub.publishAsync('it25/s/0', 'fence', { qos: 1 });  // a duplicate would have come before it
-  await new Promise((resolve) => members.forEach((m) => m.on('message', (t, p) => p.toString() === 'fence' && resolve())));
+  await fence;
   for (let i = 0; i < 20; ++i) {
     const topic = `it25/s/${i}`;
     const count = (seen[0].get(topic) ?? 0) + (seen[1].get(topic) ?? 0);
