@@ -101,6 +101,7 @@ class SlowConsumerTest : public ::testing::Test {
   void SetUp() override {
     BrokerOptions options;
     options.args = {"--max-output-buffer", std::to_string(kMaxOutputBuffer)};
+    options.log_level = "info";  // the slow-consumer lines of the log are checked
     broker = std::make_unique<BrokerProcess>(options);
     ASSERT_TRUE(broker->ready()) << broker->err();
     ASSERT_TRUE(open_client(pub, broker->port(), "pub"));
@@ -272,6 +273,32 @@ class SlowConsumerTest : public ::testing::Test {
     }
   }
 
+  // The broker's own account of its slow consumers, from its log once it
+  // stopped: the summary line, and the stalled session's line (zeros if absent).
+  struct SlowLog {
+    uint64_t episodes = 0, refresh_images = 0, dropped = 0;
+    uint64_t session_episodes = 0, session_dropped = 0;
+  };
+  SlowLog stop_and_read_log() {
+    EXPECT_TRUE(broker->stop().clean());
+    const std::string log = broker->err();
+    SlowLog out;
+    unsigned long e = 0, r = 0, d = 0, n = 0;
+    if (auto at = log.find("slow consumers: "); at != std::string::npos &&
+        std::sscanf(log.c_str() + at, "slow consumers: %lu conflation episodes, %lu refresh images, %lu messages dropped, %lu",
+                    &e, &r, &d, &n) == 4) {
+      out = {e, r, d, 0, 0};
+    }
+    if (auto at = log.find("('stalled') was a slow consumer: "); at != std::string::npos &&
+        std::sscanf(log.c_str() + at, "('stalled') was a slow consumer: %lu conflation episodes (a channel held back once), "
+                    "%lu refresh images, %lu messages dropped", &e, &r, &d) == 3) {
+      out.session_episodes = e;
+      out.session_dropped = d;
+    }
+    EXPECT_EQ(log.find("channels conflated"), std::string::npos) << "a count of channels, not of episodes";
+    return out;
+  }
+
   std::unique_ptr<BrokerProcess> broker;
   RawClient pub;
   RawClient stalled;
@@ -297,6 +324,15 @@ TEST_F(SlowConsumerTest, ConflateEndsWithTheFinalStateOfEveryChannel) {
   }
   EXPECT_GT(refreshes, 0u) << "the stalled subscriber never fell behind";
   EXPECT_LT(s.updates + s.stream_images, published) << "nothing was conflated";
+
+  // The log counts episodes (a channel held back once, again after each
+  // resume), each ending in one refresh image, and only the stalled session had them.
+  stalled.close();
+  const SlowLog log = stop_and_read_log();
+  EXPECT_GE(log.episodes, refreshes);
+  EXPECT_EQ(log.refresh_images, log.episodes);
+  EXPECT_EQ(log.dropped, 0u);
+  EXPECT_EQ(log.session_episodes, log.episodes);
 }
 
 TEST_F(SlowConsumerTest, DropAnnouncesEveryGapWithItsCount) {
@@ -319,6 +355,13 @@ TEST_F(SlowConsumerTest, DropAnnouncesEveryGapWithItsCount) {
   }
   EXPECT_GT(dropped, 0u);
   EXPECT_EQ(s.updates + dropped, published);
+
+  // The log's count of dropped messages is what the notices announced.
+  stalled.close();
+  const SlowLog log = stop_and_read_log();
+  EXPECT_EQ(log.episodes, 0u);
+  EXPECT_EQ(log.dropped, dropped);
+  EXPECT_EQ(log.session_dropped, dropped);
 }
 
 TEST_F(SlowConsumerTest, DisconnectClosesTheStalledSubscriberOnly) {
