@@ -8,47 +8,9 @@ namespace tw::auth {
 
 namespace {
 
-// Splits off the first level of `rest`; false when nothing is left.
-bool next_level(std::string_view& rest, std::string_view& level, bool& ended) {
-  if (ended) return false;
-  size_t slash = rest.find('/');
-  level = rest.substr(0, slash);
-  if (slash == std::string_view::npos) {
-    ended = true;
-    rest = {};
-  } else {
-    rest.remove_prefix(slash + 1);
-  }
-  return true;
-}
-
 constexpr uint8_t kAnySubscribe = kSubscribe | kSubscribeDelayed;
 
 }  // namespace
-
-bool overlaps(std::string_view a, std::string_view b) {
-  bool a_end = false, b_end = false;
-  std::string_view la, lb;
-  for (;;) {
-    const bool has_a = next_level(a, la, a_end), has_b = next_level(b, lb, b_end);
-    if (!has_a || !has_b) return has_a == has_b;
-    if (la == ">" || lb == ">") return true;  // '>' takes one or more levels: the other has one here
-    if (la != "*" && lb != "*" && la != lb) return false;
-  }
-}
-
-bool covers(std::string_view outer, std::string_view inner) {
-  bool o_end = false, i_end = false;
-  std::string_view lo, li;
-  for (;;) {
-    const bool has_o = next_level(outer, lo, o_end), has_i = next_level(inner, li, i_end);
-    if (!has_o || !has_i) return has_o == has_i;
-    if (lo == ">") return true;
-    if (li == ">") return false;  // only '>' covers '>'
-    if (lo == "*") continue;
-    if (li == "*" || lo != li) return false;
-  }
-}
 
 Grants::Grants(std::string user, bool admin, const std::vector<const Rule*>& rules,
                std::shared_ptr<const ServiceSpace> services)
@@ -57,7 +19,6 @@ Grants::Grants(std::string user, bool admin, const std::vector<const Rule*>& rul
     const Entry entry{rule->allow, rule->permissions, rule->delay_ms};
     for (const std::string& pattern : rule->patterns) {
       index_.insert(pattern, entry);
-      list_.emplace_back(pattern, entry);
     }
   }
 }
@@ -95,21 +56,22 @@ SubscribeVerdict Grants::subscribe(std::string_view pattern, uint32_t delay_ms) 
     }
     return {wire::Code::Ok, "", delay_ms};
   }
-  bool realtime = false, any = false;
+  bool denied = false, realtime = false, any = false;
   uint32_t forced = 0;
-  for (const auto& [rule_pattern, e] : list_) {
-    if (!e.allow && (e.permissions & kSubscribe) && covers(rule_pattern, pattern)) {
-      return {wire::Code::NotAuthorized, "not entitled to any topic of this pattern", 0};
+  index_.overlapping(pattern, [&](const Entry& e, bool covering) {
+    if (!e.allow) {
+      denied |= (e.permissions & kSubscribe) && covering;
+      return;
     }
-    if (!e.allow || !(e.permissions & kAnySubscribe) || !overlaps(rule_pattern, pattern)) continue;
+    if (!(e.permissions & kAnySubscribe)) return;
     any = true;
     if (e.permissions & kSubscribe) {
       realtime = true;
     } else {
       forced = std::max(forced, e.delay_ms);
     }
-  }
-  if (!any) return {wire::Code::NotAuthorized, "not entitled to any topic of this pattern", 0};
+  });
+  if (denied || !any) return {wire::Code::NotAuthorized, "not entitled to any topic of this pattern", 0};
   // Channels under delayed-only rules attach only to a delay that satisfies them (receives()).
   return {wire::Code::Ok, "", realtime ? delay_ms : std::max(delay_ms, forced)};
 }
@@ -124,13 +86,13 @@ wire::Code Grants::publish(std::string_view topic) const {
 
 wire::Code Grants::provide(std::string_view service, std::string_view pattern) const {
   const std::string whole = pattern.empty() ? std::string(service) + "/>" : std::string(pattern);
-  bool allowed = false;
-  for (const auto& [rule_pattern, e] : list_) {
-    if (!(e.permissions & kProvide)) continue;
-    if (!e.allow && overlaps(rule_pattern, whole)) return wire::Code::NotAuthorized;
-    if (e.allow && covers(rule_pattern, whole)) allowed = true;
-  }
-  return allowed ? wire::Code::Ok : wire::Code::NotAuthorized;
+  bool denied = false, allowed = false;
+  index_.overlapping(whole, [&](const Entry& e, bool covering) {
+    if (!(e.permissions & kProvide)) return;
+    denied |= !e.allow;
+    allowed |= e.allow && covering;
+  });
+  return allowed && !denied ? wire::Code::Ok : wire::Code::NotAuthorized;
 }
 
 }  // namespace tw::auth

@@ -85,15 +85,7 @@ class Grants {
   std::string user_;
   bool admin_ = false;
   topic::PatternIndex<Entry> index_;
-  // The same rules as (pattern, entry), for questions about patterns.
-  std::vector<std::pair<std::string, Entry>> list_;
   std::shared_ptr<const ServiceSpace> services_;
 };
-
-// Pattern relations, level by level (src/topic syntax; inputs valid).
-// Whether some topic matches both.
-bool overlaps(std::string_view a, std::string_view b);
-// Whether every topic `inner` matches is matched by `outer`.
-bool covers(std::string_view outer, std::string_view inner);
 
 }  // namespace tw::auth

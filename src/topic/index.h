@@ -67,6 +67,13 @@ class PatternIndex {
   // so it allocates: for rare events (a provider arriving), not per message.
   template <typename Fn>
   void for_each_exact_under(std::string_view first_level, Fn&& fn) const;
+  // fn(const V&, bool covers) for every value whose pattern overlaps the
+  // valid pattern `pattern` (topic.h: some topic matches both); `covers`: the
+  // stored pattern also matches every topic `pattern` matches. A walk of the
+  // branches `pattern` can reach, not of every stored pattern: for questions
+  // about a wildcard subscription against many rules.
+  template <typename Fn>
+  void overlapping(std::string_view pattern, Fn&& fn) const;
   size_t size() const { return size_; }
   bool empty() const { return size_ == 0; }
   void clear();
@@ -95,6 +102,10 @@ class PatternIndex {
   static void match_below(const Node& node, std::string_view topic, Fn& fn);
   template <typename Fn>
   static void visit_exact(const Node& node, std::string& path, Fn& fn);
+  template <typename Fn>
+  static void overlap_below(const Node& node, std::string_view pattern, bool covering, Fn& fn);
+  template <typename Fn>
+  static void visit_below(const Node& node, Fn& fn);
   static size_t count_nodes(const Node& node);
 
   Node root_;
@@ -248,6 +259,47 @@ void PatternIndex<V>::visit_exact(const Node& node, std::string& path, Fn& fn) {
     visit_exact(*child, path, fn);
     path.resize(length);
   }
+}
+
+template <typename V>
+template <typename Fn>
+void PatternIndex<V>::overlapping(std::string_view pattern, Fn&& fn) const {
+  if (pattern.empty()) return;
+  overlap_below(root_, pattern, true, fn);
+}
+
+// `node` stands for a stored prefix that overlaps the levels of the query
+// already consumed (and covers them while `covering`); `pattern` holds the
+// query's remaining levels, never empty here.
+template <typename V>
+template <typename Fn>
+void PatternIndex<V>::overlap_below(const Node& node, std::string_view pattern, bool covering, Fn& fn) {
+  // A stored '>' here takes whatever is left of the query, '>' included.
+  for (const V& value : node.greater_values) fn(value, covering);
+  const auto [level, rest] = split_first_level(pattern);
+  if (level == kGreater) {  // every longer stored pattern overlaps; only a stored '>' covers a '>'
+    if (node.star_child) visit_below(*node.star_child, fn);
+    for (const auto& [text, child] : node.literal_children) visit_below(*child, fn);
+    return;
+  }
+  auto down = [&](const Node* child, bool child_covers) {
+    if (child == nullptr) return;
+    if (!rest.empty()) return overlap_below(*child, rest, child_covers, fn);
+    for (const V& value : child->values) fn(value, child_covers);  // ends where the query ends
+  };
+  down(node.star_child.get(), covering);  // a stored '*' covers any one level
+  if (level != kStar) return down(detail::child_or_null(node.literal_children, level), covering);
+  for (const auto& [text, child] : node.literal_children) down(child.get(), false);
+}
+
+// Every value of `node` and below, none of which covers the query's '>'.
+template <typename V>
+template <typename Fn>
+void PatternIndex<V>::visit_below(const Node& node, Fn& fn) {
+  for (const V& value : node.values) fn(value, false);
+  for (const V& value : node.greater_values) fn(value, false);
+  if (node.star_child) visit_below(*node.star_child, fn);
+  for (const auto& [text, child] : node.literal_children) visit_below(*child, fn);
 }
 
 template <typename V>

@@ -113,4 +113,46 @@ std::string_view service_of(std::string_view topic) {
   return split_first_level(topic).level;
 }
 
+namespace {
+
+// Splits off the first level of `rest`; false when nothing is left.
+bool next_level(std::string_view& rest, std::string_view& level, bool& ended) {
+  if (ended) return false;
+  size_t slash = rest.find('/');
+  level = rest.substr(0, slash);
+  if (slash == std::string_view::npos) {
+    ended = true;
+    rest = {};
+  } else {
+    rest.remove_prefix(slash + 1);
+  }
+  return true;
+}
+
+}  // namespace
+
+bool overlaps(std::string_view a, std::string_view b) {
+  bool a_end = false, b_end = false;
+  std::string_view la, lb;
+  for (;;) {
+    const bool has_a = next_level(a, la, a_end), has_b = next_level(b, lb, b_end);
+    if (!has_a || !has_b) return has_a == has_b;
+    if (la == ">" || lb == ">") return true;  // '>' takes one or more levels: the other has one here
+    if (la != "*" && lb != "*" && la != lb) return false;
+  }
+}
+
+bool covers(std::string_view outer, std::string_view inner) {
+  bool o_end = false, i_end = false;
+  std::string_view lo, li;
+  for (;;) {
+    const bool has_o = next_level(outer, lo, o_end), has_i = next_level(inner, li, i_end);
+    if (!has_o || !has_i) return has_o == has_i;
+    if (lo == ">") return true;
+    if (li == ">") return false;  // only '>' covers '>'
+    if (lo == "*") continue;
+    if (li == "*" || lo != li) return false;
+  }
+}
+
 }  // namespace tw::topic

@@ -42,4 +42,10 @@ bool is_wildcard(std::string_view pattern);  // contains a '*' or '>' level
 bool matches(std::string_view pattern, std::string_view topic);
 std::string_view service_of(std::string_view topic);  // the first level
 
+// Pattern relations, level by level (both arguments valid patterns or topics).
+// Whether some topic matches both.
+bool overlaps(std::string_view a, std::string_view b);
+// Whether every topic `inner` matches is matched by `outer`.
+bool covers(std::string_view outer, std::string_view inner);
+
 }  // namespace tw::topic

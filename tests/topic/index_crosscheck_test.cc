@@ -88,6 +88,31 @@ TEST(IndexCrossCheck, PatternIndexAgreesWithMatches) {
   EXPECT_EQ(index.node_count(), 1u);
 }
 
+// overlapping() against overlaps() and covers() on every stored pattern.
+void expect_overlapping_agrees(const PatternIndex<int>& index, const std::vector<std::string>& patterns,
+                               const std::string& query) {
+  std::vector<std::pair<int, bool>> expected;
+  for (size_t i = 0; i < patterns.size(); ++i) {
+    if (overlaps(patterns[i], query)) expected.emplace_back(static_cast<int>(i), covers(patterns[i], query));
+  }
+  std::vector<std::pair<int, bool>> actual;
+  index.overlapping(query, [&](const int& value, bool covering) { actual.emplace_back(value, covering); });
+  std::sort(actual.begin(), actual.end());
+  ASSERT_EQ(actual, expected) << "query " << query;
+}
+
+TEST(IndexCrossCheck, OverlappingAgreesWithThePatternRelations) {
+  RandomPaths random(24680);
+  std::vector<std::string> patterns;
+  PatternIndex<int> index;
+  for (int i = 0; i < 400; ++i) {
+    patterns.push_back(random.pattern());
+    index.insert(patterns.back(), i);
+  }
+  for (int i = 0; i < 2000; ++i) expect_overlapping_agrees(index, patterns, random.pattern());
+  for (int i = 0; i < 500; ++i) expect_overlapping_agrees(index, patterns, random.topic());
+}
+
 void expect_topic_index_agrees(const TopicIndex<int>& index, const std::set<std::string>& topics,
                                const std::string& pattern) {
   std::vector<std::string> expected;

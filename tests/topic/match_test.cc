@@ -107,5 +107,27 @@ TEST(ServiceOf, IsTheFirstLevel) {
   EXPECT_EQ(service_of("*/B"), "*");
 }
 
+TEST(PatternRelations, Overlaps) {
+  EXPECT_TRUE(overlaps("EQ/>", "EQ/IBM"));
+  EXPECT_TRUE(overlaps(">", "FX/EUR"));
+  EXPECT_TRUE(overlaps("EQ/*", "*/IBM"));
+  EXPECT_TRUE(overlaps("EQ/>", "*/IBM/X"));
+  EXPECT_FALSE(overlaps("EQ/>", "EQ"));  // '>' needs one level or more
+  EXPECT_FALSE(overlaps("EQ/*", "EQ/IBM/X"));
+  EXPECT_FALSE(overlaps("EQ/IBM", "FX/IBM"));
+  EXPECT_TRUE(overlaps("EQ/IBM", "EQ/IBM"));
+}
+
+TEST(PatternRelations, Covers) {
+  EXPECT_TRUE(covers("EQ/>", "EQ/IBM"));
+  EXPECT_TRUE(covers("EQ/>", "EQ/*/X"));
+  EXPECT_TRUE(covers("EQ/>", "EQ/>"));
+  EXPECT_TRUE(covers("*/IBM", "EQ/IBM"));
+  EXPECT_FALSE(covers("EQ/*", "EQ/>"));
+  EXPECT_FALSE(covers("EQ/IBM", "EQ/*"));
+  EXPECT_FALSE(covers("EQ/>", "EQ"));
+  EXPECT_FALSE(covers("EQ/IBM", ">"));
+}
+
 }  // namespace
 }  // namespace tw::topic
