@@ -306,6 +306,7 @@ def main():
             f.write(text)
         print(render_tables(args.results))
         print("Hot-path targets:\n" + render_targets(args.results))
+        print(f"written: {args.doc}")
     else:
         print(render_tables(args.results))
         print("not every base broker ran (tickwire, nats, mqtt): the tables above are not written, the document's "
@@ -314,7 +315,7 @@ def main():
         section = render_mqtt.render_section(args.results, args.command)
         write_block(args.doc, render_mqtt.BEGIN, render_mqtt.END, section)
         print(section)
-    print(f"written: {args.doc}")
+        print(f"written: {args.doc}")
     return 0
 
 
