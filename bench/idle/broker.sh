@@ -18,7 +18,7 @@ start_broker() {  # name [tickwired flags...]
     --log-level info ${BROKER_ARGS:-} "$@" 2>"$OUT/$name-broker.log" &
   BROKER=$!
   for _ in $(seq 100); do [[ -s $OUT/$name.port ]] && break; sleep 0.05; done
-  PORT=$(cat "$OUT/$name.port")  # read by the caller
+  PORT=$(head -1 "$OUT/$name.port")  # the first listener's (the file has one line per listener); read by the caller
   export PORT
 }
 stop_broker() { kill "$BROKER"; wait "$BROKER" || true; BROKER=; }
