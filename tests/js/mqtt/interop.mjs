@@ -1,9 +1,11 @@
 // MQTT.js (npm `mqtt`, pinned in package-lock.json) against tickwired, for
 // tests/integration/it25_mqttjs_test.cc. Each mode prints "ok MODE" and
 // exits 0 when the broker behaved, or "FAIL why" and exits 1; every wait is
-// bounded, and the whole run ends after 8 s whatever happens.
+// bounded, and the whole run ends after 8 s whatever happens. The same modes
+// run over TCP and over WebSocket: the broker's URL says which.
 //
-//   node interop.mjs MODE MQTT_PORT
+//   node interop.mjs MODE URL [BARRIER_TOPICS]
+//   URL          mqtt://127.0.0.1:PORT (the MQTT listener) or ws://127.0.0.1:PORT/mqtt (the HTTP listener)
 //   subscribe    subscribes it25/eq/#, prints "ready", then the first message as JSON
 //   publish      publishes "from mqtt.js" to it25/mq/x at QoS 1
 //   retained     the last value is the retained message; an empty retained publish clears it
@@ -14,8 +16,7 @@
 //   refused      a filter the broker cannot express gets SUBACK 0x8F (MQTT 5) and 0x80 (3.1.1)
 import mqtt from 'mqtt';
 
-const [mode, port, barrierTopics = ''] = process.argv.slice(2);
-const url = `mqtt://127.0.0.1:${port}`;
+const [mode, url, barrierTopics = ''] = process.argv.slice(2);
 const WAIT_MS = 5000;
 
 setTimeout(() => fail('timed out'), 8000);
