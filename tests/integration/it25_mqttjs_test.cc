@@ -3,7 +3,8 @@
 // TCP (mqtt://, the MQTT listener) and over WebSocket (ws://.../mqtt, the
 // HTTP listener), the same modes for both: native to MQTT and back, retained images, QoS 1 redelivery after an
 // abrupt disconnect and a reconnect (with the Will), shared-subscription
-// balancing, topic aliases both ways, a refused subscription. Each test
+// balancing, topic aliases both ways, a refused subscription, No Local and
+// Retain As Published. Each test
 // starts its broker and runs tests/js/mqtt/interop.mjs in one mode, which
 // bounds its own waits (8 s at most) and prints "ok MODE". With Debian's
 // python3-paho-mqtt (3.1.1 and 5), what it21 does not cover: QoS 1
@@ -148,6 +149,16 @@ TEST_P(MqttJs, TopicAliasesWorkInBothDirections) {
 TEST_P(MqttJs, AFilterTheBrokerCannotExpressIsRefusedInTheSuback) {
   REQUIRE_NODE();
   expect_ok("refused");
+}
+
+TEST_P(MqttJs, NoLocalKeepsAClientsOwnPublishesFromItsSubscription) {
+  REQUIRE_NODE();
+  expect_ok("nolocal");
+}
+
+TEST_P(MqttJs, RetainAsPublishedKeepsTheRetainFlagOfLiveMessages) {
+  REQUIRE_NODE();
+  expect_ok("rap");
 }
 
 using Paho = MqttClients;

@@ -14,6 +14,9 @@
 //   shared       $share/g/it25/s/#: 20 channels spread over two members, each to exactly one
 //   aliases      the publisher's topic aliases are resolved; the broker assigns its own
 //   refused      a filter the broker cannot express gets SUBACK 0x8F (MQTT 5) and 0x80 (3.1.1)
+//   nolocal      a subscription with No Local does not return the client's own publishes
+//   rap          Retain As Published: live messages keep the RETAIN flag they were published with;
+//                without it they come with RETAIN 0
 import mqtt from 'mqtt';
 
 const [mode, url, barrierTopics = ''] = process.argv.slice(2);
@@ -183,7 +186,53 @@ async function refused() {
   }
 }
 
-const modes = { subscribe, publish, retained, redeliver, shared, aliases, refused };
+// The messages a client gets until `last` (a payload) arrives, as "topic payload retain" strings.
+function collectUntil(client, last) {
+  const got = [];
+  return new Promise((resolve) => client.on('message', (topic, payload, packet) => {
+    if (topic.startsWith('it25/b/')) return;
+    got.push(`${topic} ${payload} ${packet.retain}`);
+    if (payload.toString() === last) resolve(got);
+  }));
+}
+
+async function nolocal() {
+  const self = await connect();
+  const watcher = await connect();
+  await self.subscribeAsync('it25/nl/#', { qos: 1, nl: true });
+  await watcher.subscribeAsync('it25/nl/#', { qos: 0 });
+  for (const [i, c] of [self, watcher].entries()) await subscriptionBarrier(c, `nl${i}`);
+  const seenBySelf = collectUntil(self, 'fence');
+  const seenByWatcher = collectUntil(watcher, 'mine');
+  await self.publishAsync('it25/nl/x', 'mine', { qos: 1 });
+  await seenByWatcher;
+  // Published after 'mine' went through the channel: 'mine' would reach self before it.
+  await watcher.publishAsync('it25/nl/x', 'fence', { qos: 1 });
+  const got = await seenBySelf;
+  if (got.join(',') !== 'it25/nl/x fence false') fail('No Local: ' + got.join(','));
+  await Promise.all([self.endAsync(), watcher.endAsync()]);
+}
+
+async function rap() {
+  const keeps = await connect();
+  const plain = await connect();
+  await keeps.subscribeAsync('it25/rap/#', { qos: 1, rap: true });
+  await plain.subscribeAsync('it25/rap/#', { qos: 0 });
+  for (const [i, c] of [keeps, plain].entries()) await subscriptionBarrier(c, `rap${i}`);
+  const kept = collectUntil(keeps, 'end');
+  const cleared = collectUntil(plain, 'end');
+  const pub = await connect();
+  // The first creates the channel; the second and third follow it.
+  await pub.publishAsync('it25/rap/x', 'first', { qos: 1, retain: true });
+  await pub.publishAsync('it25/rap/x', 'again', { qos: 1, retain: true });
+  await pub.publishAsync('it25/rap/x', 'end', { qos: 1, retain: false });
+  const [k, c] = await Promise.all([kept, cleared]);
+  if (k.join(',') !== 'it25/rap/x first true,it25/rap/x again true,it25/rap/x end false') fail('RAP 1: ' + k.join(','));
+  if (c.join(',') !== 'it25/rap/x first false,it25/rap/x again false,it25/rap/x end false') fail('RAP 0: ' + c.join(','));
+  await Promise.all([keeps.endAsync(), plain.endAsync(), pub.endAsync()]);
+}
+
+const modes = { subscribe, publish, retained, redeliver, shared, aliases, refused, nolocal, rap };
 if (!modes[mode]) fail('unknown mode ' + mode);
 modes[mode]().then(() => {
   console.log('ok ' + mode);
