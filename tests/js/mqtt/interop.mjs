@@ -196,12 +196,16 @@ function collectUntil(client, last) {
   }));
 }
 
+// Subscribes each [client, options] to `filter`, then waits until every gateway holds them.
+async function subscribeEach(filter, subscribers, mark) {
+  for (const [client, options] of subscribers) await client.subscribeAsync(filter, options);
+  for (const [i, [client]] of subscribers.entries()) await subscriptionBarrier(client, `${mark}${i}`);
+}
+
 async function nolocal() {
   const self = await connect();
   const watcher = await connect();
-  await self.subscribeAsync('it25/nl/#', { qos: 1, nl: true });
-  await watcher.subscribeAsync('it25/nl/#', { qos: 0 });
-  for (const [i, c] of [self, watcher].entries()) await subscriptionBarrier(c, `nl${i}`);
+  await subscribeEach('it25/nl/#', [[self, { qos: 1, nl: true }], [watcher, { qos: 0 }]], 'nl');
   const seenBySelf = collectUntil(self, 'fence');
   const seenByWatcher = collectUntil(watcher, 'mine');
   await self.publishAsync('it25/nl/x', 'mine', { qos: 1 });
@@ -216,9 +220,7 @@ async function nolocal() {
 async function rap() {
   const keeps = await connect();
   const plain = await connect();
-  await keeps.subscribeAsync('it25/rap/#', { qos: 1, rap: true });
-  await plain.subscribeAsync('it25/rap/#', { qos: 0 });
-  for (const [i, c] of [keeps, plain].entries()) await subscriptionBarrier(c, `rap${i}`);
+  await subscribeEach('it25/rap/#', [[keeps, { qos: 1, rap: true }], [plain, { qos: 0 }]], 'rap');
   const kept = collectUntil(keeps, 'end');
   const cleared = collectUntil(plain, 'end');
   const pub = await connect();
