@@ -37,6 +37,18 @@ struct Advertiser {
   bool created = false;
 };
 
+// Who published the message being fanned out, and how, for MQTT's No Local
+// and Retain As Published; empty for every other publisher. `outlet` is the
+// publisher on this thread (null on a gateway); `token` and `access_point`
+// name it across the tiers (a token is only set by a publisher that needs its
+// own messages recognised: one with a No Local subscription).
+struct MessageOrigin {
+  const Outlet* outlet = nullptr;
+  uint32_t token = 0;
+  uint32_t access_point = 0;
+  bool retain = false;  // MQTT PUBLISH with RETAIN 1
+};
+
 // One message of a channel's stream, as the router fans it out.
 struct Delivery {
   const cache::Channel& channel;

@@ -288,9 +288,10 @@ Outcome Router::advertise(std::string_view topic, wire::PayloadKind kind, cache:
   return {};
 }
 
-Outcome Router::publish(cache::ChannelId id, std::span<const uint8_t> payload, bool image, fields::Checked checked) {
+Outcome Router::publish(cache::ChannelId id, std::span<const uint8_t> payload, bool image, fields::Checked checked,
+                        const MessageOrigin& origin) {
   owner_.check("Router");
-  if (upstream_) return upstream_->publish(id, payload, image);
+  if (upstream_) return upstream_->publish(id, payload, image, origin);
   cache::Channel* ch = channels_.get(id);
   if (!ch) return {wire::Code::UnknownPublishId, "no such channel"};
   if (!ch->apply(payload, image, checked)) {
@@ -298,7 +299,9 @@ Outcome Router::publish(cache::ChannelId id, std::span<const uint8_t> payload, b
     return payload_refusal(payload);
   }
   ++stats_.publishes;
+  origin_ = origin;
   fan_out(*ch, payload, image);
+  origin_ = {};
   return {};
 }
 

@@ -147,7 +147,11 @@ class Router {
   // Applies a message to the channel's cache and fans it out. The hot path.
   // A gateway passes Checked::Already for what its access point validated.
   Outcome publish(cache::ChannelId id, std::span<const uint8_t> payload, bool image,
-                  fields::Checked checked = fields::Checked::No);
+                  fields::Checked checked = fields::Checked::No, const MessageOrigin& origin = {});
+  // The origin of the message being fanned out now (within publish or
+  // mirror_message); empty otherwise. Outlets read it in send_delivery and
+  // send_stream_image.
+  const MessageOrigin& origin() const { return origin_; }
 
   // --- interactive providers
   Outcome provide(Outlet* outlet, std::string_view service, std::string_view pattern);
@@ -205,7 +209,8 @@ class Router {
   // A mirror's inputs, in the order the owning gateway sent them.
   void mirror_channel(cache::ChannelId id, std::string_view topic, wire::PayloadKind kind);
   void mirror_message(cache::ChannelId id, uint64_t seq, std::span<const uint8_t> payload,
-                      std::span<const uint8_t> frame, bool image, bool prior = false);
+                      std::span<const uint8_t> frame, bool image, bool prior = false,
+                      const MessageOrigin& origin = {});
   void mirror_status(cache::ChannelId id, wire::ChannelState state, wire::Code code, std::string_view text);
   // Gateway: the outlet (an access point) stands for `count` subscribers of the channel, for listings.
   void set_weight(const Outlet* outlet, cache::ChannelId id, uint32_t count);
@@ -351,6 +356,7 @@ class Router {
   RouterLimits limits_;
   Fanout& fanout_;
   Upstream* upstream_ = nullptr;
+  MessageOrigin origin_;  // set during one publish's fan-out
   cache::ChannelDirectory* directory_ = nullptr;
   ProviderLoads* provider_loads_ = nullptr;  // tiered: shared by the gateways
   std::unordered_map<std::string, uint32_t> interest_;  // mirror: local subscriptions per pattern

@@ -47,7 +47,7 @@ void Router::mirror_channel(cache::ChannelId id, std::string_view topic, wire::P
 }
 
 void Router::mirror_message(cache::ChannelId id, uint64_t seq, std::span<const uint8_t> payload,
-                            std::span<const uint8_t> frame, bool image, bool prior) {
+                            std::span<const uint8_t> frame, bool image, bool prior, const MessageOrigin& origin) {
   owner_.check("Router");
   cache::Channel* ch = channels_.get(id);
   // Nobody here receives it (the gateway has not seen the unsubscribe yet),
@@ -74,7 +74,9 @@ void Router::mirror_message(cache::ChannelId id, uint64_t seq, std::span<const u
   } else {
     frames.pin(StreamEncoder::kNativeSlot, frame);
   }
+  origin_ = origin;
   fan_out(*ch, frames, payload, image);
+  origin_ = {};
 }
 
 void Router::mirror_status(cache::ChannelId id, wire::ChannelState state, wire::Code code, std::string_view text) {

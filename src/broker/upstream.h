@@ -23,7 +23,8 @@ class Upstream {
   virtual Outcome advertise(std::string_view topic, wire::PayloadKind kind, cache::ChannelId& out,
                             Advertiser* by = nullptr) = 0;
   // Checks what can be checked here (a field list is well formed), then forwards.
-  virtual Outcome publish(cache::ChannelId id, std::span<const uint8_t> payload, bool image) = 0;
+  virtual Outcome publish(cache::ChannelId id, std::span<const uint8_t> payload, bool image,
+                          const MessageOrigin& origin) = 0;
   virtual Outcome provide(Outlet* outlet, std::string_view service, std::string_view pattern) = 0;
   virtual Outcome withdraw(Outlet* outlet, std::string_view service) = 0;
   virtual void provider_publish(Outlet* outlet, cache::ChannelId id, std::span<const uint8_t> payload,

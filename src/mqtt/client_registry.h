@@ -40,6 +40,8 @@ struct StoredSession {
     uint8_t retain_handling = 0;
     uint8_t qos = 0;
     uint32_t id = 0;  // Subscription Identifier
+    bool no_local = false;
+    bool retain_as_published = false;
   };
   std::vector<Subscription> subscriptions;
   std::vector<uint16_t> awaiting_pubrel;

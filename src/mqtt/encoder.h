@@ -39,6 +39,8 @@ class MqttEncoder final : public broker::StreamEncoder {
 // subscription: `retained` is the session's flag, set while a SUBSCRIBE
 // collects the images of the channels it covers; the first message of a
 // channel created later, or a refresh after conflation, goes with RETAIN 0.
+// The flag is also set for a live message that keeps its RETAIN 1 (Retain
+// As Published: MqttSession sends it as the channel's image).
 class SessionEncoder final : public session::Encoder {
  public:
   SessionEncoder(const MqttEncoder& shared, const bool& retained)

@@ -186,6 +186,7 @@ void MqttSession::accept_connect(const Connect& c, bool assigned) {
   has_will_ = c.has_will;
   will_topic_.assign(c.will.topic);
   will_payload_.assign(c.will.payload.begin(), c.will.payload.end());
+  will_retain_ = c.will.retain;
   ClientRegistry::instance().claim(identity_.client_id, &taken_over_);  // [MQTT-3.1.4-2]
   registered_ = true;
   // Keep Alive: the connection closes after one and a half times it without a packet (3.1.2.10).
@@ -229,7 +230,7 @@ void MqttSession::on_finish() {
   store_session();
   if (!has_will_ || graceful_ || !connacked_) return;
   has_will_ = false;
-  const Reason result = publish_to_channel(will_topic_, will_payload_);
+  const Reason result = publish_to_channel(will_topic_, will_payload_, will_retain_);
   TW_DEBUG("session %s: Will published to %s: %s", peer().c_str(), will_topic_.c_str(), reason_name(result));
 }
 

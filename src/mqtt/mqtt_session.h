@@ -98,6 +98,8 @@ class MqttSession final : public session::Session {
     uint8_t retain_handling = 0;
     uint8_t qos = 0;  // granted: the most a message reaches the client with
     uint32_t id = 0;  // MQTT 5 Subscription Identifier; 0: none
+    bool no_local = false;             // the client's own messages do not come back through it
+    bool retain_as_published = false;  // live messages keep the RETAIN flag they were published with
     // A shared subscription ("$share/GROUP/filter"): where its own filter
     // starts, and this connection's place in the group; null otherwise.
     size_t filter_at = 0;
@@ -125,7 +127,7 @@ class MqttSession final : public session::Session {
   // The topic a PUBLISH names, after its topic alias; false (and refused) when invalid.
   bool resolve_topic(const Publish& msg, std::string_view& topic);
   // Publishes into the broker; the MQTT 5 reason for the acknowledgement.
-  Reason publish_to_channel(std::string_view topic, std::span<const uint8_t> payload);
+  Reason publish_to_channel(std::string_view topic, std::span<const uint8_t> payload, bool retain = false);
   void send_pub_response(PacketType type, uint16_t packet_id, Reason reason);
 
   // subscribe.cc
@@ -140,6 +142,12 @@ class MqttSession final : public session::Session {
   // Whether this subscription delivers the channel to this connection.
   static bool applies(const Subscription& s, const cache::Channel& channel);
   void leave_group(Subscription& s);
+  // No Local [MQTT-3.8.3-3]: the message being fanned out is this client's
+  // own, and every subscription that would deliver it has No Local.
+  bool own_echo(const cache::Channel& channel) const;
+  // Retain As Published [MQTT-3.3.1-13]: it was published with RETAIN 1 and
+  // a subscription that delivers it keeps that flag.
+  bool keeps_retain(const cache::Channel& channel) const;
   bool fits(size_t packet_size);
   bool image_fits(const cache::Channel& channel);
 
@@ -203,6 +211,7 @@ class MqttSession final : public session::Session {
   bool has_will_ = false;
   std::string will_topic_;
   std::vector<uint8_t> will_payload_;
+  bool will_retain_ = false;  // its RETAIN flag (seen by Retain As Published subscriptions)
   bool connacked_ = false;        // CONNACK sent: an MQTT 5 close may now say why with DISCONNECT
   Reason close_reason_ = Reason::Success;  // set by refuse(); Success = derive it from the close code
   uint32_t client_max_packet_ = 0;  // the client's Maximum Packet Size; 0 = none
@@ -217,6 +226,8 @@ class MqttSession final : public session::Session {
   // Every PUBLISH to this client is its own: it uses outbound topic aliases
   // or some subscription has an identifier (MQTT 5).
   bool rewrites_ = false;
+  bool no_local_ = false;             // some subscription has No Local
+  bool retain_as_published_ = false;  // some subscription has Retain As Published
   OutboundWindow outbound_;
   uint16_t outbound_alias_max_ = 0;  // the client's Topic Alias Maximum, capped
   std::unordered_map<std::string, uint16_t, TopicHash, std::equal_to<>> outbound_aliases_;

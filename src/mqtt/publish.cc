@@ -39,7 +39,7 @@ void MqttSession::handle_publish(const Packet& packet) {
   if (msg.properties.payload_format == 1 && !valid_utf8(msg.payload)) {
     reason = Reason::PayloadFormatInvalid;  // 3.3.2.3.2: the server may check it
   } else {
-    reason = publish_to_channel(topic, msg.payload);
+    reason = publish_to_channel(topic, msg.payload, msg.retain);
   }
   if (reason != Reason::Success && !publish_refused_logged_) {
     publish_refused_logged_ = true;
@@ -76,7 +76,7 @@ bool MqttSession::resolve_topic(const Publish& msg, std::string_view& topic) {
   return true;
 }
 
-Reason MqttSession::publish_to_channel(std::string_view topic, std::span<const uint8_t> payload) {
+Reason MqttSession::publish_to_channel(std::string_view topic, std::span<const uint8_t> payload, bool retain) {
   if (!permitted(Access::Publish, topic)) return Reason::NotAuthorized;
   // Delivered native frames are longer than the payload: keep them within max_frame.
   if (payload.size() + wire::kImageFixedSize + topic.size() > env().config.limits.max_frame) {
@@ -99,7 +99,10 @@ Reason MqttSession::publish_to_channel(std::string_view topic, std::span<const u
     if (channels_.size() >= env().config.limits.max_registrations) channels_.clear();
     channels_.emplace(std::string(topic), id);
   }
-  broker::Outcome outcome = env().router.publish(id, payload, /*image=*/true);
+  // Its origin, for No Local and Retain As Published: the token crosses the
+  // tiers only when this client must recognise its own messages.
+  const broker::MessageOrigin origin{this, no_local_ ? token : 0, 0, retain};
+  broker::Outcome outcome = env().router.publish(id, payload, /*image=*/true, fields::Checked::No, origin);
   return outcome.ok() ? Reason::Success : reason_for(outcome);
 }
 

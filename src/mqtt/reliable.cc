@@ -85,6 +85,9 @@ void MqttSession::update_rewrites() {
   reliable_ = std::any_of(subscriptions_.begin(), subscriptions_.end(), [](const Subscription& s) { return s.qos; });
   rewrites_ = outbound_alias_max_ != 0 ||
               std::any_of(subscriptions_.begin(), subscriptions_.end(), [](const Subscription& s) { return s.id; });
+  no_local_ = std::any_of(subscriptions_.begin(), subscriptions_.end(), [](const Subscription& s) { return s.no_local; });
+  retain_as_published_ = std::any_of(subscriptions_.begin(), subscriptions_.end(),
+                                     [](const Subscription& s) { return s.retain_as_published; });
 }
 
 void MqttSession::hold(cache::ChannelId id) {

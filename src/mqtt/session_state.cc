@@ -29,6 +29,8 @@ void MqttSession::resume(StoredSession& state) {
     filter.filter = s.filter;
     filter.retain_handling = s.retain_handling;
     filter.qos = s.qos;
+    filter.no_local = s.no_local;
+    filter.retain_as_published = s.retain_as_published;
     add_subscription(filter, mapped, s.id);
   }
   TW_DEBUG("session %s: resumed '%s' with %zu subscriptions", peer().c_str(), identity_.client_id.c_str(),
@@ -39,7 +41,7 @@ void MqttSession::store_session() {
   // A connection taken over leaves the session to its successor, which has already connected.
   if (!connacked_ || session_expiry_s_ == 0 || taken_over_.load(std::memory_order_relaxed)) return;
   StoredSession state;
-  for (const Subscription& s : subscriptions_) state.subscriptions.push_back({s.filter, s.retain_handling, s.qos, s.id});
+  for (const Subscription& s : subscriptions_) state.subscriptions.push_back({s.filter, s.retain_handling, s.qos, s.id, s.no_local, s.retain_as_published});
   state.awaiting_pubrel = awaiting_pubrel_;
   state.outbound = outbound_.take();
   const uint64_t now = monotonic_ns();

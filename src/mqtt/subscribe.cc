@@ -80,9 +80,12 @@ void MqttSession::add_subscription(const TopicFilter& t, const Patterns& pattern
     s.qos = t.qos;
     s.retain_handling = t.retain_handling;
     s.id = id;
+    s.no_local = t.no_local;
+    s.retain_as_published = t.retain_as_published;
     return update_rewrites();
   }
-  Subscription& s = subscriptions_.emplace_back(Subscription{std::string(filter), patterns, t.retain_handling, t.qos, id});
+  Subscription& s = subscriptions_.emplace_back(
+      Subscription{std::string(filter), patterns, t.retain_handling, t.qos, id, t.no_local, t.retain_as_published});
   update_rewrites();
   if (is_shared_filter(filter)) {
     s.filter_at = shared_filter_start(filter);
@@ -169,6 +172,18 @@ bool MqttSession::image_fits(const cache::Channel& channel) {
   return client_max_packet_ == 0 || fits(MqttEncoder::instance(version_).image_max(channel));
 }
 
+bool MqttSession::own_echo(const cache::Channel& channel) const {
+  if (!no_local_ || env().router.origin().outlet != this) return false;
+  return std::none_of(subscriptions_.begin(), subscriptions_.end(),
+                      [&](const Subscription& s) { return !s.no_local && applies(s, channel); });
+}
+
+bool MqttSession::keeps_retain(const cache::Channel& channel) const {
+  if (!retain_as_published_ || !env().router.origin().retain) return false;
+  return std::any_of(subscriptions_.begin(), subscriptions_.end(),
+                     [&](const Subscription& s) { return s.retain_as_published && applies(s, channel); });
+}
+
 void MqttSession::send_image(const cache::Channel& channel, uint32_t request_id) {
   if ((subscribing_ && skip_retained_) || !wants(channel) || !image_fits(channel)) return;
   if (const uint8_t qos = delivery_qos(channel); own_publish(qos)) {
@@ -180,6 +195,9 @@ void MqttSession::send_image(const cache::Channel& channel, uint32_t request_id)
 }
 
 void MqttSession::send_stream_image(const cache::Channel& channel, broker::SlowPolicy policy) {
+  // A live message (a channel's first, sent as its image): No Local and Retain As Published apply.
+  if (!subscribing_ && own_echo(channel)) return;
+  if (!subscribing_ && keeps_retain(channel)) return send_prior_image(channel, policy);
   if ((subscribing_ && skip_retained_) || !wants(channel) || !image_fits(channel)) return;
   if (const uint8_t qos = delivery_qos(channel); own_publish(qos)) {
     if (closing()) return;
@@ -190,7 +208,8 @@ void MqttSession::send_stream_image(const cache::Channel& channel, broker::SlowP
 }
 
 // A tiered broker's image of state that predates the subscription, arriving
-// after SUBSCRIBE was handled: a retained message, as the images sent during it.
+// after SUBSCRIBE was handled: a retained message, as the images sent during
+// it. Also a live message that keeps its RETAIN 1 (Retain As Published).
 void MqttSession::send_prior_image(const cache::Channel& channel, broker::SlowPolicy policy) {
   const bool was = subscribing_;
   subscribing_ = true;  // the session's encoder marks what it encodes now retained
@@ -199,7 +218,10 @@ void MqttSession::send_prior_image(const cache::Channel& channel, broker::SlowPo
 }
 
 void MqttSession::send_delivery(const broker::Delivery& delivery) {
-  if (!wants(delivery.channel)) return;
+  if (!wants(delivery.channel) || own_echo(delivery.channel)) return;
+  // Only an opaque channel's messages can carry RETAIN (MQTT publishes), and
+  // such a message is the channel's image: sent as a retained image.
+  if (keeps_retain(delivery.channel)) return send_prior_image(delivery.channel, delivery.policy);
   if (const uint8_t qos = delivery_qos(delivery.channel); own_publish(qos)) {
     if (closing()) return;
     account_delivery(false);

@@ -154,6 +154,8 @@ class AccessPoint final {
   uint32_t next_token_ = 1;
   std::unordered_map<uint32_t, std::unique_ptr<session::Session>> sessions_;  // by token
   std::vector<session::Session*> closing_;  // the reap's working copy of loop_.closing
+  // The origin an Op::Origin record gave the next IMAGE or UPDATE frame (MQTT).
+  broker::MessageOrigin pending_origin_;
   bool pacing_ready_ = false;
   static constexpr size_t kTrimAfterReaped = 1024;  // connections closed before freed memory is returned
   size_t reaped_since_trim_ = 0;

@@ -3,6 +3,7 @@
 // reference: the frames stay in the ring until the turn's output is flushed);
 // the rest goes to the connection a record names.
 #include <cstring>
+#include <utility>
 
 #include "base/log.h"
 #include "tier/access_point.h"
@@ -34,6 +35,10 @@ session::Session* AccessPoint::session_of(uint32_t token) {
 void AccessPoint::handle(const Record& r) {
   if (r.op == Op::Stream) return handle_stream(r.bytes);
   if (r.op == Op::Forget) return router_.mirror_forget(r.id);
+  if (r.op == Op::Origin) {
+    pending_origin_ = {r.token != 0 ? session_of(r.token) : nullptr, r.token, 0, (r.flags & kFlagRetain) != 0};
+    return;
+  }
   session::Session* session = session_of(r.token);
   if (!session) return;  // it closed while the gateway answered
   switch (r.op) {
@@ -66,13 +71,16 @@ void AccessPoint::handle_stream_frame(const wire::Frame& frame, std::span<const 
     case wire::MsgType::Image: {
       wire::Image m;
       if (wire::decode(frame, m)) {
-        router_.mirror_message(m.channel_id, m.seq, m.payload, bytes, true, m.request_id == kPriorImage);
+        router_.mirror_message(m.channel_id, m.seq, m.payload, bytes, true, m.request_id == kPriorImage,
+                               std::exchange(pending_origin_, {}));
       }
       return;
     }
     case wire::MsgType::Update: {
       wire::Update m;
-      if (wire::decode(frame, m)) router_.mirror_message(m.channel_id, m.seq, m.payload, bytes, false);
+      if (wire::decode(frame, m)) {
+        router_.mirror_message(m.channel_id, m.seq, m.payload, bytes, false, false, std::exchange(pending_origin_, {}));
+      }
       return;
     }
     case wire::MsgType::Status: {

@@ -38,6 +38,7 @@ class RemoteOutlet final : public broker::Outlet {
     std::span<uint8_t> batch;
     size_t batch_used = 0;
     size_t access_point = 0;  // which one, in access point order
+    const broker::MessageOrigin* origin = nullptr;  // the router's: the message being fanned out
     void close_batch() {
       if (batch.empty()) return;
       pipe.end_batch(Record{Op::Stream}, batch_used);
@@ -58,9 +59,13 @@ class RemoteOutlet final : public broker::Outlet {
   }
   void send_stream_image(const cache::Channel& ch, broker::SlowPolicy) override {
     introduce(ch);
+    pass_origin();
     stream(encode_image(ch, s_.subscribing ? kPriorImage : 0));
   }
-  void send_delivery(const broker::Delivery& d) override { stream(d.frames.get(native::NativeEncoder::instance())); }
+  void send_delivery(const broker::Delivery& d) override {
+    pass_origin();
+    stream(d.frames.get(native::NativeEncoder::instance()));
+  }
   void send_status(const cache::Channel& ch, wire::ChannelState state, wire::Code code, std::string_view text,
                    bool) override {
     introduce(ch);
@@ -107,6 +112,18 @@ class RemoteOutlet final : public broker::Outlet {
   uint64_t provider_key() const override { return (uint64_t{s_.access_point} << 32) | token_; }
 
  private:
+  // An MQTT message's origin goes before its frame, as a record of its own:
+  // the publisher's token only to the access point it came from, RETAIN to
+  // all. Other messages have none: one comparison.
+  void pass_origin() {
+    const broker::MessageOrigin& o = *s_.origin;
+    const uint32_t token = o.access_point == s_.access_point ? o.token : 0;
+    if (token == 0 && !o.retain) return;
+    Record r{Op::Origin};
+    r.token = token;
+    r.flags = o.retain ? kFlagRetain : 0;
+    push(r);
+  }
   void push(const Record& r) {
     s_.close_batch();  // records keep their order
     s_.pipe.push(r);
@@ -169,6 +186,7 @@ class Gateway::Port {
         shared_{link.to_access_point, waker, fanout, {}},
         stream_(shared_, 0, "access-point-" + std::to_string(index)) {
     shared_.access_point = index;
+    shared_.origin = &router.origin();
   }
 
   // Handles up to kRecordsPerTurn records; true when it did any.
@@ -244,7 +262,12 @@ void Gateway::Port::handle(const Record& r) {
       router_.advertise(r.a, static_cast<wire::PayloadKind>(r.flags), id);
       return;
     }
-    case Op::Publish: router_.publish(r.id, r.bytes, image, checked); return;
+    case Op::Publish: {
+      const broker::MessageOrigin origin{nullptr, r.token, static_cast<uint32_t>(shared_.access_point),
+                                         (r.flags & kFlagRetain) != 0};
+      router_.publish(r.id, r.bytes, image, checked, origin);
+      return;
+    }
     case Op::Provide: {
       std::string_view name{reinterpret_cast<const char*>(r.bytes.data()), r.bytes.size()};
       router_.provide(&remote(r.token, name), r.a, r.b);

@@ -21,7 +21,7 @@ enum class Op : uint8_t {
   Interest = 1,      // a = pattern (first local subscription)
   Uninterest,        // a = pattern (last local subscription gone)
   Advertise,         // id, a = topic, flags = kind
-  Publish,           // id, flags = image, bytes = payload
+  Publish,           // id, token = publisher (0: none given), flags = image | validated | retain, bytes = payload
   Provide,           // token, a = service, b = pattern, bytes = connection name
   Withdraw,          // token, a = service
   ProviderPublish,   // token, id, flags = image, bytes = payload
@@ -38,6 +38,8 @@ enum class Op : uint8_t {
   Done,              // token, arg = request id, code, a = detail: this gateway's answer is complete
   Forget,            // id: the gateway freed the channel; the mirror drops its copy
   ListPage,          // token, arg = request id, id = next channel id, flags = 1 when this gateway has no more
+  Origin,            // token = publisher on this access point (0: another), flags = retain: of the next
+                     // IMAGE or UPDATE frame in the Stream records (MQTT only: No Local, Retain As Published)
 };
 
 struct Record {
@@ -55,6 +57,7 @@ struct Record {
 // Record::flags of Publish and ProviderPublish records.
 inline constexpr uint8_t kFlagImage = 1;      // the payload replaces the image
 inline constexpr uint8_t kFlagValidated = 2;  // the access point validated its field list
+inline constexpr uint8_t kFlagRetain = 4;     // Publish, Origin: an MQTT PUBLISH with RETAIN 1
 
 // request_id of a stream IMAGE a gateway sends while a subscription reaches
 // it (Op::Interest): the channel's state predates the subscription (MQTT:

@@ -60,14 +60,16 @@ broker::Outcome Uplink::advertise(std::string_view topic, wire::PayloadKind kind
   return {};
 }
 
-broker::Outcome Uplink::publish(cache::ChannelId id, std::span<const uint8_t> payload, bool image) {
+broker::Outcome Uplink::publish(cache::ChannelId id, std::span<const uint8_t> payload, bool image,
+                                const broker::MessageOrigin& origin) {
   // A malformed field list fails its sender here, at once; the gateway is
   // told it was checked, so it does not check again.
   const bool field_list = id < kinds_.size() && kinds_[id] == static_cast<uint8_t>(wire::PayloadKind::FieldList) + 1;
   if (field_list && !fields::validate(payload)) return broker::payload_refusal(payload);
   Record r{Op::Publish};
   r.id = id;
-  r.flags = (image ? kFlagImage : 0) | (field_list ? kFlagValidated : 0);
+  r.flags = (image ? kFlagImage : 0) | (field_list ? kFlagValidated : 0) | (origin.retain ? kFlagRetain : 0);
+  r.token = origin.token;  // the publishing connection, when it must recognise its own messages
   r.bytes = payload;
   send(directory_.shard_of(id), r);
   return {};

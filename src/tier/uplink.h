@@ -22,7 +22,8 @@ class Uplink final : public broker::Upstream {
   void interest(std::string_view pattern, bool add) override;
   broker::Outcome advertise(std::string_view topic, wire::PayloadKind kind, cache::ChannelId& out,
                             broker::Advertiser* by = nullptr) override;
-  broker::Outcome publish(cache::ChannelId id, std::span<const uint8_t> payload, bool image) override;
+  broker::Outcome publish(cache::ChannelId id, std::span<const uint8_t> payload, bool image,
+                          const broker::MessageOrigin& origin) override;
   broker::Outcome provide(broker::Outlet* outlet, std::string_view service, std::string_view pattern) override;
   broker::Outcome withdraw(broker::Outlet* outlet, std::string_view service) override;
   void provider_publish(broker::Outlet* outlet, cache::ChannelId id, std::span<const uint8_t> payload,

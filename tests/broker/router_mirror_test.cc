@@ -49,7 +49,7 @@ class RecordingUpstream final : public Upstream {
     calls.push_back({"advertise", std::string(topic), "", false, out});
     return {};
   }
-  Outcome publish(cache::ChannelId id, std::span<const uint8_t> payload, bool image) override {
+  Outcome publish(cache::ChannelId id, std::span<const uint8_t> payload, bool image, const MessageOrigin&) override {
     Call c{"publish", "", "", image, id};
     c.payload.assign(payload.begin(), payload.end());
     calls.push_back(std::move(c));

@@ -109,6 +109,10 @@ std::vector<Case> cases() {
       {"'#' not last in a filter (3.1.1)", false, cat({connect4(), packet(0x82, cat({{0, 1}, str("a/#/b"), {0}}))}),
        false, "CONNACK 0 0 | closed", "3.1.1 [MQTT-4.7.1-2], [MQTT-3.9.3-2] (SUBACK 0x80 Failure)",
        "CONNACK 0 0 | SUBACK 1 80 | open"},
+      // [MQTT-3.8.3-3]: the client's own message does not come back (it would come before the PUBACK).
+      {"No Local subscription, then a PUBLISH to it", true,
+       cat({connect5(), packet(0x82, cat({{0, 1, 0}, str("nl"), {0x04}})), packet(0x32, cat({str("nl"), {0, 2, 0}, {'x'}}))}),
+       true, ok5 + "SUBACK 1 0 | PUBACK 2 0 | open"},
       {"UNSUBSCRIBE of no subscription", true, cat({connect5(), packet(0xA2, cat({{0, 1, 0}, str("zz")}))}), true,
        ok5 + "UNSUBACK 1 11 | open"},
       {"DISCONNECT", true, cat({connect5(), packet(0xE0, {0})}), false, ok5 + "closed"},
@@ -185,6 +189,7 @@ std::string normal_form(uint8_t first, const Bytes& body, bool v5) {
       for (; at < body.size(); ++at) out += " " + code(body[at]);
       return out;
     }
+    case 3: return "PUBLISH";
     case 14: return "DISCONNECT " + code(body.empty() ? 0 : body[0]);
     default: return "type " + std::to_string(type);
   }

@@ -1,8 +1,10 @@
 // MQTT interoperability with MQTT.js (npm `mqtt`, pinned by
 // tests/js/mqtt/package-lock.json, installed by scripts/js_deps.sh) over
-// TCP: native to MQTT and back, retained images, QoS 1 redelivery after an
+// TCP (mqtt://, the MQTT listener) and over WebSocket (ws://.../mqtt, the
+// HTTP listener), the same modes for both: native to MQTT and back, retained images, QoS 1 redelivery after an
 // abrupt disconnect and a reconnect (with the Will), shared-subscription
-// balancing, topic aliases both ways, a refused subscription. Each test
+// balancing, topic aliases both ways, a refused subscription, No Local and
+// Retain As Published. Each test
 // starts its broker and runs tests/js/mqtt/interop.mjs in one mode, which
 // bounds its own waits (8 s at most) and prints "ok MODE". With Debian's
 // python3-paho-mqtt (3.1.1 and 5), what it21 does not cover: QoS 1
@@ -32,7 +34,11 @@ const std::string kNode = "/usr/bin/node";
 const std::string kJsDir = TW_IT25_JS_DIR;
 const std::string kPython = "/usr/bin/python3";
 
-class MqttJs : public ::testing::Test {
+// How MQTT.js reaches the broker: the MQTT listener, or /mqtt on the HTTP listener.
+enum class Transport { Tcp, WebSocket };
+
+// A broker with a native, an MQTT and an HTTP listener.
+class MqttClients : public ::testing::Test {
  protected:
   static void SetUpTestSuite() {
     deps_ok_ = false;
@@ -46,8 +52,10 @@ class MqttJs : public ::testing::Test {
 
   void SetUp() override {
     mqtt_port_ = testing::pick_free_port();
+    http_port_ = testing::pick_free_port();
     BrokerOptions options;
-    options.config_toml = native_and_mqtt_listeners(mqtt_port_);
+    options.config_toml = native_and_mqtt_listeners(mqtt_port_) + "[[listener]]\nprotocol = \"http\"\naddress = \"127.0.0.1:" +
+                          std::to_string(http_port_) + "\"\n";
     broker_ = std::make_unique<BrokerProcess>(options);
     ASSERT_TRUE(broker_->ready()) << broker_->err();
   }
@@ -58,11 +66,28 @@ class MqttJs : public ::testing::Test {
   // The last argument: one topic per gateway of the broker under test
   // ("it25/b/N", by the broker's own shard function), for a client's
   // subscription barrier (it_support.h, Fence).
-  std::vector<std::string> args(const std::string& mode) const {
+  static std::string barrier_topics() {
     const Fence fence("it25/b", 1);
     std::string barrier;
     for (const std::string& topic : fence.topics()) barrier += (barrier.empty() ? "" : ",") + topic;
-    return {kJsDir + "/interop.mjs", mode, std::to_string(mqtt_port_), barrier};
+    return barrier;
+  }
+
+  static inline bool deps_ok_ = false;
+  uint16_t mqtt_port_ = 0;
+  uint16_t http_port_ = 0;
+  std::unique_ptr<BrokerProcess> broker_;
+};
+
+// MQTT.js, in each mode of interop.mjs, over the transport of the parameter.
+class MqttJs : public MqttClients, public ::testing::WithParamInterface<Transport> {
+ protected:
+  std::string url() const {
+    if (GetParam() == Transport::WebSocket) return "ws://127.0.0.1:" + std::to_string(http_port_) + "/mqtt";
+    return "mqtt://127.0.0.1:" + std::to_string(mqtt_port_);
+  }
+  std::vector<std::string> args(const std::string& mode) const {
+    return {kJsDir + "/interop.mjs", mode, url(), barrier_topics()};
   }
   // Runs one mode to its end and expects "ok MODE".
   void expect_ok(const std::string& mode) const {
@@ -71,16 +96,17 @@ class MqttJs : public ::testing::Test {
     EXPECT_TRUE(run.status.clean()) << run.out << run.err;
     EXPECT_NE(run.out.find("ok " + mode), std::string::npos) << run.out << run.err;
   }
-
-  static inline bool deps_ok_ = false;
-  uint16_t mqtt_port_ = 0;
-  std::unique_ptr<BrokerProcess> broker_;
 };
+
+INSTANTIATE_TEST_SUITE_P(Transports, MqttJs, ::testing::Values(Transport::Tcp, Transport::WebSocket),
+                         [](const ::testing::TestParamInfo<Transport>& info) {
+                           return info.param == Transport::Tcp ? "tcp" : "ws";
+                         });
 
 #define REQUIRE_NODE() \
   if (!has_node()) GTEST_SKIP() << "node missing: run scripts/deps.sh"
 
-TEST_F(MqttJs, NativeFieldListsReachMqttJsAsJsonAndMqttJsReachesNative) {
+TEST_P(MqttJs, NativeFieldListsReachMqttJsAsJsonAndMqttJsReachesNative) {
   REQUIRE_NODE();
   ASSERT_TRUE(deps_ok_) << "scripts/js_deps.sh tests/js/mqtt failed";
   Process sub(kNode, args("subscribe"));
@@ -100,35 +126,47 @@ TEST_F(MqttJs, NativeFieldListsReachMqttJsAsJsonAndMqttJsReachesNative) {
   EXPECT_EQ(subscribe_for_image(native, 2, "it25/mq/x", kWaitMs), "from mqtt.js");
 }
 
-TEST_F(MqttJs, TheLastValueIsTheRetainedMessageAndAnEmptyRetainedPublishClearsIt) {
+TEST_P(MqttJs, TheLastValueIsTheRetainedMessageAndAnEmptyRetainedPublishClearsIt) {
   REQUIRE_NODE();
   expect_ok("retained");
 }
 
-TEST_F(MqttJs, AnUnacknowledgedQos1MessageIsRedeliveredAfterAnAbruptDisconnectAndTheWillIsPublished) {
+TEST_P(MqttJs, AnUnacknowledgedQos1MessageIsRedeliveredAfterAnAbruptDisconnectAndTheWillIsPublished) {
   REQUIRE_NODE();
   expect_ok("redeliver");
 }
 
-TEST_F(MqttJs, ASharedSubscriptionSpreadsChannelsOverItsMembers) {
+TEST_P(MqttJs, ASharedSubscriptionSpreadsChannelsOverItsMembers) {
   REQUIRE_NODE();
   expect_ok("shared");
 }
 
-TEST_F(MqttJs, TopicAliasesWorkInBothDirections) {
+TEST_P(MqttJs, TopicAliasesWorkInBothDirections) {
   REQUIRE_NODE();
   expect_ok("aliases");
 }
 
-TEST_F(MqttJs, AFilterTheBrokerCannotExpressIsRefusedInTheSuback) {
+TEST_P(MqttJs, AFilterTheBrokerCannotExpressIsRefusedInTheSuback) {
   REQUIRE_NODE();
   expect_ok("refused");
 }
 
-TEST_F(MqttJs, PahoRedeliverySharedSubscriptionsAndARefusedSubscriptionIn311And5) {
+TEST_P(MqttJs, NoLocalKeepsAClientsOwnPublishesFromItsSubscription) {
+  REQUIRE_NODE();
+  expect_ok("nolocal");
+}
+
+TEST_P(MqttJs, RetainAsPublishedKeepsTheRetainFlagOfLiveMessages) {
+  REQUIRE_NODE();
+  expect_ok("rap");
+}
+
+using Paho = MqttClients;
+
+TEST_F(Paho, RedeliverySharedSubscriptionsAndARefusedSubscriptionIn311And5) {
   for (std::string version : {"311", "5"}) {
     for (std::string mode : {"redeliver", "shared", "refused"}) {
-      auto run = run_to_completion(kPython, {TW_IT25_PAHO_CLIENTS, mode, version, std::to_string(mqtt_port_), args(mode).back()}, kWaitMs);
+      auto run = run_to_completion(kPython, {TW_IT25_PAHO_CLIENTS, mode, version, std::to_string(mqtt_port_), barrier_topics()}, kWaitMs);
       EXPECT_TRUE(run.status.clean()) << run.out << run.err;
       EXPECT_NE(run.out.find("ok " + mode + " " + version), std::string::npos) << run.out << run.err;
     }

@@ -1,9 +1,11 @@
 // MQTT.js (npm `mqtt`, pinned in package-lock.json) against tickwired, for
 // tests/integration/it25_mqttjs_test.cc. Each mode prints "ok MODE" and
 // exits 0 when the broker behaved, or "FAIL why" and exits 1; every wait is
-// bounded, and the whole run ends after 8 s whatever happens.
+// bounded, and the whole run ends after 8 s whatever happens. The same modes
+// run over TCP and over WebSocket: the broker's URL says which.
 //
-//   node interop.mjs MODE MQTT_PORT
+//   node interop.mjs MODE URL [BARRIER_TOPICS]
+//   URL          mqtt://127.0.0.1:PORT (the MQTT listener) or ws://127.0.0.1:PORT/mqtt (the HTTP listener)
 //   subscribe    subscribes it25/eq/#, prints "ready", then the first message as JSON
 //   publish      publishes "from mqtt.js" to it25/mq/x at QoS 1
 //   retained     the last value is the retained message; an empty retained publish clears it
@@ -12,10 +14,12 @@
 //   shared       $share/g/it25/s/#: 20 channels spread over two members, each to exactly one
 //   aliases      the publisher's topic aliases are resolved; the broker assigns its own
 //   refused      a filter the broker cannot express gets SUBACK 0x8F (MQTT 5) and 0x80 (3.1.1)
+//   nolocal      a subscription with No Local does not return the client's own publishes
+//   rap          Retain As Published: live messages keep the RETAIN flag they were published with;
+//                without it they come with RETAIN 0
 import mqtt from 'mqtt';
 
-const [mode, port, barrierTopics = ''] = process.argv.slice(2);
-const url = `mqtt://127.0.0.1:${port}`;
+const [mode, url, barrierTopics = ''] = process.argv.slice(2);
 const WAIT_MS = 5000;
 
 setTimeout(() => fail('timed out'), 8000);
@@ -182,7 +186,55 @@ async function refused() {
   }
 }
 
-const modes = { subscribe, publish, retained, redeliver, shared, aliases, refused };
+// The messages a client gets until `last` (a payload) arrives, as "topic payload retain" strings.
+function collectUntil(client, last) {
+  const got = [];
+  return new Promise((resolve) => client.on('message', (topic, payload, packet) => {
+    if (topic.startsWith('it25/b/')) return;
+    got.push(`${topic} ${payload} ${packet.retain}`);
+    if (payload.toString() === last) resolve(got);
+  }));
+}
+
+// Subscribes each [client, options] to `filter`, then waits until every gateway holds them.
+async function subscribeEach(filter, subscribers, mark) {
+  for (const [client, options] of subscribers) await client.subscribeAsync(filter, options);
+  for (const [i, [client]] of subscribers.entries()) await subscriptionBarrier(client, `${mark}${i}`);
+}
+
+async function nolocal() {
+  const self = await connect();
+  const watcher = await connect();
+  await subscribeEach('it25/nl/#', [[self, { qos: 1, nl: true }], [watcher, { qos: 0 }]], 'nl');
+  const seenBySelf = collectUntil(self, 'fence');
+  const seenByWatcher = collectUntil(watcher, 'mine');
+  await self.publishAsync('it25/nl/x', 'mine', { qos: 1 });
+  await seenByWatcher;
+  // Published after 'mine' went through the channel: 'mine' would reach self before it.
+  await watcher.publishAsync('it25/nl/x', 'fence', { qos: 1 });
+  const got = await seenBySelf;
+  if (got.join(',') !== 'it25/nl/x fence false') fail('No Local: ' + got.join(','));
+  await Promise.all([self.endAsync(), watcher.endAsync()]);
+}
+
+async function rap() {
+  const keeps = await connect();
+  const plain = await connect();
+  await subscribeEach('it25/rap/#', [[keeps, { qos: 1, rap: true }], [plain, { qos: 0 }]], 'rap');
+  const kept = collectUntil(keeps, 'end');
+  const cleared = collectUntil(plain, 'end');
+  const pub = await connect();
+  // The first creates the channel; the second and third follow it.
+  await pub.publishAsync('it25/rap/x', 'first', { qos: 1, retain: true });
+  await pub.publishAsync('it25/rap/x', 'again', { qos: 1, retain: true });
+  await pub.publishAsync('it25/rap/x', 'end', { qos: 1, retain: false });
+  const [k, c] = await Promise.all([kept, cleared]);
+  if (k.join(',') !== 'it25/rap/x first true,it25/rap/x again true,it25/rap/x end false') fail('RAP 1: ' + k.join(','));
+  if (c.join(',') !== 'it25/rap/x first false,it25/rap/x again false,it25/rap/x end false') fail('RAP 0: ' + c.join(','));
+  await Promise.all([keeps.endAsync(), plain.endAsync(), pub.endAsync()]);
+}
+
+const modes = { subscribe, publish, retained, redeliver, shared, aliases, refused, nolocal, rap };
 if (!modes[mode]) fail('unknown mode ' + mode);
 modes[mode]().then(() => {
   console.log('ok ' + mode);
