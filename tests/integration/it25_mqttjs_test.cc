@@ -16,6 +16,7 @@
 
 #include <cstdlib>
 #include <memory>
+#include <ostream>
 #include <string>
 #include <vector>
 
@@ -36,6 +37,9 @@ const std::string kPython = "/usr/bin/python3";
 
 // How MQTT.js reaches the broker: the MQTT listener, or /mqtt on the HTTP listener.
 enum class Transport { Tcp, WebSocket };
+const char* name_of(Transport t) { return t == Transport::Tcp ? "tcp" : "ws"; }
+// For gtest's test listing ("GetParam() = ws", not the enum's bytes).
+void PrintTo(Transport t, std::ostream* os) { *os << name_of(t); }
 
 // A broker with a native, an MQTT and an HTTP listener.
 class MqttClients : public ::testing::Test {
@@ -100,7 +104,7 @@ class MqttJs : public MqttClients, public ::testing::WithParamInterface<Transpor
 
 INSTANTIATE_TEST_SUITE_P(Transports, MqttJs, ::testing::Values(Transport::Tcp, Transport::WebSocket),
                          [](const ::testing::TestParamInfo<Transport>& info) {
-                           return info.param == Transport::Tcp ? "tcp" : "ws";
+                           return name_of(info.param);
                          });
 
 #define REQUIRE_NODE() \
