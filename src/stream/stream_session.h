@@ -25,6 +25,7 @@
 #include <optional>
 #include <string>
 #include <string_view>
+#include <unordered_map>
 
 #include "session/session.h"
 #include "stream/request.h"
@@ -41,7 +42,8 @@ class StreamSession final : public session::Session {
   void send_request(uint32_t, std::string_view) override {}
   void send_release(uint32_t) override {}
   void send_channel_info(const wire::ChannelInfo&) override {}
-  void complete_request(uint32_t, const broker::Outcome&) override {}
+  // A subscription every gateway concerned now holds (thread tiers): its answer goes.
+  void complete_request(uint32_t settle_id, const broker::Outcome& outcome) override;
 
   // The largest request a browser may send, in bytes.
   static constexpr size_t kMaxRequest = 4096;
@@ -69,6 +71,10 @@ class StreamSession final : public session::Session {
   void answer(const Request& request, wire::Code code, std::string_view text);
 
   std::optional<Request> login_;  // the login request whose password is being checked
+  // Thread tiers: subscribe requests answered once the gateways hold them, by
+  // the session's own numbering (a browser's ids are optional and its own).
+  std::unordered_map<uint32_t, Request> pending_acks_;
+  uint32_t settle_requests_ = 0;
   uint64_t heartbeat_ns_;
   uint64_t last_ping_ns_ = 0;
 };

@@ -31,6 +31,7 @@ enum class Op : uint8_t {
   OutletGone,        // token
   SubscriberCount,   // id, arg = local subscribers
   Unheld,            // id: the last publisher that registered the channel here is gone
+  Settle,            // token, arg = request id, id = Interest records sent so far: answer Settled
   // gateway -> access point
   Stream,            // bytes = CHANNEL / IMAGE / UPDATE / STATUS frame of the access point's subscriptions
   ToOutlet,          // token, bytes = a frame for that connection as is (REQUEST, RELEASE, CHANNEL_INFO)
@@ -38,6 +39,7 @@ enum class Op : uint8_t {
   Done,              // token, arg = request id, code, a = detail: this gateway's answer is complete
   Forget,            // id: the gateway freed the channel; the mirror drops its copy
   ListPage,          // token, arg = request id, id = next channel id, flags = 1 when this gateway has no more
+  Settled,           // token, arg, id as the Settle: every record before it has been applied
 };
 
 struct Record {
