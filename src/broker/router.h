@@ -125,7 +125,7 @@ class Router {
   // The ACK of a subscription to `patterns` (each subscribed already). The
   // single-threaded router holds every subscription at once: OK. A mirror
   // answers pending while a gateway may not hold the interest yet; the
-  // outlet's complete_request(request_id) follows when every one does.
+  // access point calls the connection's Session::settled when every one does.
   Outcome settle(Outlet* outlet, std::span<const std::string_view> patterns, uint32_t request_id);
   // Drops every subscription and every service of a closing outlet.
   void remove_outlet(Outlet* outlet);

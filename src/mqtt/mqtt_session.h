@@ -62,8 +62,7 @@ class MqttSession final : public session::Session {
   void send_request(uint32_t, std::string_view) override {}
   void send_release(uint32_t) override {}
   void send_channel_info(const wire::ChannelInfo&) override {}
-  // Thread tiers: every gateway now holds SUBSCRIBE `packet_id`'s filters; its SUBACK goes (subscribe.cc).
-  void complete_request(uint32_t packet_id, const broker::Outcome& outcome) override;
+  void complete_request(uint32_t, const broker::Outcome&) override {}
 
   // How often the tick of an idle connection reads its takeover flag.
   static constexpr uint64_t kTakeoverPollNs = 1'000'000'000;
@@ -111,7 +110,6 @@ class MqttSession final : public session::Session {
   void handle_publish(const Packet& packet);
   void handle_pub_response(const Packet& packet);
   void handle_subscribe(const Packet& packet);
-  void send_suback(uint16_t packet_id, const std::vector<uint8_t>& codes);
   void handle_unsubscribe(const Packet& packet);
   void handle_disconnect(const Packet& packet);
   // Bad input: counted; MQTT 5 clients get a DISCONNECT with `reason`.
@@ -230,7 +228,6 @@ class MqttSession final : public session::Session {
   std::unordered_set<cache::ChannelId> held_;
   std::vector<uint8_t> image_scratch_;  // an image's QoS 0 encoding, before it is rewritten
   std::unordered_map<std::string, uint32_t> pattern_refs_;  // broker patterns shared by filters
-  std::unordered_map<uint16_t, std::vector<uint8_t>> pending_subacks_;  // packet id -> reason codes (tiers)
   bool dollar_filters_ = false;   // some filter can match '$' topics
   bool shared_ = false;           // some subscription is shared
   bool publish_refused_logged_ = false;

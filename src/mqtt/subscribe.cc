@@ -21,10 +21,8 @@ void MqttSession::handle_subscribe(const Packet& packet) {
       return refuse(Reason::ProtocolError, "No Local on a shared subscription");  // [MQTT-3.8.3-4]
     }
   }
-  // Every filter is checked before the SUBACK. Single-threaded, they are
-  // subscribed after it: the retained images that a subscription sends
-  // follow its SUBACK. In thread tiers the SUBACK follows them, once every
-  // gateway concerned holds the subscriptions (docs/mqtt.md).
+  // Every filter is checked before the SUBACK, and subscribed after it: the
+  // retained images that a subscription sends follow its SUBACK.
   std::vector<uint8_t> codes(msg.filters.size());
   std::vector<Patterns> mapped(msg.filters.size());
   for (size_t i = 0; i < msg.filters.size(); ++i) {
@@ -32,27 +30,15 @@ void MqttSession::handle_subscribe(const Packet& packet) {
     if (r == Reason::Success) r = static_cast<Reason>(msg.filters[i].qos);  // Granted QoS 0, 1 or 2
     codes[i] = version_ == Version::V311 && static_cast<uint8_t>(r) >= 0x80 ? kFailureV311 : static_cast<uint8_t>(r);
   }
-  if (!env().router.is_mirror()) send_suback(msg.packet_id, codes);
+  const size_t max = 8 + codes.size();
+  queue_packet(max, [&](std::span<uint8_t> out) { return encode_suback(out, version_, msg.packet_id, codes); });
   std::vector<std::string_view> granted;
   for (size_t i = 0; i < msg.filters.size(); ++i) {
     if (codes[i] >= 0x80) continue;
     add_subscription(msg.filters[i], mapped[i], msg.properties.subscription_id);
     for (size_t p = 0; p < mapped[i].count; ++p) granted.push_back(mapped[i].pattern[p]);
   }
-  if (!env().router.is_mirror()) return;
-  if (!env().router.settle(this, granted, msg.packet_id).pending) return send_suback(msg.packet_id, codes);
-  pending_subacks_[msg.packet_id] = std::move(codes);
-}
-
-void MqttSession::complete_request(uint32_t packet_id, const broker::Outcome&) {
-  auto it = pending_subacks_.find(static_cast<uint16_t>(packet_id));
-  if (it == pending_subacks_.end()) return;
-  send_suback(it->first, it->second);
-  pending_subacks_.erase(it);
-}
-
-void MqttSession::send_suback(uint16_t packet_id, const std::vector<uint8_t>& codes) {
-  queue_packet(8 + codes.size(), [&](std::span<uint8_t> out) { return encode_suback(out, version_, packet_id, codes); });
+  settle(granted);
 }
 
 Reason MqttSession::check_filter(std::string_view filter, Patterns& mapped) {

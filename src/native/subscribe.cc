@@ -21,12 +21,9 @@ void NativeSession::handle_subscribe(const wire::Frame& frame, bool subscribe) {
     }
     msg.delay_ms = verdict.delay_ms;  // delayed-only entitlements force their delay
   }
+  // The ACK goes first: the images that follow belong to an accepted subscription.
   broker::Outcome check = env().router.check_subscribe(this, msg.pattern, msg.delay_ms);
-  // Single-threaded, the ACK goes first: the images that follow belong to an
-  // accepted subscription. In tiers it follows them, once every gateway
-  // concerned holds the subscription (docs/protocol.md, "Subscribing").
-  const bool ack_last = check.ok() && env().router.is_mirror();
-  if (!ack_last) send_ack(msg.request_id, check);
+  send_ack(msg.request_id, check);
   if (check.code == wire::Code::TooManySubscriptions) {
     ++env().counters.subscription_limit_hits;
     return reject(check.code, check.detail);
@@ -34,8 +31,7 @@ void NativeSession::handle_subscribe(const wire::Frame& frame, bool subscribe) {
   if (!check.ok()) return;
   count_subscription();
   env().router.subscribe(this, msg.pattern, msg.policy, msg.conflate_ms, msg.delay_ms);
-  const std::string_view pattern = msg.pattern;
-  if (ack_last) send_ack(msg.request_id, env().router.settle(this, {&pattern, 1}, msg.request_id));
+  settle({&msg.pattern, 1});
 }
 
 void NativeSession::handle_snapshot(const wire::Frame& frame) {

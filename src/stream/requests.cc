@@ -19,26 +19,15 @@ void StreamSession::subscribe(const Request& request) {
                     verdict.ok() ? "only delayed data is permitted, and /stream is real time" : verdict.detail);
     }
   }
-  // As over the native protocol (src/native/subscribe.cc): the ACK first
-  // when single-threaded, in tiers once every gateway concerned holds it.
+  // The ACK goes first: the images that follow belong to an accepted subscription.
   const broker::Outcome check = env().router.check_subscribe(this, request.topic);
-  const bool ack_last = check.ok() && env().router.is_mirror();
-  if (!ack_last) answer(request, check.code, check.detail);
+  answer(request, check.code, check.detail);
   if (check.code == wire::Code::TooManySubscriptions) ++env().counters.subscription_limit_hits;
   if (!check.ok()) return;
   count_subscription();
   env().router.subscribe(this, request.topic, request.policy, request.conflate_ms);
-  if (!ack_last) return;
   const std::string_view pattern = request.topic;
-  if (!env().router.settle(this, {&pattern, 1}, ++settle_requests_).pending) return answer(request, {}, {});
-  pending_acks_.emplace(settle_requests_, request);
-}
-
-void StreamSession::complete_request(uint32_t settle_id, const broker::Outcome& outcome) {
-  auto it = pending_acks_.find(settle_id);
-  if (it == pending_acks_.end()) return;
-  answer(it->second, outcome.code, outcome.detail);
-  pending_acks_.erase(it);
+  settle({&pattern, 1});
 }
 
 void StreamSession::unsubscribe(const Request& request) {

@@ -25,7 +25,6 @@
 #include <optional>
 #include <string>
 #include <string_view>
-#include <unordered_map>
 
 #include "session/session.h"
 #include "stream/request.h"
@@ -42,8 +41,7 @@ class StreamSession final : public session::Session {
   void send_request(uint32_t, std::string_view) override {}
   void send_release(uint32_t) override {}
   void send_channel_info(const wire::ChannelInfo&) override {}
-  // A subscription every gateway concerned now holds (thread tiers): its answer goes.
-  void complete_request(uint32_t settle_id, const broker::Outcome& outcome) override;
+  void complete_request(uint32_t, const broker::Outcome&) override {}
 
   // The largest request a browser may send, in bytes.
   static constexpr size_t kMaxRequest = 4096;
@@ -71,10 +69,6 @@ class StreamSession final : public session::Session {
   void answer(const Request& request, wire::Code code, std::string_view text);
 
   std::optional<Request> login_;  // the login request whose password is being checked
-  // Thread tiers: subscribe requests answered once the gateways hold them, by
-  // the session's own numbering (a browser's ids are optional and its own).
-  std::unordered_map<uint32_t, Request> pending_acks_;
-  uint32_t settle_requests_ = 0;
   uint64_t heartbeat_ns_;
   uint64_t last_ping_ns_ = 0;
 };

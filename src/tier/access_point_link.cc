@@ -35,7 +35,7 @@ bool AccessPoint::drain_gateways() {
 // A gateway holds a subscription's interest: its ACK goes once every gateway concerned does.
 void AccessPoint::settled(uint32_t gateway, const Record& r) {
   if (!uplink_->settled(gateway, r)) return;
-  if (session::Session* session = session_of(r.token)) session->complete_request(r.arg, {});
+  if (session::Session* session = session_of(r.token)) session->settled();
 }
 
 session::Session* AccessPoint::session_of(uint32_t token) {
