@@ -23,6 +23,7 @@
 #include <deque>
 #include <functional>
 #include <memory>
+#include <span>
 #include <string>
 #include <string_view>
 #include <unordered_map>
@@ -121,6 +122,11 @@ class Router {
   Outcome subscribe(Outlet* outlet, std::string_view pattern, SlowPolicy policy = SlowPolicy::Default,
                     uint32_t conflate_ms = 0, uint32_t delay_ms = 0);
   Outcome unsubscribe(Outlet* outlet, std::string_view pattern);
+  // The ACK of a subscription to `patterns` (each subscribed already). The
+  // single-threaded router holds every subscription at once: OK. A mirror
+  // answers pending while a gateway may not hold the interest yet; the
+  // access point calls the connection's Session::settled when every one does.
+  Outcome settle(Outlet* outlet, std::span<const std::string_view> patterns, uint32_t request_id);
   // Drops every subscription and every service of a closing outlet.
   void remove_outlet(Outlet* outlet);
   // The outlet's entitlements changed (router_entitle.cc): Outlet::entitled

@@ -23,6 +23,14 @@ void Router::drop_interest(std::string_view pattern) {
   upstream_->interest(pattern, false);
 }
 
+Outcome Router::settle(Outlet* outlet, std::span<const std::string_view> patterns, uint32_t request_id) {
+  owner_.check("Router");
+  if (!upstream_ || !upstream_->settle(outlet, patterns, request_id)) return {};
+  Outcome pending;
+  pending.pending = true;
+  return pending;
+}
+
 // A mirror with no local subscriber of a channel (live or delayed) is no
 // longer sent it: the copy is forgotten, and the gateway sends a fresh IMAGE
 // (and the state, if not OK) when one comes back.

@@ -19,6 +19,12 @@ class Upstream {
   virtual ~Upstream() = default;
   // The first local subscription to `pattern` was added (add) or the last one removed.
   virtual void interest(std::string_view pattern, bool add) = 0;
+  // The outlet's subscription to `patterns` (held here already) is being
+  // acknowledged: false when every gateway they concern has applied their
+  // interest; true when some may not have, and the access point tells the
+  // connection (Session::settled) once they all have, naming `request_id`
+  // (docs/ARCHITECTURE.md, "A subscription across the tiers").
+  virtual bool settle(Outlet* outlet, std::span<const std::string_view> patterns, uint32_t request_id) = 0;
   // Names the channel broker-wide (synchronous: it only reads the directory).
   virtual Outcome advertise(std::string_view topic, wire::PayloadKind kind, cache::ChannelId& out,
                             Advertiser* by = nullptr) = 0;

@@ -32,9 +32,13 @@ void MqttSession::handle_subscribe(const Packet& packet) {
   }
   const size_t max = 8 + codes.size();
   queue_packet(max, [&](std::span<uint8_t> out) { return encode_suback(out, version_, msg.packet_id, codes); });
+  std::vector<std::string_view> granted;
   for (size_t i = 0; i < msg.filters.size(); ++i) {
-    if (codes[i] < 0x80) add_subscription(msg.filters[i], mapped[i], msg.properties.subscription_id);
+    if (codes[i] >= 0x80) continue;
+    add_subscription(msg.filters[i], mapped[i], msg.properties.subscription_id);
+    for (size_t p = 0; p < mapped[i].count; ++p) granted.push_back(mapped[i].pattern[p]);
   }
+  settle(granted);
 }
 
 Reason MqttSession::check_filter(std::string_view filter, Patterns& mapped) {

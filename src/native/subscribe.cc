@@ -31,6 +31,7 @@ void NativeSession::handle_subscribe(const wire::Frame& frame, bool subscribe) {
   if (!check.ok()) return;
   count_subscription();
   env().router.subscribe(this, msg.pattern, msg.policy, msg.conflate_ms, msg.delay_ms);
+  settle({&msg.pattern, 1});
 }
 
 void NativeSession::handle_snapshot(const wire::Frame& frame) {

@@ -251,8 +251,32 @@ void Session::apply(DeliveryPolicy::Verdict verdict) {
   fail(wire::Code::SlowConsumer, "output buffer limit exceeded");
 }
 
+namespace {
+// Takes nothing: a held connection's queue copies this turn's frames into its
+// own backlog, so the arena and the tier rings they point into can be reused.
+class HoldWriter final : public io::Writer {
+ public:
+  ssize_t writev(const iovec*, int) override { return 0; }
+};
+}  // namespace
+
+void Session::settle(std::span<const std::string_view> patterns) {
+  if (env_.router.settle(this, patterns, ++settle_ids_).pending) ++unsettled_;
+}
+
+void Session::settled() {
+  if (unsettled_ > 0 && --unsettled_ == 0) flush_output();
+}
+
 void Session::flush_output() {
   if (!transport_) return;
+  if (unsettled_ > 0 && !closing()) {
+    HoldWriter hold;
+    output_.queue().flush(hold);
+    want_write_ = false;  // settled() writes it
+    update_interest();
+    return;
+  }
   io::FlushResult result = output_.queue().flush(*transport_);
   account_written();
   // A slow consumer that drained to the low-water mark resumes its held-back

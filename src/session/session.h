@@ -95,6 +95,13 @@ class Session : public broker::Outlet, public reactor::IoHandler, private InputB
   // Usage since the last call, for the user's accounting (auth/usage.h); resets it.
   auth::Usage take_usage();
   void count_subscription() { ++usage_.subscriptions; }
+  // After queueing a subscription's OK ACK (SUBACK) and subscribing to
+  // `patterns`: in thread tiers, while a gateway may not hold them yet
+  // (broker::Router::settle), the connection's output, that ACK and all
+  // behind it, is held back until the access point calls settled(), so the
+  // client hears the ACK only once the broker holds the subscription.
+  void settle(std::span<const std::string_view> patterns);
+  void settled();
 
   // Marks the session for closing; the protocol says goodbye with `code`
   // (Ok: no goodbye). Logged at debug level when Ok unless `warn`.
@@ -197,6 +204,8 @@ class Session : public broker::Outlet, public reactor::IoHandler, private InputB
 
  private:
   enum class Phase { AwaitHello, Open, Closing };
+  uint32_t unsettled_ = 0;   // settle() calls that held the output, not yet settled()
+  uint32_t settle_ids_ = 0;  // names each settle() towards the gateways
 
   void read_input();
   void read_once();

@@ -26,6 +26,8 @@ void StreamSession::subscribe(const Request& request) {
   if (!check.ok()) return;
   count_subscription();
   env().router.subscribe(this, request.topic, request.policy, request.conflate_ms);
+  const std::string_view pattern = request.topic;
+  settle({&pattern, 1});
 }
 
 void StreamSession::unsubscribe(const Request& request) {

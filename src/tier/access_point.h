@@ -115,6 +115,7 @@ class AccessPoint final {
   bool drain_gateways();
   bool has_cross_thread_input();
   void handle(const Record& r);
+  void settled(uint32_t gateway, const Record& r);
   void handle_stream(std::span<const uint8_t> bytes);
   void handle_stream_frame(const wire::Frame& frame, std::span<const uint8_t> bytes);
   void answer_snapshot(session::Session& session, const Record& r);

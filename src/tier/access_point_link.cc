@@ -14,17 +14,29 @@ namespace tw::tier {
 bool AccessPoint::drain_gateways() {
   if (!uplink_) return false;
   bool any = false;
-  for (Link* link : uplink_->links()) {
-    SpscRing& ring = link->to_access_point.ring();
+  auto& links = uplink_->links();
+  for (uint32_t g = 0; g < links.size(); ++g) {
+    SpscRing& ring = links[g]->to_access_point.ring();
     for (size_t n = 0; n < kRecordsPerTurn; ++n) {
       auto bytes = ring.read();
       if (bytes.empty()) break;
       any = true;
       Record r;
-      if (read_record(bytes, r)) handle(r);
+      if (!read_record(bytes, r)) continue;
+      if (r.op == Op::Settled) {
+        settled(g, r);
+      } else {
+        handle(r);
+      }
     }
   }
   return any;
+}
+
+// A gateway holds a subscription's interest: its ACK goes once every gateway concerned does.
+void AccessPoint::settled(uint32_t gateway, const Record& r) {
+  if (!uplink_->settled(gateway, r)) return;
+  if (session::Session* session = session_of(r.token)) session->settled();
 }
 
 session::Session* AccessPoint::session_of(uint32_t token) {

@@ -101,6 +101,14 @@ class RemoteOutlet final : public broker::Outlet {
     r.flags = shard_done ? 1 : 0;
     push(r);
   }
+  // The answer to Op::Settle, after the stream frames of every record before it.
+  void settled(const Record& settle) {
+    Record r{Op::Settled};
+    r.token = settle.token;
+    r.arg = settle.arg;
+    r.id = settle.id;
+    push(r);
+  }
   void flush_output() override {
     s_.close_batch();
     s_.pipe.drain_spill();
@@ -291,6 +299,7 @@ void Gateway::Port::handle(const Record& r) {
     case Op::OutletGone: forget(r.token); return;
     case Op::SubscriberCount: router_.set_weight(&stream_, r.id, r.arg); return;
     case Op::Unheld: router_.channel_unheld(r.id); return;
+    case Op::Settle: stream_.settled(r); return;
     default: TW_WARN("gateway: unexpected link record %u", static_cast<unsigned>(r.op)); return;
   }
 }

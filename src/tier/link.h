@@ -31,6 +31,7 @@ enum class Op : uint8_t {
   OutletGone,        // token
   SubscriberCount,   // id, arg = local subscribers
   Unheld,            // id: the last publisher that registered the channel here is gone
+  Settle,            // token, arg = request id, id = Interest records sent so far: answer Settled
   // gateway -> access point
   Stream,            // bytes = CHANNEL / IMAGE / UPDATE / STATUS frame of the access point's subscriptions
   ToOutlet,          // token, bytes = a frame for that connection as is (REQUEST, RELEASE, CHANNEL_INFO)
@@ -40,6 +41,7 @@ enum class Op : uint8_t {
   ListPage,          // token, arg = request id, id = next channel id, flags = 1 when this gateway has no more
   Origin,            // token = publisher on this access point (0: another), flags = retain: of the next
                      // IMAGE or UPDATE frame in the Stream records (MQTT only: No Local, Retain As Published)
+  Settled,           // token, arg, id as the Settle: every record before it has been applied
 };
 
 struct Record {

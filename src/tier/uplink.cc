@@ -13,7 +13,11 @@ uint64_t request_key(uint32_t token, uint32_t request_id) { return (uint64_t{tok
 }  // namespace
 
 Uplink::Uplink(cache::ChannelDirectory& directory, std::vector<Link*> links, std::vector<Waker*> wakers)
-    : directory_(directory), links_(std::move(links)), wakers_(std::move(wakers)), touched_(links_.size(), false) {}
+    : directory_(directory), links_(std::move(links)), wakers_(std::move(wakers)),
+      touched_(links_.size(), false),
+      interests_sent_(links_.size(), 0),
+      interests_applied_(links_.size(), 0),
+      concerned_(links_.size(), false) {}
 
 void Uplink::send(uint32_t gateway, const Record& r) {
   to(gateway).push(r);
@@ -28,8 +32,54 @@ void Uplink::interest(std::string_view pattern, bool add) {
   Record r{add ? Op::Interest : Op::Uninterest};
   r.a = pattern;
   // An exact topic lives on one gateway; a wildcard may cover channels of any.
-  if (topic::is_wildcard(pattern)) return send_all(r);
-  send(directory_.shard_of(pattern), r);
+  if (topic::is_wildcard(pattern)) {
+    if (add) {
+      for (uint32_t& sent : interests_sent_) ++sent;
+    }
+    return send_all(r);
+  }
+  const uint32_t gateway = directory_.shard_of(pattern);
+  if (add) ++interests_sent_[gateway];
+  send(gateway, r);
+}
+
+// Each ring is FIFO: a Settle sent after the Interest records reaches a
+// gateway after them, and its Settled comes back once they are applied (and
+// after the images they made the gateway send). A gateway with no Interest
+// in flight needs no Settle: this access point's interest in the patterns
+// was sent earlier, and it has applied all of those.
+bool Uplink::settle(broker::Outlet* outlet, std::span<const std::string_view> patterns, uint32_t request_id) {
+  for (std::string_view pattern : patterns) {
+    if (topic::is_wildcard(pattern)) {
+      std::fill(concerned_.begin(), concerned_.end(), true);
+      break;
+    }
+    concerned_[directory_.shard_of(pattern)] = true;
+  }
+  uint32_t answers = 0;
+  for (uint32_t g = 0; g < links_.size(); ++g) {
+    if (!concerned_[g]) continue;
+    concerned_[g] = false;
+    if (interests_applied_[g] == interests_sent_[g]) continue;
+    Record r{Op::Settle};
+    r.token = outlet->token;
+    r.arg = request_id;
+    r.id = interests_sent_[g];
+    send(g, r);
+    ++answers;
+  }
+  if (answers == 0) return false;
+  settling_[request_key(outlet->token, request_id)] += answers;
+  return true;
+}
+
+bool Uplink::settled(uint32_t gateway, const Record& r) {
+  // Wrap-around safe "later than": the echoes of one gateway come back in order.
+  if (static_cast<int32_t>(r.id - interests_applied_[gateway]) > 0) interests_applied_[gateway] = r.id;
+  auto it = settling_.find(request_key(r.token, r.arg));
+  if (it == settling_.end() || --it->second > 0) return false;
+  settling_.erase(it);
+  return true;
 }
 
 broker::Outcome Uplink::advertise(std::string_view topic, wire::PayloadKind kind, cache::ChannelId& out,
@@ -156,6 +206,7 @@ void Uplink::outlet_gone(broker::Outlet* outlet) {
   provided_.erase(token);
   release_holds(token);
   std::erase_if(awaiting_, [&](const auto& kv) { return (kv.first >> 32) == token; });
+  std::erase_if(settling_, [&](const auto& kv) { return (kv.first >> 32) == token; });
   Record r{Op::OutletGone};
   r.token = token;
   send_all(r);

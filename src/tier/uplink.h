@@ -20,6 +20,7 @@ class Uplink final : public broker::Upstream {
   Uplink(cache::ChannelDirectory& directory, std::vector<Link*> links, std::vector<Waker*> wakers);
 
   void interest(std::string_view pattern, bool add) override;
+  bool settle(broker::Outlet* outlet, std::span<const std::string_view> patterns, uint32_t request_id) override;
   broker::Outcome advertise(std::string_view topic, wire::PayloadKind kind, cache::ChannelId& out,
                             broker::Advertiser* by = nullptr) override;
   broker::Outcome publish(cache::ChannelId id, std::span<const uint8_t> payload, bool image,
@@ -37,6 +38,9 @@ class Uplink final : public broker::Upstream {
   void outlet_gone(broker::Outlet* outlet) override;
   void subscribers_changed(cache::ChannelId id, uint32_t count) override;
 
+  // Gateway `gateway` answered a Settle; true when the request it belongs to
+  // has every answer (then the connection `r.token` sends its ACK).
+  bool settled(uint32_t gateway, const Record& r);
   // A gateway finished its part of a request; true when every gateway it went to has.
   bool request_done(uint32_t token, uint32_t request_id);
   // End of the access point's turn: spilled records into the rings, gateways woken.
@@ -61,6 +65,12 @@ class Uplink final : public broker::Upstream {
   // token -> the channels its REGISTERs hold in the directory (id -> topic), released when it goes.
   std::unordered_map<uint32_t, std::unordered_map<cache::ChannelId, std::string>> held_;
   std::unordered_map<uint64_t, uint32_t> awaiting_;  // (token, request id) -> gateways still to answer
+  // Per gateway: Interest records sent, and how many of them it has applied
+  // as far as its last Settled says (both wrap around; equal: none in flight).
+  std::vector<uint32_t> interests_sent_;
+  std::vector<uint32_t> interests_applied_;
+  std::vector<bool> concerned_;  // settle's scratch: the gateways a subscription's patterns live on
+  std::unordered_map<uint64_t, uint32_t> settling_;  // (token, request id) -> Settled still to come
 };
 
 }  // namespace tw::tier

@@ -42,6 +42,10 @@ class RecordingUpstream final : public Upstream {
   void interest(std::string_view pattern, bool add) override {
     calls.push_back({"interest", std::string(pattern), "", add});
   }
+  bool settle(Outlet* outlet, std::span<const std::string_view> patterns, uint32_t request_id) override {
+    for (std::string_view pattern : patterns) calls.push_back({"settle", std::string(pattern), "", false, 0, request_id, outlet});
+    return true;
+  }
   Outcome advertise(std::string_view topic, wire::PayloadKind, cache::ChannelId& out, Advertiser*) override {
     auto [it, added] = directory_.try_emplace(std::string(topic), static_cast<cache::ChannelId>(directory_.size() + 1));
     (void)added;

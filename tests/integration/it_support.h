@@ -48,10 +48,8 @@ std::string topic_beside(const std::string& topic, const std::string& prefix);
 // (one connection -> one ring to each gateway, in order -> one ring to the
 // subscriber's access point, in order).
 //
-// pass(sub, sub, model) is a subscription barrier: the subscriber's own
-// fence messages follow its SUBSCRIBEs on the same rings, so when they come
-// back every gateway holds its subscriptions, and whatever is published from
-// then on reaches it as a stream (not merged into the IMAGE).
+// No fence is needed after a SUBSCRIBE: its OK ACK means every gateway holds
+// the subscription (docs/protocol.md, "Subscribing").
 class Fence {
  public:
   Fence(std::string prefix, uint32_t first_publish_id);
