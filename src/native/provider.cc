@@ -27,7 +27,11 @@ void NativeSession::handle_provide(const wire::Frame& frame, bool provide) {
   broker::Outcome outcome = provide ? env().router.provide(this, msg.service, msg.pattern)
                                     : env().router.withdraw(this, msg.service);
   send_ack(msg.request_id, outcome);
+  // As for a SUBSCRIBE (Session::settle): in thread tiers the ACK goes once every gateway has the
+  // provider (or knows it gone), so requests made after it reach it, and none after a WITHDRAW's.
   if (outcome.ok()) {
+    const std::string_view every_gateway[] = {">"};
+    settle(every_gateway);
     TW_INFO("%.*s %s service %.*s", static_cast<int>(name().size()), name().data(),
             provide ? "provides" : "withdrew", static_cast<int>(msg.service.size()), msg.service.data());
   }

@@ -15,8 +15,8 @@ uint64_t request_key(uint32_t token, uint32_t request_id) { return (uint64_t{tok
 Uplink::Uplink(cache::ChannelDirectory& directory, std::vector<Link*> links, std::vector<Waker*> wakers)
     : directory_(directory), links_(std::move(links)), wakers_(std::move(wakers)),
       touched_(links_.size(), false),
-      interests_sent_(links_.size(), 0),
-      interests_applied_(links_.size(), 0),
+      awaited_sent_(links_.size(), 0),
+      awaited_applied_(links_.size(), 0),
       concerned_(links_.size(), false) {}
 
 void Uplink::send(uint32_t gateway, const Record& r) {
@@ -28,26 +28,31 @@ void Uplink::send_all(const Record& r) {
   for (uint32_t g = 0; g < links_.size(); ++g) send(g, r);
 }
 
+// A record whose effect an ACK promises (Interest, Provide, Withdraw): counted, so that settle() knows
+// whether the gateway may not have applied it yet.
+void Uplink::send_awaited(uint32_t gateway, const Record& r) {
+  ++awaited_sent_[gateway];
+  send(gateway, r);
+}
+
+void Uplink::send_awaited_all(const Record& r) {
+  for (uint32_t g = 0; g < links_.size(); ++g) send_awaited(g, r);
+}
+
 void Uplink::interest(std::string_view pattern, bool add) {
   Record r{add ? Op::Interest : Op::Uninterest};
   r.a = pattern;
   // An exact topic lives on one gateway; a wildcard may cover channels of any.
-  if (topic::is_wildcard(pattern)) {
-    if (add) {
-      for (uint32_t& sent : interests_sent_) ++sent;
-    }
-    return send_all(r);
-  }
+  if (topic::is_wildcard(pattern)) return add ? send_awaited_all(r) : send_all(r);
   const uint32_t gateway = directory_.shard_of(pattern);
-  if (add) ++interests_sent_[gateway];
-  send(gateway, r);
+  return add ? send_awaited(gateway, r) : send(gateway, r);
 }
 
-// Each ring is FIFO: a Settle sent after the Interest records reaches a
-// gateway after them, and its Settled comes back once they are applied (and
-// after the images they made the gateway send). A gateway with no Interest
-// in flight needs no Settle: this access point's interest in the patterns
-// was sent earlier, and it has applied all of those.
+// Each ring is FIFO: a Settle sent after the Interest (or Provide, Withdraw)
+// records reaches a gateway after them, and its Settled comes back once they
+// are applied (and after the images they made the gateway send). A gateway
+// with none of them in flight needs no Settle: this access point's interest
+// in the patterns was sent earlier, and it has applied all of those.
 bool Uplink::settle(broker::Outlet* outlet, std::span<const std::string_view> patterns, uint32_t request_id) {
   for (std::string_view pattern : patterns) {
     if (topic::is_wildcard(pattern)) {
@@ -60,11 +65,11 @@ bool Uplink::settle(broker::Outlet* outlet, std::span<const std::string_view> pa
   for (uint32_t g = 0; g < links_.size(); ++g) {
     if (!concerned_[g]) continue;
     concerned_[g] = false;
-    if (interests_applied_[g] == interests_sent_[g]) continue;
+    if (awaited_applied_[g] == awaited_sent_[g]) continue;
     Record r{Op::Settle};
     r.token = outlet->token;
     r.arg = request_id;
-    r.id = interests_sent_[g];
+    r.id = awaited_sent_[g];
     send(g, r);
     ++answers;
   }
@@ -75,7 +80,7 @@ bool Uplink::settle(broker::Outlet* outlet, std::span<const std::string_view> pa
 
 bool Uplink::settled(uint32_t gateway, const Record& r) {
   // Wrap-around safe "later than": the echoes of one gateway come back in order.
-  if (static_cast<int32_t>(r.id - interests_applied_[gateway]) > 0) interests_applied_[gateway] = r.id;
+  if (static_cast<int32_t>(r.id - awaited_applied_[gateway]) > 0) awaited_applied_[gateway] = r.id;
   auto it = settling_.find(request_key(r.token, r.arg));
   if (it == settling_.end() || --it->second > 0) return false;
   settling_.erase(it);
@@ -134,7 +139,7 @@ broker::Outcome Uplink::provide(broker::Outlet* outlet, std::string_view service
   r.b = pattern;
   const std::string_view name = outlet->name();
   r.bytes = {reinterpret_cast<const uint8_t*>(name.data()), name.size()};
-  send_all(r);
+  send_awaited_all(r);
   return {};
 }
 
@@ -149,7 +154,7 @@ broker::Outcome Uplink::withdraw(broker::Outlet* outlet, std::string_view servic
   Record r{Op::Withdraw};
   r.token = outlet->token;
   r.a = service;
-  send_all(r);
+  send_awaited_all(r);
   return {};
 }
 

@@ -54,6 +54,8 @@ class Uplink final : public broker::Upstream {
   Pipe& to(uint32_t gateway) { return links_[gateway]->to_gateway; }
   void send(uint32_t gateway, const Record& r);
   void send_all(const Record& r);
+  void send_awaited(uint32_t gateway, const Record& r);
+  void send_awaited_all(const Record& r);
   void release_holds(uint32_t token);
 
   cache::ChannelDirectory& directory_;
@@ -65,10 +67,10 @@ class Uplink final : public broker::Upstream {
   // token -> the channels its REGISTERs hold in the directory (id -> topic), released when it goes.
   std::unordered_map<uint32_t, std::unordered_map<cache::ChannelId, std::string>> held_;
   std::unordered_map<uint64_t, uint32_t> awaiting_;  // (token, request id) -> gateways still to answer
-  // Per gateway: Interest records sent, and how many of them it has applied
+  // Per gateway: Interest, Provide and Withdraw records sent, and how many of them it has applied
   // as far as its last Settled says (both wrap around; equal: none in flight).
-  std::vector<uint32_t> interests_sent_;
-  std::vector<uint32_t> interests_applied_;
+  std::vector<uint32_t> awaited_sent_;
+  std::vector<uint32_t> awaited_applied_;
   std::vector<bool> concerned_;  // settle's scratch: the gateways a subscription's patterns live on
   std::unordered_map<uint64_t, uint32_t> settling_;  // (token, request id) -> Settled still to come
 };
