@@ -67,16 +67,6 @@ class MqttClients : public ::testing::Test {
   // MQTT.js needs node (scripts/deps.sh installs it: in CI these tests run).
   static bool has_node() { return access(kNode.c_str(), X_OK) == 0; }
 
-  // The last argument: one topic per gateway of the broker under test
-  // ("it25/b/N", by the broker's own shard function), for a client's
-  // subscription barrier (it_support.h, Fence).
-  static std::string barrier_topics() {
-    const Fence fence("it25/b", 1);
-    std::string barrier;
-    for (const std::string& topic : fence.topics()) barrier += (barrier.empty() ? "" : ",") + topic;
-    return barrier;
-  }
-
   static inline bool deps_ok_ = false;
   uint16_t mqtt_port_ = 0;
   uint16_t http_port_ = 0;
@@ -91,7 +81,7 @@ class MqttJs : public MqttClients, public ::testing::WithParamInterface<Transpor
     return "mqtt://127.0.0.1:" + std::to_string(mqtt_port_);
   }
   std::vector<std::string> args(const std::string& mode) const {
-    return {kJsDir + "/interop.mjs", mode, url(), barrier_topics()};
+    return {kJsDir + "/interop.mjs", mode, url()};
   }
   // Runs one mode to its end and expects "ok MODE".
   void expect_ok(const std::string& mode) const {
@@ -170,7 +160,7 @@ using Paho = MqttClients;
 TEST_F(Paho, RedeliverySharedSubscriptionsAndARefusedSubscriptionIn311And5) {
   for (std::string version : {"311", "5"}) {
     for (std::string mode : {"redeliver", "shared", "refused"}) {
-      auto run = run_to_completion(kPython, {TW_IT25_PAHO_CLIENTS, mode, version, std::to_string(mqtt_port_), barrier_topics()}, kWaitMs);
+      auto run = run_to_completion(kPython, {TW_IT25_PAHO_CLIENTS, mode, version, std::to_string(mqtt_port_)}, kWaitMs);
       EXPECT_TRUE(run.status.clean()) << run.out << run.err;
       EXPECT_NE(run.out.find("ok " + mode + " " + version), std::string::npos) << run.out << run.err;
     }

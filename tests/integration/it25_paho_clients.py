@@ -11,7 +11,6 @@ broker behaved, "FAIL why" and exits 1 otherwise; every wait is bounded.
 """
 import sys
 import threading
-import time
 
 import paho.mqtt.client as mqtt
 
@@ -41,25 +40,6 @@ def client(version, port, on_message=None):
     return c, subacks, subscribed
 
 
-# One topic per gateway of the broker under test (from the C++ test).
-BARRIER_TOPICS = []
-
-
-def subscription_barrier(c, arrived, mark):
-    """A SUBACK may come before the broker's gateway threads hold the
-    subscription (docs/protocol.md, "Subscribing"); the member's own messages
-    on one topic per gateway follow its SUBSCRIBEs to every gateway, in order:
-    once they are back, every gateway holds its subscriptions."""
-    c.subscribe("it25/b/#", qos=0)
-    for topic in BARRIER_TOPICS:
-        c.publish(topic, mark, qos=0)
-    deadline = time.monotonic() + TIMEOUT_S
-    while len(arrived) < len(BARRIER_TOPICS):
-        if time.monotonic() > deadline:
-            fail("subscription barrier: %r of %r" % (sorted(arrived), BARRIER_TOPICS))
-        time.sleep(0.005)
-
-
 def shared(version, port):
     seen = [{}, {}]
     lock = threading.Lock()
@@ -67,10 +47,6 @@ def shared(version, port):
 
     def counter(i):
         def on_message(_c, _u, msg):
-            if msg.topic.startswith("it25/b/"):
-                if msg.payload == b"b%d" % i:
-                    barrier[i].add(msg.topic)
-                return
             with lock:
                 seen[i][msg.topic] = seen[i].get(msg.topic, 0) + 1
                 if sum(len(s) for s in seen) == 20 and msg.payload == b"x":
@@ -80,7 +56,6 @@ def shared(version, port):
         return on_message
 
     fenced = threading.Event()
-    barrier = [set(), set()]
     members = []
     for i in range(2):
         c, _, subscribed = client(version, port, counter(i))
@@ -88,8 +63,6 @@ def shared(version, port):
         if not subscribed.wait(TIMEOUT_S):
             fail("no SUBACK")
         members.append(c)
-    for i, c in enumerate(members):
-        subscription_barrier(c, barrier[i], b"b%d" % i)
     pub, _, _ = client(version, port)
     for i in range(20):
         pub.publish("it25/p%s/%d" % (version, i), b"x", qos=1).wait_for_publish(TIMEOUT_S)
@@ -205,6 +178,5 @@ def redeliver(version, port):
 
 if __name__ == "__main__":
     mode, version, port = sys.argv[1:4]
-    BARRIER_TOPICS.extend(t for t in (sys.argv[4] if len(sys.argv) > 4 else "").split(",") if t)
     {"shared": shared, "refused": refused, "redeliver": redeliver}[mode](version, port)
     print("ok %s %s" % (mode, version))

@@ -4,7 +4,7 @@
 // bounded, and the whole run ends after 20 s whatever happens (a safety net for a loaded machine, never a performance bound). The same modes
 // run over TCP and over WebSocket: the broker's URL says which.
 //
-//   node interop.mjs MODE URL [BARRIER_TOPICS]
+//   node interop.mjs MODE URL
 //   URL          mqtt://127.0.0.1:PORT (the MQTT listener) or ws://127.0.0.1:PORT/mqtt (the HTTP listener)
 //   subscribe    subscribes it25/eq/#, prints "ready", then the first message as JSON
 //   publish      publishes "from mqtt.js" to it25/mq/x at QoS 1
@@ -19,7 +19,7 @@
 //                without it they come with RETAIN 0
 import mqtt from 'mqtt';
 
-const [mode, url, barrierTopics = ''] = process.argv.slice(2);
+const [mode, url] = process.argv.slice(2);
 const WAIT_MS = 15000;
 
 setTimeout(() => fail('timed out'), 20000);
@@ -107,35 +107,18 @@ async function redeliver() {
   await Promise.all([again.endAsync(), pub.endAsync(), watcher.endAsync()]);
 }
 
-// A SUBACK may come before the broker's gateway threads hold the subscription
-// (docs/protocol.md, "Subscribing"). The member's own messages on one topic
-// per gateway follow its SUBSCRIBEs to every gateway, in order: once they are
-// back, every gateway holds the member's subscriptions.
-async function subscriptionBarrier(client, mark) {
-  const topics = barrierTopics.split(',').filter((t) => t);
-  const back = new Set();
-  const done = new Promise((resolve) => client.on('message', (topic, payload) => {
-    if (topics.includes(topic) && payload.toString() === mark) back.add(topic);
-    if (back.size === topics.length) resolve();
-  }));
-  await client.subscribeAsync('it25/b/#', { qos: 0 });
-  for (const topic of topics) await client.publishAsync(topic, mark, { qos: 0 });
-  if (topics.length > 0) await done;
-}
-
 async function shared() {
   const members = [await connect(), await connect()];
   const seen = members.map(() => new Map());
   let total = 0;
   const all = new Promise((resolve) => {
     members.forEach((m, i) => m.on('message', (topic, payload) => {
-      if (payload.toString() === 'fence' || topic.startsWith('it25/b/')) return;
+      if (payload.toString() === 'fence') return;
       seen[i].set(topic, (seen[i].get(topic) ?? 0) + 1);
       if (++total === 20) resolve();
     }));
   });
   for (const m of members) await m.subscribeAsync('$share/g/it25/s/#', { qos: 1 });
-  for (const [i, m] of members.entries()) await subscriptionBarrier(m, `b${i}`);
   const pub = await connect();
   for (let i = 0; i < 20; ++i) await pub.publishAsync(`it25/s/${i}`, 'x', { qos: 1 });
   await all;
@@ -190,22 +173,21 @@ async function refused() {
 function collectUntil(client, last) {
   const got = [];
   return new Promise((resolve) => client.on('message', (topic, payload, packet) => {
-    if (topic.startsWith('it25/b/')) return;
     got.push(`${topic} ${payload} ${packet.retain}`);
     if (payload.toString() === last) resolve(got);
   }));
 }
 
-// Subscribes each [client, options] to `filter`, then waits until every gateway holds them.
-async function subscribeEach(filter, subscribers, mark) {
+// Subscribes each [client, options] to `filter`: once the SUBACKs are in, the broker holds them
+// (docs/mqtt.md), in every thread configuration.
+async function subscribeEach(filter, subscribers) {
   for (const [client, options] of subscribers) await client.subscribeAsync(filter, options);
-  for (const [i, [client]] of subscribers.entries()) await subscriptionBarrier(client, `${mark}${i}`);
 }
 
 async function nolocal() {
   const self = await connect();
   const watcher = await connect();
-  await subscribeEach('it25/nl/#', [[self, { qos: 1, nl: true }], [watcher, { qos: 0 }]], 'nl');
+  await subscribeEach('it25/nl/#', [[self, { qos: 1, nl: true }], [watcher, { qos: 0 }]]);
   const seenBySelf = collectUntil(self, 'fence');
   const seenByWatcher = collectUntil(watcher, 'mine');
   await self.publishAsync('it25/nl/x', 'mine', { qos: 1 });
@@ -220,7 +202,7 @@ async function nolocal() {
 async function rap() {
   const keeps = await connect();
   const plain = await connect();
-  await subscribeEach('it25/rap/#', [[keeps, { qos: 1, rap: true }], [plain, { qos: 0 }]], 'rap');
+  await subscribeEach('it25/rap/#', [[keeps, { qos: 1, rap: true }], [plain, { qos: 0 }]]);
   const kept = collectUntil(keeps, 'end');
   const cleared = collectUntil(plain, 'end');
   const pub = await connect();
