@@ -43,6 +43,14 @@ void close_fd(int fd) {
   if (fd >= 0) ::close(fd);
 }
 
+void end_connection(int fd) {
+  ::shutdown(fd, SHUT_WR);
+  uint8_t sink[16384];
+  for (int i = 0; i < 16; ++i) {  // at most 256 KiB: a flooding peer may still get its reset
+    if (::recv(fd, sink, sizeof sink, MSG_DONTWAIT) <= 0) return;
+  }
+}
+
 Result<int> listen_tcp(const std::string& host, uint16_t port, int backlog) {
   auto res = resolve(host, port, true);
   if (!res) return Error{"cannot listen on " + where(host, port) + ": " + res.error().message};

@@ -17,5 +17,10 @@ int accept_nonblocking(int listen_fd, std::string* peer = nullptr);
 uint16_t local_port(int fd);
 void set_nodelay(int fd);
 void close_fd(int fd);
+// The orderly end of a connection the broker ends: FIN after what was written
+// (the goodbye), then what the peer already sent is read and dropped (a
+// bounded, non-blocking drain), so that closing does not answer with a reset,
+// which may make the peer's kernel drop the goodbye unread.
+void end_connection(int fd);
 
 }  // namespace tw::io

@@ -36,6 +36,6 @@ ssize_t TcpTransport::writev(const iovec* iov, int count) {
   }
 }
 
-void TcpTransport::shutdown() { ::shutdown(fd_, SHUT_RDWR); }
+void TcpTransport::shutdown() { io::end_connection(fd_); }
 
 }  // namespace tw::session

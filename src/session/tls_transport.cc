@@ -241,7 +241,7 @@ size_t TlsTransport::pending_input() const {
 void TlsTransport::shutdown() {
   if (handshaken_) (void)SSL_shutdown(ssl_);  // one close_notify; the peer's answer is not awaited
   ERR_clear_error();
-  ::shutdown(fd_, SHUT_RDWR);
+  io::end_connection(fd_);
 }
 
 std::string TlsTransport::peer_identity() const {
