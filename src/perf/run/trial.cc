@@ -267,10 +267,11 @@ Result<TrialResult> run_trial(const TrialSpec& spec) {
   if (ready < spec.subscribers)
     return Error{std::to_string(spec.subscribers - ready) + " subscriber(s) never printed {\"type\":\"ready\"}"};
 
-  CpuTimeline broker_cpu;
-  sample_broker_cpu(spec.broker_pid, broker_cpu);
   auto threads_start = spec.broker_pid > 0 ? thread_cpu_seconds(spec.broker_pid) : std::map<std::string, double>{};
   auto machine_start = machine_ticks();
+  // The CPU window's first sample next to the window's start (the reads above take milliseconds under ASan).
+  CpuTimeline broker_cpu;
+  sample_broker_cpu(spec.broker_pid, broker_cpu);
   auto window_start = Clock::now();
   std::vector<Child> pubs;
   for (int p = 0; p < spec.publishers; ++p) {
