@@ -276,7 +276,9 @@ template <typename Fn>
 void PatternIndex<V>::overlap_below(const Node& node, std::string_view pattern, bool covering, Fn& fn) {
   // A stored '>' here takes whatever is left of the query, '>' included.
   for (const V& value : node.greater_values) fn(value, covering);
-  const auto [level, rest] = split_first_level(pattern);
+  // Named fields, not a structured binding: clang 14 (the fuzz tree) refuses a lambda capturing one.
+  const LevelSplit split = split_first_level(pattern);
+  const std::string_view level = split.level, rest = split.rest;
   if (level == kGreater) {  // every longer stored pattern overlaps; only a stored '>' covers a '>'
     if (node.star_child) visit_below(*node.star_child, fn);
     for (const auto& [text, child] : node.literal_children) visit_below(*child, fn);
