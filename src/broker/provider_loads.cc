@@ -16,15 +16,4 @@ uint32_t ProviderLoads::total(uint64_t provider, std::string_view service) const
   return it == open_.end() ? 0 : static_cast<uint32_t>(it->second);
 }
 
-uint64_t ProviderLoads::last_turn(std::string_view service) const {
-  std::lock_guard lock(mutex_);
-  auto it = last_turn_.find(service);
-  return it == last_turn_.end() ? 0 : it->second;
-}
-
-void ProviderLoads::set_last_turn(std::string_view service, uint64_t provider) {
-  std::lock_guard lock(mutex_);
-  last_turn_.insert_or_assign(std::string(service), provider);
-}
-
 }  // namespace tw::broker

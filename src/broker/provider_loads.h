@@ -22,11 +22,23 @@ class ProviderLoads {
   // (Outlet::provider_key); `service` is the service it serves.
   void add(uint64_t provider, std::string_view service, int64_t delta);
   uint32_t total(uint64_t provider, std::string_view service) const;
-  // Round robin over all gateways: the provider whose turn was last, and
-  // recording a new one (0 = none yet). Two gateways choosing at the same
-  // moment may give one provider two turns in a row; the rotation goes on.
-  uint64_t last_turn(std::string_view service) const;
-  void set_last_turn(std::string_view service, uint64_t provider);
+  // Round robin over all gateways: `choose(last)` returns the key of the
+  // provider whose turn is next after `last` (0 = none yet; 0 returned = no
+  // one), which becomes the last turn. It runs under the lock, so two
+  // gateways choosing at the same moment take successive turns.
+  template <typename Choose>
+  uint64_t take_turn(std::string_view service, Choose&& choose) {
+    std::lock_guard lock(mutex_);
+    auto it = last_turn_.find(service);
+    const uint64_t chosen = choose(it == last_turn_.end() ? uint64_t{0} : it->second);
+    if (chosen == 0) return 0;
+    if (it == last_turn_.end()) {
+      last_turn_.emplace(std::string(service), chosen);
+    } else {
+      it->second = chosen;
+    }
+    return chosen;
+  }
 
  private:
   using Key = std::pair<uint64_t, std::string>;

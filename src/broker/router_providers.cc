@@ -158,17 +158,19 @@ Router::Provider* Router::choose_provider(Service& service, const cache::Channel
 // Tiers: one rotation over all gateways, in a broker-wide order of the
 // providers (their keys; each gateway learns PROVIDEs in its own order).
 Router::Provider* Router::next_shared_turn(Service& service, const std::function<bool(const Provider&)>& eligible) {
-  const uint64_t last = provider_loads_->last_turn(service.name);
-  Provider* first = nullptr;
-  Provider* next = nullptr;
-  for (const auto& p : service.providers) {
-    if (!eligible(*p)) continue;
-    const uint64_t key = p->outlet->provider_key();
-    if (!first || key < first->outlet->provider_key()) first = p.get();
-    if (key > last && (!next || key < next->outlet->provider_key())) next = p.get();
-  }
-  Provider* chosen = next ? next : first;
-  if (chosen) provider_loads_->set_last_turn(service.name, chosen->outlet->provider_key());
+  Provider* chosen = nullptr;
+  provider_loads_->take_turn(service.name, [&](uint64_t last) {
+    Provider* first = nullptr;
+    Provider* next = nullptr;
+    for (const auto& p : service.providers) {
+      if (!eligible(*p)) continue;
+      const uint64_t key = p->outlet->provider_key();
+      if (!first || key < first->outlet->provider_key()) first = p.get();
+      if (key > last && (!next || key < next->outlet->provider_key())) next = p.get();
+    }
+    chosen = next ? next : first;
+    return chosen ? chosen->outlet->provider_key() : uint64_t{0};
+  });
   return chosen;
 }
 
