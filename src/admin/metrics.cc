@@ -163,6 +163,24 @@ void write_loops(PromText& out, const Statistics::View& v) {
            [](const reactor::LoopStats& s) { return s.slow_turns; });
 }
 
+// Usage accounting per user (docs/security.md), as the usage log counts it.
+void write_users(PromText& out, const Statistics::View& v) {
+  if (v.now.users.empty()) return;
+  auto per_user = [&](const char* name, const char* help, uint64_t auth::Usage::*field) {
+    out.family(name, "counter", help);
+    for (const auto& [user, usage] : v.now.users) {
+      out.sample(name, usage.*field, {{"user", user.empty() ? "(anonymous)" : user}});
+    }
+  };
+  per_user("tickwire_user_logins_total", "Connections opened as this user.", &auth::Usage::logins);
+  per_user("tickwire_user_subscriptions_total", "SUBSCRIBEs accepted for this user.", &auth::Usage::subscriptions);
+  per_user("tickwire_user_channels_total", "Channel streams started to this user's connections.",
+           &auth::Usage::channels);
+  per_user("tickwire_user_messages_total", "Stream messages offered to this user's connections.",
+           &auth::Usage::messages);
+  per_user("tickwire_user_bytes_total", "Bytes written to this user's connections.", &auth::Usage::bytes);
+}
+
 }  // namespace
 
 std::string render_metrics(const Statistics::View& view) {
@@ -179,6 +197,7 @@ std::string render_metrics(const Statistics::View& view) {
     out.sample("tickwire_slow_consumers", view.now.connections->slow);
   }
   write_loops(out, view);
+  write_users(out, view);
   out.family("tickwire_start_time_seconds", "gauge", "When the broker started, seconds since the Unix epoch.");
   out.sample("tickwire_start_time_seconds",
              static_cast<double>(view.now.wall_ms - view.uptime_ms) / 1000.0);

@@ -6,6 +6,7 @@
 
 #include "admin/ask.h"
 #include "admin/collector.h"
+#include "auth/authority.h"
 #include "base/clock.h"
 #include "tier/access_point.h"
 #include "tier/gateway.h"
@@ -60,6 +61,9 @@ Sample Statistics::sample() const {
   for (const auto& loop : broker_.loops()) {
     const tier::LoopSnapshot snap = loop.gateway ? loop.gateway->snapshot() : loop.access_point->snapshot();
     s.loops.push_back({loop.name, loop.role, snap});
+  }
+  if (const auth::Authority* authority = broker_.authority(); authority && authority->accounts_usage()) {
+    s.users = authority->usage_totals();
   }
   if (auto all = connections()) {
     ConnectionSummary summary;

@@ -9,11 +9,13 @@
 // requests (metrics, events, top) in a row; samples are shared between them.
 #pragma once
 #include <cstdint>
+#include <map>
 #include <mutex>
 #include <optional>
 #include <string>
 #include <vector>
 
+#include "auth/usage.h"
 #include "client/client.h"
 #include "tier/broker.h"
 #include "tier/loop_inbox.h"
@@ -40,6 +42,7 @@ struct Sample {
   tier::LoopSnapshot totals;
   std::vector<LoopSample> loops;
   std::optional<ConnectionSummary> connections;  // nullopt: an access point did not answer in time
+  std::map<std::string, auth::Usage> users;      // usage per user since start, with usage accounting on
 };
 
 struct LoopRates {

@@ -59,7 +59,15 @@ void Authority::stop() {
 
 void Authority::add_usage(const std::vector<std::pair<std::string, Usage>>& deltas) {
   std::lock_guard lock(usage_mutex_);
-  for (const auto& [user, delta] : deltas) usage_[user].add(delta);
+  for (const auto& [user, delta] : deltas) {
+    usage_[user].add(delta);
+    usage_totals_[user].add(delta);
+  }
+}
+
+std::map<std::string, Usage> Authority::usage_totals() const {
+  std::lock_guard lock(usage_mutex_);
+  return usage_totals_;
 }
 
 // One line per user: "TIME user=NAME logins=N subscriptions=N channels=N messages=N bytes=N".
@@ -121,10 +129,12 @@ std::shared_ptr<Login> Authority::reload_for() {
   return answer;
 }
 
-std::shared_ptr<const Grants> Authority::for_certificate(std::string_view identity) const {
+std::shared_ptr<const Grants> Authority::for_certificate(const std::vector<std::string>& names) const {
+  if (names.empty()) return nullptr;
   auto p = policy();
-  const User* u = p->find_by_certificate(identity);
-  if (u == nullptr) u = p->find_by_certificate(common_name(identity));
+  const User* u = p->find_by_certificate(names.front());
+  if (u == nullptr) u = p->find_by_certificate(common_name(names.front()));
+  for (size_t i = 1; u == nullptr && i < names.size(); ++i) u = p->find_by_certificate(names[i]);
   return u ? u->grants : nullptr;
 }
 

@@ -61,9 +61,12 @@ class Authority {
 
   // Any thread: queues a password check; poll the Login's done flag.
   std::shared_ptr<Login> authenticate(std::string_view user, std::string_view password);
-  // The grants of a TLS client certificate's identity, or of anonymous
-  // connections (null when anonymous connections are refused).
-  std::shared_ptr<const Grants> for_certificate(std::string_view identity) const;
+  // The grants of the user a TLS client certificate maps to (null: none).
+  // `names` as Transport::peer_names gives them: the subject, then the
+  // subjectAltNames; the subject, then its CN, then each SAN in the
+  // certificate's order is looked up, and the first that names a user wins.
+  std::shared_ptr<const Grants> for_certificate(const std::vector<std::string>& names) const;
+  // The grants of anonymous connections (null when they are refused).
   std::shared_ptr<const Grants> for_anonymous() const;
   // The same user's grants under the current policy (after a reload); null: the user is gone.
   std::shared_ptr<const Grants> refresh(const Grants& old) const;
@@ -81,6 +84,8 @@ class Authority {
   bool accounts_usage() const { return !settings_.usage_log.empty(); }
   // Any thread (a loop, once per tick): usage since its last report, per user ("" = anonymous).
   void add_usage(const std::vector<std::pair<std::string, Usage>>& deltas);
+  // Any thread: each user's usage since the broker started ("" = anonymous), for /metrics.
+  std::map<std::string, Usage> usage_totals() const;
   // Appends one line per user with usage since the last write; the verifier
   // thread calls it once per usage_interval_ms, stop() once more.
   void write_usage();
@@ -113,8 +118,9 @@ class Authority {
   std::deque<Job> jobs_;
   bool stop_ = false;
   std::vector<Held> held_;  // the verifier thread's only
-  std::mutex usage_mutex_;  // once per loop tick, never per message
-  std::map<std::string, Usage> usage_;
+  mutable std::mutex usage_mutex_;  // once per loop tick and per scrape, never per message
+  std::map<std::string, Usage> usage_;         // since the last usage log line
+  std::map<std::string, Usage> usage_totals_;  // since the start
   uint64_t next_usage_write_ns_ = 0;
   uint64_t log_window_ns_ = 0;
   uint32_t logged_in_window_ = 0;

@@ -146,7 +146,7 @@ void MqttSession::handle_connect(const Packet& packet) {
     pending_connect_flags_ = packet.flags;
     return begin_login(identity_.username, identity_.password);
   }
-  auto grants = authority->for_certificate(peer_identity());
+  auto grants = authority->for_certificate(peer_names());
   if (!grants) grants = authority->for_anonymous();
   if (!grants) {
     ++env().counters.auth_failures;

@@ -94,7 +94,7 @@ void NativeSession::handle_hello(const wire::Frame& frame) {
   if (authority == nullptr) return welcome();
   // Who it is: a password, else a mapped TLS client certificate, else anonymous where allowed.
   if (hello.credentials) return begin_login(hello.user, hello.password);
-  auto grants = authority->for_certificate(peer_identity());
+  auto grants = authority->for_certificate(peer_names());
   if (!grants) grants = authority->for_anonymous();
   if (!grants) {
     ++env().counters.auth_failures;

@@ -11,6 +11,7 @@
 //   admin.cc           LIST_CHANNELS, CHANNEL_INFO
 #pragma once
 #include <cstdint>
+#include <map>
 #include <memory>
 #include <optional>
 #include <string>
@@ -41,6 +42,8 @@ class NativeSession final : public session::Session {
   bool can_pace() const override { return !listing_ || !listing_->waiting; }
   void on_login(std::shared_ptr<const auth::Grants> grants, std::string_view error) override;
   void on_reentitled() override;
+  // After a reload: services this connection may no longer provide are withdrawn.
+  void withdraw_revoked_services();
 
  private:
   void handle(const wire::Frame& frame);
@@ -83,6 +86,8 @@ class NativeSession final : public session::Session {
   std::optional<broker::ListingCursor> listing_;  // a LIST_CHANNELS in progress
   // With authentication: publish_id -> topic, to re-check after a reload.
   std::vector<std::string> publish_topics_;
+  // With authentication: service -> pattern this connection provides, to re-check after a reload.
+  std::map<std::string, std::string, std::less<>> provided_;
   // A publish id whose entitlement was revoked; no channel has this id.
   static constexpr cache::ChannelId kWithdrawn = ~cache::ChannelId{0};
   uint16_t version_ = wire::kProtocolVersion;

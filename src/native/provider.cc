@@ -29,11 +29,31 @@ void NativeSession::handle_provide(const wire::Frame& frame, bool provide) {
   send_ack(msg.request_id, outcome);
   // As for a SUBSCRIBE (Session::settle): in thread tiers the ACK goes once every gateway has the
   // provider (or knows it gone), so requests made after it reach it, and none after a WITHDRAW's.
+  if (outcome.ok() && grants()) {
+    if (provide) provided_[std::string(msg.service)] = std::string(msg.pattern);
+    if (auto it = provided_.find(msg.service); !provide && it != provided_.end()) provided_.erase(it);
+  }
   if (outcome.ok()) {
     const std::string_view every_gateway[] = {">"};
     settle(every_gateway);
     TW_INFO("%.*s %s service %.*s", static_cast<int>(name().size()), name().data(),
             provide ? "provides" : "withdrew", static_cast<int>(msg.service.size()), msg.service.data());
+  }
+}
+
+// As if the provider had sent WITHDRAW: subscribers fail over to another
+// provider or see the channel stale (PROVIDER_LOST), no more REQUESTs reach
+// this connection, and what it still publishes into those streams is stray.
+void NativeSession::withdraw_revoked_services() {
+  for (auto it = provided_.begin(); it != provided_.end();) {
+    if (grants()->provide(it->first, it->second) == wire::Code::Ok) {
+      ++it;
+      continue;
+    }
+    (void)env().router.withdraw(this, it->first);
+    TW_INFO("%.*s: service %s withdrawn: no longer entitled to provide it", static_cast<int>(name().size()),
+            name().data(), it->first.c_str());
+    it = provided_.erase(it);
   }
 }
 

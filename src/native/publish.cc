@@ -51,6 +51,7 @@ void NativeSession::on_reentitled() {
     TW_INFO("%.*s: publish id %u (%s) withdrawn: no longer entitled", static_cast<int>(name().size()), name().data(),
             id, publish_topics_[id].c_str());
   }
+  withdraw_revoked_services();
 }
 
 void NativeSession::handle_publish(const wire::Frame& frame) {

@@ -199,6 +199,7 @@ class Session : public broker::Outlet, public reactor::IoHandler, private InputB
   Output& output() { return output_; }
   // The TLS client certificate's identity (subject CN or a SAN), "" if none.
   std::string peer_identity() const { return transport_ ? transport_->peer_identity() : std::string(); }
+  std::vector<std::string> peer_names() const { return transport_ ? transport_->peer_names() : std::vector<std::string>(); }
   uint64_t last_tx_ns() const { return last_tx_ns_; }
   void set_last_tx_ns(uint64_t now_ns) { last_tx_ns_ = now_ns; }
 

@@ -13,6 +13,7 @@
 #include <span>
 #include <string>
 #include <string_view>
+#include <vector>
 
 #include "io/out_queue.h"
 
@@ -46,6 +47,10 @@ class Transport : public io::Writer {
   virtual std::string error_text() const { return {}; }
   // The authenticated peer (a TLS client certificate's subject), "" if none.
   virtual std::string peer_identity() const { return {}; }
+  // Every name the peer's certificate carries, for mapping it to a user: its
+  // subject first (as peer_identity), then each subjectAltName as
+  // "DNS:name", "email:address", "URI:uri" or "IP:address". Empty if none.
+  virtual std::vector<std::string> peer_names() const { return {}; }
 };
 
 }  // namespace tw::session

@@ -92,5 +92,28 @@ TEST_F(AuthorityTest, AReloadSwapsThePolicyAndABadFileKeepsIt) {
   EXPECT_FALSE(authority.for_anonymous()->receives("EQ/IBM", 0));
 }
 
+// Names as TlsTransport::peer_names gives them: the subject, then the SANs.
+TEST_F(AuthorityTest, ACertificateMapsByItsSubjectItsCnOrASubjectAltName) {
+  write("[users.feed]\ncertificates = [\"DNS:feed.example.com\"]\n"
+        "[users.ops]\ncertificates = [\"CN=ops-1,O=Example\", \"URI:spiffe://example.com/ops\"]\n"
+        "[users.bob]\ncertificates = [\"bob-laptop\"]\n");
+  auto policy = Policy::load(path_);
+  ASSERT_TRUE(policy.ok()) << policy.error().message;
+  Authority authority({path_, false, 0}, *policy);
+  auto user = [&](std::vector<std::string> names) {
+    auto grants = authority.for_certificate(names);
+    return grants ? grants->user() : std::string("(none)");
+  };
+  EXPECT_EQ(user({"CN=ops-1,O=Example"}), "ops");                        // the full subject
+  EXPECT_EQ(user({"CN=bob-laptop,O=Example"}), "bob");                   // its CN
+  EXPECT_EQ(user({"CN=host-7", "email:x@example.com", "DNS:feed.example.com"}), "feed");  // a SAN
+  EXPECT_EQ(user({"CN=ops-1,O=Example", "DNS:feed.example.com"}), "ops") << "the subject comes first";
+  EXPECT_EQ(user({"CN=host-7", "URI:spiffe://example.com/ops", "DNS:feed.example.com"}), "ops")
+      << "then the SANs in the certificate's order";
+  EXPECT_EQ(user({"CN=feed.example.com"}), "(none)") << "a CN is not a DNS SAN";
+  EXPECT_EQ(user({"CN=host-7", "DNS:other.example.com"}), "(none)");
+  EXPECT_EQ(user({}), "(none)") << "no certificate";
+}
+
 }  // namespace
 }  // namespace tw::auth

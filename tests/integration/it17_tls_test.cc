@@ -30,6 +30,7 @@ struct ListenerTls {
   bool expired = false;              // serve the expired certificate
   uint32_t handshake_timeout_ms = 2'000;
   std::string log_level = "warn";
+  std::string users_toml;            // an auth_file with this text, if any
 };
 
 // A broker whose one listener is TLS, with certificates made for this test.
@@ -50,6 +51,10 @@ struct TlsBroker {
     std::string toml = "handshake_timeout_ms = " + std::to_string(tls.handshake_timeout_ms) +
                        "\n[[listener]]\naddress = \"127.0.0.1:0\"\ncert = \"" + cert + "\"\nkey = \"" + key + "\"\n";
     if (tls.mutual) toml += "client_ca = \"" + pki.ca() + "\"\n";
+    if (!tls.users_toml.empty()) {
+      const std::string users = pki.dir().write("users.toml", tls.users_toml);
+      toml = "auth_file = \"" + users + "\"\n" + toml;
+    }
     broker = std::make_unique<BrokerProcess>(BrokerOptions{.config_toml = toml, .log_level = tls.log_level});
   }
 
@@ -144,6 +149,41 @@ TEST(It17Tls, PublishSubscribeAndSnapshotOverTls) {
   ASSERT_TRUE(snapshot.ok()) << snapshot.error().message;
   EXPECT_TRUE(snapshot->found);
   EXPECT_EQ(snapshot->seq, 50u);
+}
+
+// Mutual TLS with a users file: the certificate is the login (HELLO without
+// a password). The named client's certificate maps to `feed` by its DNS
+// subjectAltName, the plain client's to `watcher` by its subject, and each
+// connection gets that user's entitlements.
+TEST(It17Tls, AClientCertificateLogsInAsTheUserItsSubjectOrAltNameNames) {
+  TlsBroker tls({.mutual = true,
+                 .log_level = "debug",
+                 .users_toml = "[users.feed]\ncertificates = [\"DNS:feed.example.com\"]\n"
+                               "[[users.feed.rule]]\nallow = [\"publish\", \"subscribe\"]\ntopics = [\"TLS/>\"]\n"
+                               "[users.watcher]\ncertificates = [\"CN=tickwire-test-client\"]\n"
+                               "[[users.watcher.rule]]\nallow = [\"subscribe\"]\ntopics = [\"TLS/>\"]\n"});
+  ASSERT_TRUE(tls.broker->ready()) << tls.broker->err();
+  client::Options as_feed = tls.options("it17-feed");
+  as_feed.cert = tls.pki.named_client_cert();
+  as_feed.key = tls.pki.named_client_key();
+
+  Subscriber watcher;
+  auto started = watcher.start(tls.options("it17-watcher", true), "TLS/>");
+  ASSERT_TRUE(started.ok()) << started.error().message;
+  client::Client feed;
+  ASSERT_TRUE(feed.connect(as_feed).ok());
+  ASSERT_TRUE(publish_values(feed, "TLS/CERT", 1, 5).ok());
+  ASSERT_TRUE(poll_until(watcher.client, [&] { return watcher.values.size() == 5; })) << watcher.values.size();
+  EXPECT_TRUE(tls.logged("'it17-feed', version 3, heartbeat")) << tls.broker->err();
+  EXPECT_TRUE(tls.logged("user feed")) << tls.broker->err();
+  EXPECT_TRUE(tls.logged("user watcher")) << tls.broker->err();
+
+  // watcher's rules have no publish: its REGISTER is refused, and fatal, as for a password login.
+  client::Client watcher_pub;
+  ASSERT_TRUE(watcher_pub.connect(tls.options("it17-watcher-pub", true)).ok());
+  (void)publish_values(watcher_pub, "TLS/CERT", 6, 6);
+  EXPECT_TRUE(poll_until(watcher_pub, [&] { return !watcher_pub.connected(); }));
+  EXPECT_TRUE(tls.logged("('it17-watcher-pub') disconnected: NOT_AUTHORIZED")) << tls.broker->err();
 }
 
 // An interactive provider over TLS, through the client library: it answers

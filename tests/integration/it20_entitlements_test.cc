@@ -1,6 +1,7 @@
 // IT20: users, authentication and entitlements (docs/security.md), checked
 // on raw frames. One users file: `feed` publishes EQ/> and FX/> and provides
-// SVC; `alice` subscribes EQ/> but not EQ/SECRET, and FX/EUR; `late` may
+// SVC; `alice` subscribes EQ/> but not EQ/SECRET, and FX/EUR; `viewer`
+// subscribes SVC/>; `late` may
 // subscribe EQ/> delayed by one second only; `mallory` may publish anything
 // except into services. The broker answers failed logins after 100 ms.
 #include <gtest/gtest.h>
@@ -13,6 +14,7 @@
 #include <thread>
 #include <vector>
 
+#include "admin/http_client.h"
 #include "auth/password.h"
 #include "fields/field_list.h"
 #include "it_support.h"
@@ -29,12 +31,14 @@ std::string hash(const std::string& password) {
   return h ? *h : std::string();
 }
 
-std::string users_file(bool with_fx_eur) {
+std::string users_file(bool with_fx_eur, bool feed_provides = true) {
   std::string t;
   t += "[users.feed]\npassword = \"" + hash("feed-pw") + "\"\n";
   t += "[[users.feed.rule]]\nallow = [\"publish\"]\ntopics = [\"EQ/>\", " +
        std::string(with_fx_eur ? "\"FX/>\"" : "\"FX/GBP\"") + "]\n";
-  t += "[[users.feed.rule]]\nallow = [\"provide\"]\ntopics = [\"SVC/>\"]\n";
+  if (feed_provides) t += "[[users.feed.rule]]\nallow = [\"provide\"]\ntopics = [\"SVC/>\"]\n";
+  t += "[users.viewer]\npassword = \"" + hash("viewer-pw") + "\"\n";
+  t += "[[users.viewer.rule]]\nallow = [\"subscribe\"]\ntopics = [\"SVC/>\"]\n";
   t += "[users.alice]\npassword = \"" + hash("alice-pw") + "\"\ngroups = [\"equities\"]\n";
   if (with_fx_eur) t += "[[users.alice.rule]]\nallow = [\"subscribe\"]\ntopics = [\"FX/EUR\"]\n";
   t += "[users.late]\npassword = \"" + hash("late-pw") + "\"\n";
@@ -50,9 +54,13 @@ std::string users_file(bool with_fx_eur) {
 
 class EntitlementsTest : public ::testing::Test {
  protected:
-  void SetUp() override {
+  void SetUp() override { start({}); }
+  // (Re)starts the broker with these extra arguments.
+  void start(std::vector<std::string> args) {
+    broker_.reset();
     users_ = dir_.write("users.toml", users_file(true));
     BrokerOptions options;
+    options.args = std::move(args);
     usage_log_ = dir_.file("usage.log");
     options.config_toml = "auth_file = \"" + users_ + "\"\nauth_failure_delay_ms = 100\nusage_log = \"" + usage_log_ +
                           "\"\nusage_interval_ms = 100\n";
@@ -335,6 +343,43 @@ std::optional<testing::AckReply> reload(RawClient& c, uint32_t request_id) {
   return c.wait_ack(request_id);
 }
 
+// A reload that revokes `provide` withdraws the service as the provider's own
+// WITHDRAW would: the subscriber's channel loses its provider, no REQUEST
+// reaches the connection any more, and its other rights and the connection stay.
+TEST_F(EntitlementsTest, AReloadRevokingProvideWithdrawsTheService) {
+  RawClient feed, viewer;
+  login(feed, "feed");
+  ASSERT_EQ(ack_code(feed.provide(1, "SVC")), wire::Code::Ok);
+  login(viewer, "viewer");
+  ASSERT_EQ(ack_code(viewer.subscribe(1, "SVC/A")), wire::Code::Ok);
+  auto request = feed.next_of_type(wire::MsgType::Request);
+  ASSERT_TRUE(request);
+  auto asked = request->as<wire::Request>();
+  ASSERT_TRUE(asked);
+  EXPECT_EQ(asked->topic, "SVC/A");
+  ASSERT_TRUE(feed.publish(asked->stream_id, int_payload(1), true));
+  ASSERT_TRUE(viewer.next_of_type(wire::MsgType::Image)) << "the provider's answer";
+
+  dir_.write("users.toml", users_file(true, false));
+  broker_->send_signal(SIGHUP);
+  auto lost = viewer.next_of_type(wire::MsgType::Status);
+  ASSERT_TRUE(lost) << "no STATUS after the reload";
+  auto status = lost->as<wire::StatusMsg>();
+  ASSERT_TRUE(status);
+  EXPECT_EQ(status->state, wire::ChannelState::Stale);
+  EXPECT_EQ(status->code, wire::Code::ProviderLost);
+
+  (void)viewer.subscribe(2, "SVC/B");
+  EXPECT_FALSE(feed.next_of_type(wire::MsgType::Request, 500)) << "a REQUEST reached the revoked provider";
+  EXPECT_EQ(ack_code(feed.provide(2, "SVC")), wire::Code::NotAuthorized);
+  ASSERT_TRUE(feed.register_topic(1, wire::PayloadKind::FieldList, "EQ/KEPT"));  // publishing EQ/> is still allowed
+  ASSERT_TRUE(feed.publish(1, int_payload(1)));
+  auto kept = feed.snapshot(3, "EQ/KEPT");
+  EXPECT_EQ(ack_code(kept.ack), wire::Code::NotAuthorized) << "feed may publish EQ/>, not subscribe to it";
+  EXPECT_TRUE(feed.connected());
+  EXPECT_TRUE(viewer.connected());
+}
+
 TEST_F(EntitlementsTest, AnAdminsReloadAppliesTheNewRules) {
   RawClient feed, alice, ops;
   login(feed, "feed");
@@ -369,7 +414,21 @@ uint64_t usage_sum(const std::string& log_path, const std::string& user, const s
   return sum;
 }
 
-TEST_F(EntitlementsTest, UsageIsWrittenPerUser) {
+// The value of one sample in the broker's /metrics (nullopt: no such line).
+std::optional<uint64_t> metric(uint16_t http_port, const std::string& sample) {
+  admin::HttpTarget target;
+  target.port = http_port;
+  target.user = "ops";  // with a users file, /metrics asks for a user (docs/operations.md)
+  target.password = "ops-pw";
+  auto reply = admin::http_request(target, "GET", "/metrics");
+  if (!reply.ok() || reply->status != 200) return std::nullopt;
+  const size_t at = reply->body.find("\n" + sample + " ");
+  if (at == std::string::npos) return std::nullopt;
+  return std::stoull(reply->body.substr(at + sample.size() + 2));
+}
+
+TEST_F(EntitlementsTest, UsageIsWrittenPerUserAndShownInTheMetrics) {
+  ASSERT_NO_FATAL_FAILURE(start({"--http-listen", "127.0.0.1:0"}));
   RawClient feed, alice;
   login(feed, "feed");
   ASSERT_TRUE(feed.register_topic(1, wire::PayloadKind::FieldList, "EQ/IBM"));
@@ -403,6 +462,11 @@ TEST_F(EntitlementsTest, UsageIsWrittenPerUser) {
   // Everything alice read (WELCOME and ACK included) was written to her connection.
   EXPECT_GE(usage_sum(usage_log_, "alice", "bytes"), bytes);
   EXPECT_EQ(usage_sum(usage_log_, "feed", "messages"), 0u);
+  // /metrics counts the same since the start.
+  EXPECT_EQ(metric(broker_->http_port(), "tickwire_user_messages_total{user=\"alice\"}"), messages);
+  EXPECT_EQ(metric(broker_->http_port(), "tickwire_user_logins_total{user=\"alice\"}"), 1u);
+  EXPECT_EQ(metric(broker_->http_port(), "tickwire_user_subscriptions_total{user=\"alice\"}"), 1u);
+  EXPECT_EQ(metric(broker_->http_port(), "tickwire_user_messages_total{user=\"feed\"}"), 0u);
 }
 
 }  // namespace

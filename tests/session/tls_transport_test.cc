@@ -62,6 +62,19 @@ TEST_F(TlsTransportTest, MutualTlsNamesTheClient) {
   EXPECT_EQ(TlsPair::send(*pair.client, "x"), 1);
   EXPECT_EQ(TlsPair::drain(*pair.server), "x");
   EXPECT_EQ(pair.server->peer_identity(), "CN=tickwire-test-client");
+  EXPECT_EQ(pair.server->peer_names(), std::vector<std::string>{"CN=tickwire-test-client"}) << "no SAN";
+}
+
+TEST_F(TlsTransportTest, PeerNamesAreTheSubjectThenEverySubjectAltName) {
+  auto server = server_context(pki_->ca());
+  auto client = client_context(pki_->ca(), pki_->named_client_cert(), pki_->named_client_key());
+  TlsPair pair(*server, *client);
+  ASSERT_TRUE(pair.handshake()) << pair.server->error_text() << " / " << pair.client->error_text();
+  const std::vector<std::string> expected{"CN=tickwire-test-named-client", "DNS:feed.example.com",
+                                          "email:feed@example.com", "URI:spiffe://example.com/feed", "IP:10.1.2.3"};
+  EXPECT_EQ(pair.server->peer_names(), expected);
+  EXPECT_EQ(pair.client->peer_names(),
+            (std::vector<std::string>{"CN=tickwire-test-server", "IP:127.0.0.1", "DNS:localhost"}));
 }
 
 // The server reads a message delivered as two TLS records cut at every byte

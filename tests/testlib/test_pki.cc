@@ -90,16 +90,19 @@ constexpr const char* kServerSan = "IP:127.0.0.1,DNS:localhost";
 }  // namespace
 
 TestPki::TestPki() {
-  Issued root, server, client, expired, other_root, other_client;
+  Issued root, server, client, named_client, expired, other_root, other_client;
   issue(root, nullptr, "tickwire-test-ca", true, nullptr, {-kDay, 3650 * kDay});
   issue(server, &root, "tickwire-test-server", false, kServerSan);
   issue(client, &root, "tickwire-test-client", false, nullptr);
+  issue(named_client, &root, "tickwire-test-named-client", false,
+        "DNS:feed.example.com,email:feed@example.com,URI:spiffe://example.com/feed,IP:10.1.2.3");
   issue(expired, &root, "tickwire-test-expired", false, kServerSan, {-10 * kDay, -kDay});
   issue(other_root, nullptr, "unrelated-test-ca", true, nullptr);
   issue(other_client, &other_root, "unrelated-test-client", false, nullptr);
   write_pem(root, ca(), dir_.file("ca.key"));
   write_pem(server, server_cert(), server_key());
   write_pem(client, client_cert(), client_key());
+  write_pem(named_client, named_client_cert(), named_client_key());
   write_pem(expired, expired_cert(), expired_key());
   write_pem(other_root, other_ca(), "");
   write_pem(other_client, other_client_cert(), other_client_key());

@@ -3,6 +3,8 @@
 //
 //   ca ── server (CN tickwire-test-server, SAN IP 127.0.0.1 and DNS localhost)
 //      ├─ client (CN tickwire-test-client)
+//      ├─ named client (CN tickwire-test-named-client; SAN DNS feed.example.com,
+//      │  email feed@example.com, URI spiffe://example.com/feed, IP 10.1.2.3)
 //      └─ expired server (validity ended yesterday)
 //   other_ca ── other_client (an unrelated CA and a client it signed)
 #pragma once
@@ -21,6 +23,8 @@ class TestPki {
   std::string server_key() const { return dir_.file("server.key"); }
   std::string client_cert() const { return dir_.file("client.pem"); }
   std::string client_key() const { return dir_.file("client.key"); }
+  std::string named_client_cert() const { return dir_.file("named_client.pem"); }
+  std::string named_client_key() const { return dir_.file("named_client.key"); }
   std::string expired_cert() const { return dir_.file("expired.pem"); }
   std::string expired_key() const { return dir_.file("expired.key"); }
   std::string other_ca() const { return dir_.file("other_ca.pem"); }
