@@ -4,7 +4,9 @@
 // with DISCONNECT 0x8E (Session taken over) on its loop's next tick.
 // It also keeps the state of sessions that outlive their connection
 // (Session Expiry Interval, or 3.1.1's Clean Session 0) until a CONNECT
-// with the same identifier resumes them or they expire.
+// with the same identifier resumes them or they expire, and passes the
+// session of a connection that was taken over to the connection that took
+// it over, when that one asked for it (Clean Start 0) and waits.
 //
 // Process-wide (a broker is one process), and shared by every loop thread:
 // a mutex guards it, taken at CONNECT and at a connection's end only, never
@@ -17,6 +19,7 @@
 #include <optional>
 #include <string>
 #include <unordered_map>
+#include <unordered_set>
 #include <vector>
 
 namespace tw::mqtt {
@@ -60,17 +63,35 @@ class ClientRegistry {
   // The stored state of `client_id`, removed from the registry; none when absent or expired.
   std::optional<StoredSession> take(const std::string& client_id, uint64_t now_ns);
 
-  // `taken_over` becomes the holder of `client_id`; the previous holder's flag is set.
-  void claim(const std::string& client_id, std::atomic<bool>* taken_over);
+  // `taken_over` becomes the holder of `client_id`; the previous holder's
+  // flag is set. True when there was one. `waits`: the new holder waits for
+  // the previous one's session (take_handover).
+  bool claim(const std::string& client_id, std::atomic<bool>* taken_over, bool waits = false);
   // Removes the entry if `taken_over` still holds it.
   void release(const std::string& client_id, const std::atomic<bool>* taken_over);
+  // A holder that was taken over, as it ends: its session (none: it had none
+  // to keep) goes to the holder now if that one waits for it; else the state
+  // is stored as for an ended connection (if the holder is gone) or dropped
+  // (the holder started clean).
+  void hand_over(const std::string& client_id, std::optional<StoredSession> state, uint64_t now_ns);
+  // For a holder that claimed with `waits`: nullopt while nothing was handed
+  // over yet; then the session handed over (itself optional). Stops the wait.
+  std::optional<std::optional<StoredSession>> take_handover(const std::string& client_id,
+                                                            const std::atomic<bool>* taken_over);
+  // A waiting holder that gives up: what is handed over later is not for it.
+  void stop_waiting(const std::atomic<bool>* taken_over);
 
  private:
   std::mutex mutex_;
   void drop_expired(uint64_t now_ns);
 
+  bool store_locked(const std::string& client_id, StoredSession state, uint64_t now_ns);
+
   std::unordered_map<std::string, std::atomic<bool>*> holders_;
   std::unordered_map<std::string, StoredSession> stored_;
+  std::unordered_set<const std::atomic<bool>*> waiting_;  // holders that wait for a handover
+  // Sessions handed over to a waiting holder, by client id: (the holder, its session).
+  std::unordered_map<std::string, std::pair<const std::atomic<bool>*, std::optional<StoredSession>>> handed_over_;
 };
 
 }  // namespace tw::mqtt

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <limits>
 
+#include "base/clock.h"
 #include "base/log.h"
 #include "mqtt/client_registry.h"
 #include "mqtt/encoder.h"
@@ -48,9 +49,11 @@ void MqttSession::on_open_tick(uint64_t now_ns) {
 
 bool MqttSession::notice_takeover() {
   if (!taken_over_.load(std::memory_order_relaxed) || closing()) return false;
-  queue_packet(64, [&](std::span<uint8_t> out) {
-    return encode_disconnect(out, version_, Reason::SessionTakenOver, "");
-  });
+  if (connacked_) {  // no DISCONNECT before CONNACK: a connection still waiting to be answered just closes
+    queue_packet(64, [&](std::span<uint8_t> out) {
+      return encode_disconnect(out, version_, Reason::SessionTakenOver, "");
+    });
+  }
   fail(wire::Code::Ok, "a new connection took over this client id", true);  // the DISCONNECT is queued
   return true;
 }
@@ -136,16 +139,14 @@ void MqttSession::handle_connect(const Packet& packet) {
                std::string(reinterpret_cast<const char*>(c.password.data()), c.password.size()), c.has_username,
                c.has_password};
   if (identity_.client_id.empty()) identity_.client_id = "tw-" + peer();
+  pending_connect_.assign(packet.body.begin(), packet.body.end());  // for a login or a handover to come
+  pending_connect_flags_ = packet.flags;
   auth::Authority* authority = env().authority;
   if (authority == nullptr) return accept_connect(c, identity_.client_id != c.client_id);
   // Who it is (docs/security.md): a user name and password, checked off the
   // loop (the CONNECT is decoded again from its copy once answered), else a
   // mapped TLS client certificate, else anonymous where allowed.
-  if (identity_.has_username) {
-    pending_connect_.assign(packet.body.begin(), packet.body.end());
-    pending_connect_flags_ = packet.flags;
-    return begin_login(identity_.username, identity_.password);
-  }
+  if (identity_.has_username) return begin_login(identity_.username, identity_.password);
   auto grants = authority->for_certificate(peer_names());
   if (!grants) grants = authority->for_anonymous();
   if (!grants) {
@@ -162,8 +163,7 @@ void MqttSession::on_login(std::shared_ptr<const auth::Grants> grants, std::stri
     return refuse_connect(version_, Reason::BadUserNameOrPassword, error);
   }
   set_grants(std::move(grants));
-  const std::vector<uint8_t> body = std::move(pending_connect_);
-  Packet packet{PacketType::Connect, pending_connect_flags_, body, body.size()};
+  Packet packet{PacketType::Connect, pending_connect_flags_, pending_connect_, pending_connect_.size()};
   Connect c;
   if (!decode_connect(packet, c).ok()) return refuse(Reason::MalformedPacket, "CONNECT");  // decoded once already
   accept_connect(c, identity_.client_id != c.client_id);
@@ -171,13 +171,45 @@ void MqttSession::on_login(std::shared_ptr<const auth::Grants> grants, std::stri
 
 void MqttSession::accept_connect(const Connect& c, bool assigned) {
   if (!permitted(Access::Connect, {})) return refuse_connect(version_, Reason::NotAuthorized, "not authorized");
+  // [MQTT-3.1.4-2]: a live connection with this id is told to go. With Clean Start 0 its session
+  // continues here [MQTT-3.1.2-5]: it is handed over as that connection ends, on its own loop thread.
+  const bool took_over = ClientRegistry::instance().claim(identity_.client_id, &taken_over_, !c.clean_start);
+  registered_ = true;
+  if (took_over && !c.clean_start) {
+    handover_deadline_ns_ = monotonic_ns() + kHandoverWaitNs;
+    assigned_client_id_ = assigned;
+    pause_input(true);
+    return;
+  }
+  finish_connect(c, assigned, take_stored_session(c));
+  pending_connect_ = {};  // only now: c may view it
+}
+
+void MqttSession::poll_held_hello(uint64_t now_ns) {
+  if (notice_takeover()) return;  // taken over in turn while waiting
+  std::optional<std::optional<StoredSession>> handed =
+      ClientRegistry::instance().take_handover(identity_.client_id, &taken_over_);
+  if (!handed && now_ns < handover_deadline_ns_) return;
+  if (!handed) {
+    ClientRegistry::instance().stop_waiting(&taken_over_);
+    TW_DEBUG("session %s: '%s' was not handed over in time: a new session", peer().c_str(), identity_.client_id.c_str());
+  }
+  handover_deadline_ns_ = 0;
+  const std::vector<uint8_t> body = std::move(pending_connect_);
+  Packet packet{PacketType::Connect, pending_connect_flags_, body, body.size()};
+  Connect c;
+  if (!decode_connect(packet, c).ok()) return refuse(Reason::MalformedPacket, "CONNECT");  // decoded once already
+  finish_connect(c, assigned_client_id_, handed ? std::move(*handed) : std::nullopt);
+  if (!closing()) resume_input();
+}
+
+void MqttSession::finish_connect(const Connect& c, bool assigned, std::optional<StoredSession> resumed) {
   encoder_ = std::make_unique<SessionEncoder>(MqttEncoder::instance(version_), subscribing_);
   set_encoder(*encoder_);
   client_max_packet_ = c.properties.maximum_packet_size;
   session_expiry_zero_ = c.properties.session_expiry == 0;
   // 3.1.1: Clean Session 0 keeps the session for ever (3.1.2.4).
   session_expiry_s_ = version_ == Version::V5 ? c.properties.session_expiry : c.clean_start ? 0 : UINT32_MAX;
-  std::optional<StoredSession> resumed = take_stored_session(c);
   // 3.1.1 has no Receive Maximum: the window's own cap applies.
   outbound_alias_max_ = version_ == Version::V5 ? std::min(c.properties.topic_alias_maximum, kOutboundAliasMaximum) : 0;
   update_rewrites();
@@ -187,8 +219,6 @@ void MqttSession::accept_connect(const Connect& c, bool assigned) {
   will_topic_.assign(c.will.topic);
   will_payload_.assign(c.will.payload.begin(), c.will.payload.end());
   will_retain_ = c.will.retain;
-  ClientRegistry::instance().claim(identity_.client_id, &taken_over_);  // [MQTT-3.1.4-2]
-  registered_ = true;
   // Keep Alive: the connection closes after one and a half times it without a packet (3.1.2.10).
   open(identity_.client_id, c.keepalive_s ? c.keepalive_s * 1'500'000'000ull : kNoTimeout);
   Connack connack;

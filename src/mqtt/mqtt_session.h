@@ -66,6 +66,9 @@ class MqttSession final : public session::Session {
 
   // How often the tick of an idle connection reads its takeover flag.
   static constexpr uint64_t kTakeoverPollNs = 1'000'000'000;
+  // How long a CONNECT with Clean Start 0 that took over a live connection
+  // waits for that connection's session (it notices within kTakeoverPollNs).
+  static constexpr uint64_t kHandoverWaitNs = 3'000'000'000;
   // The Receive Maximum the broker states: QoS 2 messages awaiting PUBREL.
   static constexpr uint16_t kReceiveMaximum = 64;
   // Topic aliases a client may set (MQTT 5), per connection.
@@ -85,6 +88,8 @@ class MqttSession final : public session::Session {
   void on_open_tick(uint64_t now_ns) override;
   uint64_t open_tick_due_ns() const override { return held_order_.empty() ? takeover_check_ns_ : 0; }
   void on_finish() override;
+  bool holds_hello() const override { return handover_deadline_ns_ != 0; }
+  void poll_held_hello(uint64_t now_ns) override;
 
  private:
   // Heterogeneous lookup by topic: no allocation per message.
@@ -186,8 +191,10 @@ class MqttSession final : public session::Session {
   void store_session();
 
   // After authentication (none, a certificate, anonymous, or a password
-  // checked off the loop: on_login): the rest of CONNECT.
+  // checked off the loop: on_login): the rest of CONNECT, at once or once a
+  // connection it took over has handed its session over.
   void accept_connect(const Connect& c, bool assigned_client_id);
+  void finish_connect(const Connect& c, bool assigned_client_id, std::optional<StoredSession> resumed);
   void on_login(std::shared_ptr<const auth::Grants> grants, std::string_view error) override;
 
   // identity.cc: the one place entitlements plug in.
@@ -199,8 +206,10 @@ class MqttSession final : public session::Session {
   bool subscribing_ = false;      // images sent now predate the subscription: retained
   bool skip_retained_ = false;    // ... and this subscription wants none (Retain Handling 2)
   Identity identity_;
-  std::vector<uint8_t> pending_connect_;  // the CONNECT's body while its password is checked
+  std::vector<uint8_t> pending_connect_;  // the CONNECT's body while its password is checked, or its handover awaited
   uint8_t pending_connect_flags_ = 0;
+  uint64_t handover_deadline_ns_ = 0;     // waiting for a taken-over connection's session until then; 0: not
+  bool assigned_client_id_ = false;       // the CONNECT had no client id: CONNACK names the one given
   // Set by another connection that took this client id over (ClientRegistry).
   std::atomic<bool> taken_over_{false};
   uint64_t takeover_check_ns_ = 0;  // when the tick next reads taken_over_

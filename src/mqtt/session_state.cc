@@ -6,7 +6,8 @@
 // sent and did not acknowledge are sent again, with DUP, and the
 // subscriptions send their retained images again: what was published while
 // no connection held the session is not queued, but every channel's latest
-// value arrives.
+// value arrives. A connection that takes over a live one with Clean Start 0
+// gets that one's session the same way, handed over as it ends.
 #include "base/clock.h"
 #include "base/log.h"
 #include "mqtt/mqtt_session.h"
@@ -37,15 +38,24 @@ void MqttSession::resume(StoredSession& state) {
            state.subscriptions.size());
 }
 
+// A connection taken over hands its session to its successor (which waits
+// for it when it asked to continue the session), even one that would end
+// with the connection: it has none to give then, and the successor need not
+// wait longer.
 void MqttSession::store_session() {
-  // A connection taken over leaves the session to its successor, which has already connected.
-  if (!connacked_ || session_expiry_s_ == 0 || taken_over_.load(std::memory_order_relaxed)) return;
+  if (!connacked_) return;
+  const bool taken_over = taken_over_.load(std::memory_order_relaxed);
+  if (session_expiry_s_ == 0) {
+    if (taken_over) ClientRegistry::instance().hand_over(identity_.client_id, std::nullopt, monotonic_ns());
+    return;
+  }
   StoredSession state;
   for (const Subscription& s : subscriptions_) state.subscriptions.push_back({s.filter, s.retain_handling, s.qos, s.id, s.no_local, s.retain_as_published});
   state.awaiting_pubrel = awaiting_pubrel_;
   state.outbound = outbound_.take();
   const uint64_t now = monotonic_ns();
   state.expires_ns = session_expiry_s_ == UINT32_MAX ? UINT64_MAX : now + session_expiry_s_ * 1'000'000'000ull;
+  if (taken_over) return ClientRegistry::instance().hand_over(identity_.client_id, std::move(state), now);
   if (!ClientRegistry::instance().store(identity_.client_id, std::move(state), now)) {
     TW_WARN("session %s: '%s' not kept: %zu sessions are stored already", peer().c_str(),
             identity_.client_id.c_str(), ClientRegistry::kMaxStored);

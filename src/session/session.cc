@@ -60,7 +60,7 @@ void Session::tick_due(LoopState& loop, uint64_t now_ns) {
 uint64_t Session::next_tick_due_ns() const {
   if (closing()) return ~uint64_t{0};
   if (policy_.needs_tick() || !output_.empty() || paced_) return 0;
-  if (login_) return 0;  // the verifier's answer is polled every tick
+  if (login_ || holds_hello()) return 0;  // the verifier's answer (or what holds the hello) is polled every tick
   if (phase_ == Phase::AwaitHello) return opened_ns_ + ms_to_ns(env_.config.hello_timeout_ms) + 1;
   uint64_t due = open_tick_due_ns();
   if (due == 0) return 0;
@@ -374,6 +374,7 @@ void Session::tick_checks(uint64_t now_ns) {
   if (!tick_input(now_ns)) return;
   if (phase_ == Phase::AwaitHello) {
     if (login_) return poll_login();  // bounded by the verifier, not by hello_timeout_ms
+    if (holds_hello()) return poll_held_hello(now_ns);  // bounded by the protocol's own wait
     if (now_ns - opened_ns_ > ms_to_ns(env_.config.hello_timeout_ms)) {
       ++env_.counters.idle_timeouts;
       fail(wire::Code::IdleTimeout, "no HELLO received in time");
@@ -414,7 +415,11 @@ void Session::poll_login() {
   // The check ran under the policy of its time: a reload since then must not be missed.
   std::shared_ptr<const auth::Grants> grants = login->grants ? env_.authority->refresh(*login->grants) : nullptr;
   on_login(std::move(grants), login->grants && !grants ? "the user was removed from the users file" : login->error);
-  if (closing()) return;
+  if (closing() || holds_hello()) return;
+  resume_input();
+}
+
+void Session::resume_input() {
   pause_input(false);
   parse_input();  // frames that came behind the hello
   read_input();

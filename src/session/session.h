@@ -194,6 +194,13 @@ class Session : public broker::Outlet, public reactor::IoHandler, private InputB
   virtual void on_login(std::shared_ptr<const auth::Grants> grants, std::string_view error) = 0;
   // After reentitle(): what the protocol holds beyond subscriptions (native publish ids).
   virtual void on_reentitled() {}
+  // A protocol that must wait before it answers its hello (MQTT: a takeover
+  // waiting for the old connection's session), with the input paused: polled
+  // every tick meanwhile, as a login is. It calls resume_input() when done.
+  virtual bool holds_hello() const { return false; }
+  virtual void poll_held_hello(uint64_t /*now_ns*/) {}
+  // Input paused for a login or a held hello goes on: the frames that came behind the hello first.
+  void resume_input();
 
   const Env& env() const { return env_; }
   Output& output() { return output_; }

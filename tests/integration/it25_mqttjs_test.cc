@@ -8,8 +8,9 @@
 // starts its broker and runs tests/js/mqtt/interop.mjs in one mode, which
 // bounds its own waits (20 s at most) and prints "ok MODE". With Debian's
 // python3-paho-mqtt (3.1.1 and 5), what it21 does not cover: QoS 1
-// redelivery after an abrupt close and a reconnect, shared-subscription
-// balancing and a refused subscription (it25_paho_clients.py).
+// redelivery after an abrupt close and a reconnect, the same session taken
+// over by a second connection while the first is still connected,
+// shared-subscription balancing and a refused subscription (it25_paho_clients.py).
 #include <unistd.h>
 
 #include <gtest/gtest.h>
@@ -159,7 +160,7 @@ using Paho = MqttClients;
 
 TEST_F(Paho, RedeliverySharedSubscriptionsAndARefusedSubscriptionIn311And5) {
   for (std::string version : {"311", "5"}) {
-    for (std::string mode : {"redeliver", "shared", "refused"}) {
+    for (std::string mode : {"redeliver", "takeover", "shared", "refused"}) {
       auto run = run_to_completion(kPython, {TW_IT25_PAHO_CLIENTS, mode, version, std::to_string(mqtt_port_)}, kWaitMs);
       EXPECT_TRUE(run.status.clean()) << run.out << run.err;
       EXPECT_NE(run.out.find("ok " + mode + " " + version), std::string::npos) << run.out << run.err;

@@ -8,6 +8,10 @@ broker behaved, "FAIL why" and exits 1 otherwise; every wait is bounded.
   redeliver VERSION PORT a QoS 1 message left unacknowledged (on_message raises, so paho
                          sends no PUBACK) comes again with DUP after an abrupt close and a
                          reconnect of the persistent session (Clean Session 0 / expiry 60 s)
+  takeover VERSION PORT  the same, but the second connection takes the client id over while the
+                         first is still connected: the first is closed (MQTT 5: DISCONNECT 0x8E),
+                         the second gets Session Present 1, the unacknowledged message again with
+                         DUP, and the subscription goes on delivering
 """
 import sys
 import threading
@@ -95,11 +99,11 @@ def refused(version, port):
     c.loop_stop()
 
 
-def persistent(version, port, on_message, will=False):
-    """A client of the persistent session it25-paho-VERSION; returns it and its CONNACK flags."""
+def persistent(version, port, on_message, will=False, name="it25-paho-"):
+    """A client of the persistent session NAME+VERSION; returns it and its CONNACK flags."""
     from paho.mqtt.properties import Properties
     from paho.mqtt.packettypes import PacketTypes
-    cid = "it25-paho-" + version
+    cid = name + version
     if version == "5":
         c = mqtt.Client(client_id=cid, protocol=mqtt.MQTTv5)
     else:
@@ -176,7 +180,63 @@ def redeliver(version, port):
         c.loop_stop()
 
 
+def takeover(version, port):
+    topic = "it25/pt%s/x" % version
+    first_got = threading.Event()
+    first_mid = []
+
+    def refuse_to_ack(_c, _u, msg):
+        first_mid.append((msg.mid, msg.dup))
+        first_got.set()
+        raise RuntimeError("no PUBACK for this one")  # paho's loop stops before its PUBACK
+
+    default_hook = threading.excepthook
+    threading.excepthook = lambda a: None if str(a.exc_value) == "no PUBACK for this one" else default_hook(a)
+    first, _ = persistent(version, port, refuse_to_ack, name="it25-paho-takeover-")
+    subscribed = threading.Event()
+    first.on_subscribe = lambda *a: subscribed.set()
+    first.subscribe(topic, qos=1)
+    if not subscribed.wait(TIMEOUT_S):
+        fail("no SUBACK")
+    pub, _, _ = client(version, port)
+    pub.publish(topic, b"m1", qos=1).wait_for_publish(TIMEOUT_S)
+    if not first_got.wait(TIMEOUT_S) or first_mid[0][1]:
+        fail("first delivery missing or with DUP: %r" % first_mid)
+    got = []
+    got_m2 = threading.Event()
+
+    def on_again(_c, _u, msg):
+        got.append((msg.topic, msg.payload, msg.mid, msg.dup))
+        if msg.payload == b"m2":
+            got_m2.set()
+
+    # The first connection is still open (its loop stopped in on_message, its socket is live).
+    again, flags = persistent(version, port, on_again, name="it25-paho-takeover-")
+    if not flags.get("session present"):
+        fail("session not present after the takeover: %r" % flags)
+    try:
+        first._sock.settimeout(TIMEOUT_S)
+        sock_alive = first._sock.recv(1 << 16)  # the broker's goodbye, then the close
+    except OSError:
+        sock_alive = b""
+    if version == "5" and sock_alive[:1] != b"\xe0":
+        fail("the first connection did not get DISCONNECT: %r" % sock_alive[:8])
+    if version == "5" and b"\x8e" not in sock_alive[:4]:
+        fail("DISCONNECT without reason 0x8E (session taken over): %r" % sock_alive[:8])
+    pub.publish(topic, b"m2", qos=1).wait_for_publish(TIMEOUT_S)
+    # The resend first [MQTT-4.4.0-1]; the resumed subscription's retained image may come before m2.
+    if not got_m2.wait(TIMEOUT_S):
+        fail("the subscription did not go on after the takeover: got %r" % (got,))
+    if got[0] != (topic, b"m1", first_mid[0][0], 1):
+        fail("redelivery %r, first mid %r" % (got[0], first_mid[0]))
+    if got[-1][3]:
+        fail("m2 came with DUP: %r" % (got,))
+    for c in (again, pub):
+        c.disconnect()
+        c.loop_stop()
+
+
 if __name__ == "__main__":
     mode, version, port = sys.argv[1:4]
-    {"shared": shared, "refused": refused, "redeliver": redeliver}[mode](version, port)
+    {"shared": shared, "refused": refused, "redeliver": redeliver, "takeover": takeover}[mode](version, port)
     print("ok %s %s" % (mode, version))

@@ -1,0 +1,104 @@
+// ClientRegistry: takeover flags, stored sessions and the handover of a
+// taken-over connection's session to the connection that took it over.
+#include "mqtt/client_registry.h"
+
+#include <gtest/gtest.h>
+
+#include <atomic>
+#include <string>
+
+namespace tw::mqtt {
+namespace {
+
+StoredSession with_filter(const std::string& filter) {
+  StoredSession s;
+  s.subscriptions.push_back({filter});
+  s.expires_ns = UINT64_MAX;
+  return s;
+}
+
+// Each test its own client id: the registry is process-wide.
+std::string id() { return ::testing::UnitTest::GetInstance()->current_test_info()->name(); }
+
+TEST(ClientRegistry, AWaitingSuccessorGetsTheSessionHandedOver) {
+  auto& r = ClientRegistry::instance();
+  std::atomic<bool> old_flag{false}, new_flag{false};
+  EXPECT_FALSE(r.claim(id(), &old_flag));
+  EXPECT_TRUE(r.claim(id(), &new_flag, true));
+  EXPECT_TRUE(old_flag.load()) << "the old holder is told to go";
+  EXPECT_FALSE(r.take_handover(id(), &new_flag).has_value()) << "nothing handed over yet";
+  r.hand_over(id(), with_filter("a/#"), 0);
+  r.release(id(), &old_flag);  // the old connection is destroyed after it handed over
+  auto handed = r.take_handover(id(), &new_flag);
+  ASSERT_TRUE(handed.has_value());
+  ASSERT_TRUE(handed->has_value());
+  EXPECT_EQ((*handed)->subscriptions.at(0).filter, "a/#");
+  EXPECT_FALSE(r.take(id(), 0).has_value()) << "handed over, not stored";
+  r.release(id(), &new_flag);
+}
+
+TEST(ClientRegistry, ASessionThatEndsWithItsConnectionHandsOverNothing) {
+  auto& r = ClientRegistry::instance();
+  std::atomic<bool> old_flag{false}, new_flag{false};
+  r.claim(id(), &old_flag);
+  r.claim(id(), &new_flag, true);
+  r.hand_over(id(), std::nullopt, 0);
+  auto handed = r.take_handover(id(), &new_flag);
+  ASSERT_TRUE(handed.has_value()) << "the wait ends";
+  EXPECT_FALSE(handed->has_value()) << "with no session";
+  r.release(id(), &new_flag);
+}
+
+TEST(ClientRegistry, ACleanSuccessorDropsTheOldSession) {
+  auto& r = ClientRegistry::instance();
+  std::atomic<bool> old_flag{false}, new_flag{false};
+  r.claim(id(), &old_flag);
+  r.claim(id(), &new_flag, false);  // Clean Start 1
+  r.hand_over(id(), with_filter("a/#"), 0);
+  EXPECT_FALSE(r.take_handover(id(), &new_flag).has_value());
+  r.release(id(), &new_flag);
+  EXPECT_FALSE(r.take(id(), 0).has_value());
+}
+
+TEST(ClientRegistry, ASessionHandedOverToASuccessorTakenOverInTurnGoesToTheNewest) {
+  auto& r = ClientRegistry::instance();
+  std::atomic<bool> a{false}, b{false}, c{false};
+  r.claim(id(), &a);
+  r.claim(id(), &b, true);
+  r.hand_over(id(), with_filter("x"), 0);  // a ends before b took it
+  r.claim(id(), &c, true);                 // c takes over b, which never answered its CONNECT
+  EXPECT_TRUE(b.load());
+  EXPECT_FALSE(r.take_handover(id(), &b).has_value());
+  auto handed = r.take_handover(id(), &c);
+  ASSERT_TRUE(handed.has_value() && handed->has_value());
+  EXPECT_EQ((*handed)->subscriptions.at(0).filter, "x");
+  r.release(id(), &b);
+  r.release(id(), &c);
+}
+
+TEST(ClientRegistry, AHandoverAfterTheSuccessorLeftIsStoredAsAnEndedSession) {
+  auto& r = ClientRegistry::instance();
+  std::atomic<bool> old_flag{false}, new_flag{false};
+  r.claim(id(), &old_flag);
+  r.claim(id(), &new_flag, true);
+  r.release(id(), &new_flag);  // the successor gave up and went
+  r.hand_over(id(), with_filter("y"), 0);
+  auto stored = r.take(id(), 0);
+  ASSERT_TRUE(stored.has_value());
+  EXPECT_EQ(stored->subscriptions.at(0).filter, "y");
+}
+
+TEST(ClientRegistry, ASuccessorThatStoppedWaitingGetsNothingLater) {
+  auto& r = ClientRegistry::instance();
+  std::atomic<bool> old_flag{false}, new_flag{false};
+  r.claim(id(), &old_flag);
+  r.claim(id(), &new_flag, true);
+  r.stop_waiting(&new_flag);
+  r.hand_over(id(), with_filter("z"), 0);
+  EXPECT_FALSE(r.take_handover(id(), &new_flag).has_value());
+  r.release(id(), &new_flag);
+  EXPECT_FALSE(r.take(id(), 0).has_value());
+}
+
+}  // namespace
+}  // namespace tw::mqtt
