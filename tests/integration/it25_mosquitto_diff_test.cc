@@ -15,6 +15,7 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cstdint>
 #include <memory>
 #include <string>
@@ -113,6 +114,15 @@ std::vector<Case> cases() {
       {"No Local subscription, then a PUBLISH to it", true,
        cat({connect5(), packet(0x82, cat({{0, 1, 0}, str("nl"), {0x04}})), packet(0x32, cat({str("nl"), {0, 2, 0}, {'x'}}))}),
        true, ok5 + "SUBACK 1 0 | PUBACK 2 0 | open"},
+      // 3.3.2.3: the properties reach the subscriber (here the publisher itself), all but the Topic Alias.
+      {"PUBLISH with properties to a subscription", true,
+       cat({connect5(), packet(0x82, cat({{0, 1, 0}, str("pp"), {0}})),
+            packet(0x30, cat({str("pp"), {36, 0x23, 0, 1}, {0x26, 0, 1, 'k', 0, 1, 'v'}, {0x02, 0, 0, 0, 60},
+                              {0x03, 0, 1, 't'}, {0x26, 0, 1, 'k', 0, 1, 'w'}, {0x08, 0, 1, 'r'}, {0x09, 0, 1, 7},
+                              {0x01, 1}, {'x'}}))}),
+       true,
+       ok5 + "SUBACK 1 0 | PUBLISH pp 01:01 02:0000003c 03:000174 08:000172 09:000107 26:00016b000176 "
+             "26:00016b000177 x | open"},
       {"UNSUBSCRIBE of no subscription", true, cat({connect5(), packet(0xA2, cat({{0, 1, 0}, str("zz")}))}), true,
        ok5 + "UNSUBACK 1 11 | open"},
       {"DISCONNECT", true, cat({connect5(), packet(0xE0, {0})}), false, ok5 + "closed"},
@@ -166,6 +176,49 @@ std::string code(uint8_t b) {
   return b < 16 ? std::to_string(b) : std::string{digits[b >> 4], digits[b & 15]};
 }
 
+// The bytes of one property's value (after its id) in a PUBLISH to a subscriber.
+size_t property_value_size(uint8_t id, const Bytes& b, size_t at) {
+  auto u16 = [&](size_t i) { return i + 2 <= b.size() ? static_cast<size_t>(b[i] << 8 | b[i + 1]) : b.size(); };
+  switch (id) {
+    case 0x01: return 1;
+    case 0x02: return 4;
+    case 0x23: return 2;
+    case 0x0B: {
+      size_t n = 1;
+      while (at + n - 1 < b.size() && (b[at + n - 1] & 0x80)) ++n;
+      return n;
+    }
+    case 0x26: return 2 + u16(at) + 2 + u16(at + 2 + u16(at));
+    default: return 2 + u16(at);  // strings and binary data
+  }
+}
+
+// A PUBLISH: its topic, MQTT 5 properties as id:value in hex (User
+// Properties in their order, the others sorted: brokers order them as they
+// like) and its payload.
+std::string publish_form(uint8_t first, const Bytes& body, bool v5) {
+  if (body.size() < 2) return "PUBLISH ?";
+  size_t at = 2 + static_cast<size_t>(body[0] << 8 | body[1]) + (((first >> 1) & 3) ? 2 : 0);
+  if (at > body.size()) return "PUBLISH ?";
+  std::string out = "PUBLISH " + std::string(body.begin() + 2, body.begin() + 2 + (body[0] << 8 | body[1]));
+  if (v5 && at < body.size()) {
+    const size_t end = at + 1 + body[at];  // properties shorter than 128 bytes here
+    std::vector<std::pair<uint8_t, std::string>> props;
+    static const char* digits = "0123456789abcdef";
+    for (at += 1; at < end && at < body.size();) {
+      const uint8_t id = body[at++];
+      const size_t n = std::min(property_value_size(id, body, at), body.size() - at);
+      std::string hex;
+      for (size_t i = 0; i < n; ++i) hex += {digits[body[at + i] >> 4], digits[body[at + i] & 15]};
+      props.emplace_back(id, std::string{digits[id >> 4], digits[id & 15], ':'} + hex);
+      at += n;
+    }
+    std::stable_sort(props.begin(), props.end(), [](const auto& a, const auto& b) { return a.first < b.first; });
+    for (const auto& p : props) out += " " + p.second;
+  }
+  return out + " " + std::string(body.begin() + static_cast<long>(std::min(at, body.size())), body.end());
+}
+
 // One packet's normal form: its type, and the ids and codes both brokers must agree on.
 std::string normal_form(uint8_t first, const Bytes& body, bool v5) {
   const uint8_t type = first >> 4;
@@ -189,7 +242,7 @@ std::string normal_form(uint8_t first, const Bytes& body, bool v5) {
       for (; at < body.size(); ++at) out += " " + code(body[at]);
       return out;
     }
-    case 3: return "PUBLISH";
+    case 3: return publish_form(first, body, v5);
     case 14: return "DISCONNECT " + code(body.empty() ? 0 : body[0]);
     default: return "type " + std::to_string(type);
   }
