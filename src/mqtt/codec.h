@@ -95,8 +95,9 @@ uint32_t expiry_left_s(uint64_t deadline_ns, uint64_t now_ns);
 // PUBLISH up to its payload, which the caller writes right after (so an
 // image is encoded straight into place): topic, QoS, retain, the packet id
 // and (MQTT 5) the message's forwarded properties, with its Message Expiry
-// Interval first as of now_ns. 0 when `out` is too small, or when the
-// message has expired at now_ns (it must not be sent, [MQTT-3.3.2-5]).
+// Interval first as of now_ns. 0 when `out` is too small, or (MQTT 5) when
+// the message has expired at now_ns (it must not be sent, [MQTT-3.3.2-5];
+// 3.1.1 ignores the properties: its caller checks the expiry itself).
 size_t publish_header_size(Version v, std::string_view topic, uint8_t qos, size_t payload_size,
                            std::span<const uint8_t> forwarded = {});
 size_t encode_publish_header(std::span<uint8_t> out, Version v, std::string_view topic, uint8_t qos, bool retain,

@@ -3,7 +3,8 @@
 // installed by scripts/deps.sh. Each test starts its broker with an MQTT
 // listener and checks one behaviour end to end: native to MQTT and back, the
 // last-value cache as retained messages, the Will, the QoS 1 and 2 flows,
-// a malformed packet closing that client alone, and MQTT over TLS. Every client process is
+// a malformed packet closing that client alone, MQTT over TLS, and MQTT 5
+// message properties (live, retained, expiry, request/response). Every client process is
 // bounded (-C/-W, timeouts) and stopped by the test.
 #include <signal.h>
 #include <unistd.h>

@@ -2,8 +2,9 @@
 // scripts/deps.sh): the same raw packet sequences, valid and malformed (bad
 // remaining length, reserved flags, invalid UTF-8, QoS 3, oversize, ...), go
 // to both brokers, and their answers are compared in a normal form (packet
-// types, packet ids, reason codes; not the CONNACK properties, which state
-// each broker's own limits), plus whether the connection stayed open.
+// types, packet ids, reason codes, a delivered PUBLISH's topic, properties
+// and payload; not the CONNACK properties, which state each broker's own
+// limits), plus whether the connection stayed open.
 // Where tickwire answers differently, the case names the specification
 // section that allows tickwire's answer and states both answers, so a
 // change on either side shows. mosquitto runs on a free port with a
