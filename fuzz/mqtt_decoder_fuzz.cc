@@ -5,8 +5,9 @@
 // only accepts the shortest remaining-length form). The rewrite of a
 // shared QoS 0 PUBLISH for one subscriber (rewrite_publish) runs on every
 // PUBLISH's bytes, and a 3.1.1 QoS 0 one rewritten at QoS 1 must decode to
-// the same message with its packet id. Any crash, sanitizer report or
-// mismatch aborts.
+// the same message with its packet id. An MQTT 5 PUBLISH's properties, as
+// the broker carries them on to subscribers, must decode back unchanged
+// (less the Topic Alias). Any crash, sanitizer report or mismatch aborts.
 #include <algorithm>
 #include <cstdio>
 #include <cstdlib>
@@ -66,6 +67,38 @@ void check_rewrite(std::span<const uint8_t> bytes, const Packet& p) {
   }
 }
 
+// An MQTT 5 PUBLISH that decodes: the properties it carries on (codec.h,
+// the forwarded string) in the broker's PUBLISH to a subscriber must decode
+// back to the same message, less its Topic Alias, with its expiry.
+bool same_properties(const Properties& a, const Properties& b) {
+  return a.response_topic == b.response_topic && a.payload_format == b.payload_format &&
+         a.user_properties == b.user_properties && a.message_expiry == b.message_expiry &&
+         std::equal(a.correlation_data.begin(), a.correlation_data.end(), b.correlation_data.begin(),
+                    b.correlation_data.end());
+}
+
+void check_forwarded(const Packet& p) {
+  Publish msg;
+  if (!decode_publish(p, Version::V5, msg).ok() || msg.topic.empty()) return;
+  constexpr uint64_t kNow = 1;  // the message goes out the instant it came: its whole expiry is left
+  std::vector<uint8_t> f(forwarded_max(msg.properties));
+  f.resize(encode_forwarded(f, msg.properties, kNow));
+  const size_t size = publish_header_size(Version::V5, msg.topic, 0, msg.payload.size(), f) + msg.payload.size();
+  std::vector<uint8_t> out(size);
+  const size_t head = encode_publish_header(out, Version::V5, msg.topic, 0, false, 0, msg.payload.size(), f, kNow);
+  if (head == 0 || head + msg.payload.size() != size) fail("forwarded properties do not encode", p);
+  if (!msg.payload.empty()) std::memcpy(out.data() + head, msg.payload.data(), msg.payload.size());
+  Packet q;
+  Publish again;
+  if (split_packet(out, out.size(), q) != Split::Ok || !decode_publish(q, Version::V5, again).ok()) {
+    fail("PUBLISH with forwarded properties does not decode", p);
+  }
+  if (again.topic != msg.topic || again.properties.topic_alias != 0 || !same_properties(again.properties, msg.properties) ||
+      !std::equal(again.payload.begin(), again.payload.end(), msg.payload.begin(), msg.payload.end())) {
+    fail("PUBLISH with forwarded properties differs", p);
+  }
+}
+
 void decode_all(std::span<const uint8_t> bytes, const Packet& p) {
   for (Version v : {Version::V311, Version::V5}) {
     Connect c;
@@ -94,6 +127,7 @@ void decode_all(std::span<const uint8_t> bytes, const Packet& p) {
   if (p.type == PacketType::Publish) {
     check_publish_reencodes(bytes, p);
     check_rewrite(bytes, p);
+    check_forwarded(p);
   }
 }
 

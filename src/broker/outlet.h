@@ -38,15 +38,20 @@ struct Advertiser {
 };
 
 // Who published the message being fanned out, and how, for MQTT's No Local
-// and Retain As Published; empty for every other publisher. `outlet` is the
-// publisher on this thread (null on a gateway); `token` and `access_point`
-// name it across the tiers (a token is only set by a publisher that needs its
-// own messages recognised: one with a No Local subscription).
+// and Retain As Published, and the MQTT 5 properties it carries on; empty for
+// every other publisher. `outlet` is the publisher on this thread (null on a
+// gateway); `token` and `access_point` name it across the tiers (a token is
+// only set by a publisher that needs its own messages recognised: one with a
+// No Local subscription).
 struct MessageOrigin {
   const Outlet* outlet = nullptr;
   uint32_t token = 0;
   uint32_t access_point = 0;
   bool retain = false;  // MQTT PUBLISH with RETAIN 1
+  // The message's properties for MQTT 5 subscribers (the "forwarded" string
+  // of mqtt/codec.h, opaque here; empty: none). A view, valid during the
+  // publish: the router copies it into the channel (cache::Channel::properties).
+  std::span<const uint8_t> properties;
 };
 
 // One message of a channel's stream, as the router fans it out.

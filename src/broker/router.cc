@@ -299,6 +299,7 @@ Outcome Router::publish(cache::ChannelId id, std::span<const uint8_t> payload, b
     return payload_refusal(payload);
   }
   ++stats_.publishes;
+  ch->keep_properties(origin.properties);  // the last value's, for retained messages; the encoders read them
   origin_ = origin;
   fan_out(*ch, payload, image);
   origin_ = {};

@@ -69,6 +69,7 @@ void Router::mirror_message(cache::ChannelId id, uint64_t seq, std::span<const u
     return;
   }
   ch->seq = seq;  // the owner's numbering, the same on every access point
+  ch->keep_properties(origin.properties);  // from the gateway's Op::Origin, if any
   ++stats_.publishes;
   // The gateway's frame is in the tier link's format, the native protocol's:
   // native sessions send it by reference into the ring; others encode their own.

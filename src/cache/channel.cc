@@ -11,6 +11,7 @@ bool Channel::apply(std::span<const uint8_t> payload, bool replace, fields::Chec
   } else if (!(replace ? image.replace(payload, checked) : image.merge(payload, checked))) {
     return false;
   }
+  properties.clear();  // a message without them; the router keeps an MQTT publisher's after this
   ++seq;
   has_image = true;
   return true;
@@ -20,6 +21,7 @@ void Channel::clear_image() {
   has_image = false;
   image.clear();
   opaque.clear();
+  properties.clear();
 }
 
 size_t Channel::image_size() const {

@@ -25,6 +25,12 @@ struct Channel {
   bool has_image = false;          // false until the first message, and after a release
   fields::FieldImage image;        // FieldList channels
   std::vector<uint8_t> opaque;     // Opaque channels: the last message
+  // The last message's MQTT 5 properties, as they travel beside it (the
+  // "forwarded" string of mqtt/codec.h; opaque here), kept with the image
+  // for the retained message a new MQTT 5 subscriber gets. Empty for every
+  // message not published by an MQTT 5 client with properties: apply()
+  // forgets them, the publisher's router sets them after it.
+  std::vector<uint8_t> properties;
 
   bool has_data() const { return has_image; }
   // Forgets the cached state (an interactive channel that was released or closed).
@@ -33,6 +39,9 @@ struct Channel {
   // Checked::Already: another thread of this broker validated it (docs/ARCHITECTURE.md,
   // "One message across the tiers").
   bool apply(std::span<const uint8_t> payload, bool replace, fields::Checked checked = fields::Checked::No);
+  // The properties of the message just applied (assign reuses capacity: no
+  // allocation once the largest was seen).
+  void keep_properties(std::span<const uint8_t> forwarded) { properties.assign(forwarded.begin(), forwarded.end()); }
   size_t image_size() const;
   // Encodes the current image payload; returns its size, 0 if it does not fit.
   size_t encode_image(std::span<uint8_t> out) const;

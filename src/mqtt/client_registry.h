@@ -32,6 +32,10 @@ struct OutboundMessage {
   uint8_t qos = 1;
   bool released = false;
   std::vector<uint8_t> packet;  // the whole PUBLISH as sent
+  // Its Message Expiry deadline (monotonic ns; 0 = none): past it, it is not
+  // resent; before it, it is resent with the interval that is left.
+  uint64_t expires_ns = 0;
+  size_t expiry_at = 0;  // where the packet's Message Expiry Interval is (codec.h); 0: it has none
 };
 
 // What a session keeps between connections: its subscriptions, the QoS 2

@@ -61,12 +61,52 @@ struct Connack {
 };
 size_t encode_connack(std::span<uint8_t> out, Version v, const Connack& c);
 
+// ---- the properties a PUBLISH carries on to its subscribers (docs/mqtt.md,
+// "Message properties"). They travel beside the message through the broker
+// as one byte string that only this codec reads (broker::MessageOrigin, the
+// tier link's records, the channel's last value), the "forwarded" string:
+//
+//   [u64 Message Expiry deadline: monotonic ns, host order; 0 = none]
+//   [the received block's Payload Format Indicator, Content Type, Response
+//    Topic, Correlation Data and User Properties, in the order received,
+//    each as on the wire (id, value); no length prefix]
+//
+// Topic Alias is the publisher's own and is dropped (as is a Will's Will
+// Delay Interval: a Will's properties travel the same way); the Message Expiry
+// Interval is written anew on the way out, less the whole seconds the
+// message waited [MQTT-3.3.2-6]. Empty: the message has none of them.
+inline constexpr size_t kForwardedHead = 8;
+// The largest forwarded string of a decoded PUBLISH's properties.
+size_t forwarded_max(const Properties& p);
+// Writes it into `out` (forwarded_max bytes): its size, 0 when it has nothing.
+// An expiry of 0 is none (as mosquitto 2.0 reads it): the message never expires.
+size_t encode_forwarded(std::span<uint8_t> out, const Properties& p, uint64_t now_ns);
+// Its Message Expiry deadline (monotonic ns); 0 = none.
+uint64_t forwarded_deadline(std::span<const uint8_t> forwarded);
+// Whether its Message Expiry Interval has passed at now_ns.
+inline bool forwarded_expired(std::span<const uint8_t> forwarded, uint64_t now_ns) {
+  const uint64_t deadline = forwarded_deadline(forwarded);
+  return deadline != 0 && now_ns >= deadline;
+}
+// The Message Expiry Interval to send at now_ns: the received one less the
+// whole seconds waited, i.e. the seconds left rounded up (0: expired).
+uint32_t expiry_left_s(uint64_t deadline_ns, uint64_t now_ns);
+
 // PUBLISH up to its payload, which the caller writes right after (so an
-// image is encoded straight into place). Only topic, QoS, retain and the
-// packet id: outgoing PUBLISHes carry no properties.
-size_t publish_header_size(Version v, std::string_view topic, uint8_t qos, size_t payload_size);
+// image is encoded straight into place): topic, QoS, retain, the packet id
+// and (MQTT 5) the message's forwarded properties, with its Message Expiry
+// Interval first as of now_ns. 0 when `out` is too small, or (MQTT 5) when
+// the message has expired at now_ns (it must not be sent, [MQTT-3.3.2-5];
+// 3.1.1 ignores the properties: its caller checks the expiry itself).
+size_t publish_header_size(Version v, std::string_view topic, uint8_t qos, size_t payload_size,
+                           std::span<const uint8_t> forwarded = {});
 size_t encode_publish_header(std::span<uint8_t> out, Version v, std::string_view topic, uint8_t qos, bool retain,
-                             uint16_t packet_id, size_t payload_size);
+                             uint16_t packet_id, size_t payload_size, std::span<const uint8_t> forwarded = {},
+                             uint64_t now_ns = 0);
+// Where the 4-byte value of an encoded PUBLISH's Message Expiry Interval is,
+// when the broker wrote one (MQTT 5, its first property), so that a resend
+// can carry what is left of it; 0 when it has none.
+size_t message_expiry_at(std::span<const uint8_t> publish, Version v);
 // What one subscriber's PUBLISH adds to the shared QoS 0 encoding: its QoS
 // and packet id, and (MQTT 5) a topic alias and its subscription identifiers.
 struct PublishRewrite {
@@ -78,8 +118,9 @@ struct PublishRewrite {
 };
 // The shared QoS 0 form of a PUBLISH (`qos0`, as encode_publish_header and
 // a payload make it) rewritten for one subscriber: the fixed header, topic,
-// packet id and properties are written anew, the payload copied. 0 when
-// `out` is too small or `qos0` is not such a packet of version `v`.
+// packet id and properties are written anew (the message's own properties
+// first, as they were, then the alias and identifiers), the payload copied.
+// 0 when `out` is too small or `qos0` is not such a packet of version `v`.
 size_t rewrite_publish(std::span<uint8_t> out, std::span<const uint8_t> qos0, Version v, const PublishRewrite& r);
 // Its largest size.
 size_t rewritten_publish_max(size_t qos0_size, const PublishRewrite& r);

@@ -2,6 +2,7 @@
 #include <cstring>
 
 #include "mqtt/codec.h"
+#include "mqtt/reader.h"
 
 namespace tw::mqtt {
 namespace {
@@ -130,22 +131,108 @@ size_t encode_connack(std::span<uint8_t> out, Version v, const Connack& c) {
   return w.size();
 }
 
-size_t publish_header_size(Version v, std::string_view topic, uint8_t qos, size_t payload_size) {
-  const size_t rest = 2 + topic.size() + (qos ? 2 : 0) + (v == Version::V5 ? 1 : 0) + payload_size;
+uint64_t forwarded_deadline(std::span<const uint8_t> forwarded) {
+  if (forwarded.size() < kForwardedHead) return 0;
+  uint64_t deadline = 0;
+  std::memcpy(&deadline, forwarded.data(), sizeof deadline);
+  return deadline;
+}
+
+uint32_t expiry_left_s(uint64_t deadline_ns, uint64_t now_ns) {
+  if (now_ns >= deadline_ns) return 0;
+  const uint64_t left = (deadline_ns - now_ns + 999'999'999) / 1'000'000'000;
+  return left > UINT32_MAX ? UINT32_MAX : static_cast<uint32_t>(left);
+}
+
+namespace {
+
+// The property block of an outgoing PUBLISH with the message's forwarded
+// properties: Message Expiry Interval (5 bytes) first, then the rest as received.
+size_t message_props_size(std::span<const uint8_t> forwarded) {
+  if (forwarded.size() < kForwardedHead) return 0;
+  return (forwarded_deadline(forwarded) != 0 ? 5 : 0) + forwarded.size() - kForwardedHead;
+}
+
+void message_props(Writer& w, std::span<const uint8_t> forwarded, uint32_t expiry_s) {
+  if (forwarded.size() < kForwardedHead) return;
+  if (forwarded_deadline(forwarded) != 0) w.u8(0x02), w.u32(expiry_s);
+  w.bytes(forwarded.subspan(kForwardedHead));
+}
+
+size_t publish_rest(Version v, std::string_view topic, uint8_t qos, size_t payload_size, size_t props) {
+  return 2 + topic.size() + (qos ? 2 : 0) + (v == Version::V5 ? varint_size(static_cast<uint32_t>(props)) + props : 0) +
+         payload_size;
+}
+
+}  // namespace
+
+size_t publish_header_size(Version v, std::string_view topic, uint8_t qos, size_t payload_size,
+                           std::span<const uint8_t> forwarded) {
+  const size_t rest = publish_rest(v, topic, qos, payload_size, message_props_size(forwarded));
   return 1 + varint_size(static_cast<uint32_t>(rest)) + rest - payload_size;
 }
 
 size_t encode_publish_header(std::span<uint8_t> out, Version v, std::string_view topic, uint8_t qos, bool retain,
-                             uint16_t packet_id, size_t payload_size) {
-  const size_t rest = 2 + topic.size() + (qos ? 2 : 0) + (v == Version::V5 ? 1 : 0) + payload_size;
+                             uint16_t packet_id, size_t payload_size, std::span<const uint8_t> forwarded,
+                             uint64_t now_ns) {
+  if (v != Version::V5) forwarded = {};  // 3.1.1 has no properties
+  const uint64_t deadline = forwarded_deadline(forwarded);
+  const uint32_t expiry_s = deadline == 0 ? 0 : expiry_left_s(deadline, now_ns);
+  if (deadline != 0 && expiry_s == 0) return 0;  // expired: not sent [MQTT-3.3.2-5]
+  const size_t props = message_props_size(forwarded);
+  const size_t rest = publish_rest(v, topic, qos, payload_size, props);
   if (rest > kMaxRemainingLength || topic.size() > 0xFFFF) return 0;
   Writer w(out);
   w.u8(header(PacketType::Publish, static_cast<uint8_t>(qos << 1 | (retain ? 1 : 0))));
   w.varint(static_cast<uint32_t>(rest));
   w.utf8(topic);
   if (qos) w.u16(packet_id);
-  if (v == Version::V5) w.u8(0);  // no properties
+  if (v == Version::V5) {
+    w.varint(static_cast<uint32_t>(props));
+    message_props(w, forwarded, expiry_s);
+  }
   return w.size();
+}
+
+namespace {
+
+// Where an encoded PUBLISH's parts are (MQTT 5: `props` is its property block).
+struct PublishLayout {
+  size_t topic_at = 0;  // the topic's length prefix
+  size_t topic_size = 0;
+  size_t props_at = 0;  // the property length (MQTT 5)
+  std::span<const uint8_t> props;
+  std::span<const uint8_t> payload;
+};
+
+bool layout_of(std::span<const uint8_t> p, Version v, PublishLayout& out) {
+  if (p.size() < 2 || (p[0] & 0xF0) != 0x30) return false;
+  uint32_t rest = 0;
+  const int n = read_varint(p.subspan(1), rest);
+  const size_t at = 1 + static_cast<size_t>(n > 0 ? n : 0);
+  if (n <= 0 || at + 2 > p.size() || at + rest != p.size()) return false;
+  out.topic_at = at;
+  out.topic_size = static_cast<size_t>(p[at]) << 8 | p[at + 1];
+  size_t next = at + 2 + out.topic_size + (((p[0] >> 1) & 3) != 0 ? 2 : 0);
+  if (next > p.size()) return false;
+  out.props_at = next;
+  if (v == Version::V5) {
+    uint32_t length = 0;
+    const int m = read_varint(p.subspan(next), length);
+    if (m <= 0 || length > p.size() - next - static_cast<size_t>(m)) return false;
+    out.props = p.subspan(next + static_cast<size_t>(m), length);
+    next += static_cast<size_t>(m) + length;
+  }
+  out.payload = p.subspan(next);
+  return true;
+}
+
+}  // namespace
+
+size_t message_expiry_at(std::span<const uint8_t> publish, Version v) {
+  PublishLayout l;
+  if (v != Version::V5 || !layout_of(publish, v, l) || l.props.size() < 5 || l.props[0] != 0x02) return 0;
+  return static_cast<size_t>(l.props.data() - publish.data()) + 1;
 }
 
 size_t rewritten_publish_max(size_t qos0_size, const PublishRewrite& r) {
@@ -154,29 +241,18 @@ size_t rewritten_publish_max(size_t qos0_size, const PublishRewrite& r) {
 }
 
 size_t rewrite_publish(std::span<uint8_t> out, std::span<const uint8_t> qos0, Version v, const PublishRewrite& r) {
-  if (qos0.size() < 2 || (qos0[0] & 0xF6) != 0x30 || r.qos > 2) return 0;
-  uint32_t rest = 0;
-  size_t at = 1;
-  for (int shift = 0; at < qos0.size() && shift <= 21; shift += 7) {
-    const uint8_t b = qos0[at++];
-    rest |= static_cast<uint32_t>(b & 0x7F) << shift;
-    if ((b & 0x80) == 0) break;
-  }
-  if (at + 2 > qos0.size() || at + rest != qos0.size()) return 0;
-  const size_t topic_size = static_cast<size_t>(qos0[at]) << 8 | qos0[at + 1];
-  const size_t topic_end = at + 2 + topic_size;
+  PublishLayout l;
+  if ((qos0.size() >= 1 && (qos0[0] & 0x06) != 0) || r.qos > 2 || !layout_of(qos0, v, l)) return 0;
   const bool v5 = v == Version::V5;
-  // MQTT 5: the shared encoding's property block is empty (one 0 byte).
-  if (topic_end + (v5 ? 1 : 0) > qos0.size() || (v5 && qos0[topic_end] != 0)) return 0;
-  const std::span<const uint8_t> payload = qos0.subspan(topic_end + (v5 ? 1 : 0));
-  size_t props = 0;
+  // MQTT 5: the message's own properties (if any) are kept, first; this client's are added.
+  size_t props = l.props.size();
   if (v5) {
     if (r.topic_alias) props += 3;
     for (uint32_t id : r.subscription_ids) props += 1 + varint_size(id);
   }
   const bool elide = v5 && r.topic_alias && r.topic_elided;
-  const size_t new_rest = 2 + (elide ? 0 : topic_size) + (r.qos ? 2 : 0) +
-                          (v5 ? varint_size(static_cast<uint32_t>(props)) + props : 0) + payload.size();
+  const size_t new_rest = 2 + (elide ? 0 : l.topic_size) + (r.qos ? 2 : 0) +
+                          (v5 ? varint_size(static_cast<uint32_t>(props)) + props : 0) + l.payload.size();
   if (new_rest > kMaxRemainingLength) return 0;
   Writer w(out);
   w.u8(static_cast<uint8_t>((qos0[0] & 0xF9) | r.qos << 1));
@@ -184,15 +260,16 @@ size_t rewrite_publish(std::span<uint8_t> out, std::span<const uint8_t> qos0, Ve
   if (elide) {
     w.u16(0);
   } else {
-    w.bytes(qos0.subspan(at, 2 + topic_size));
+    w.bytes(qos0.subspan(l.topic_at, 2 + l.topic_size));
   }
   if (r.qos) w.u16(r.packet_id);
   if (v5) {
     w.varint(static_cast<uint32_t>(props));
+    w.bytes(l.props);
     if (r.topic_alias) w.u8(0x23), w.u16(r.topic_alias);
     for (uint32_t id : r.subscription_ids) w.u8(0x0B), w.varint(id);
   }
-  w.bytes(payload);
+  w.bytes(l.payload);
   return w.size();
 }
 

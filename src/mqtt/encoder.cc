@@ -2,6 +2,7 @@
 
 #include <cstring>
 
+#include "base/clock.h"
 #include "channel_json/channel_json.h"
 #include "mqtt/codec.h"
 
@@ -26,18 +27,35 @@ const MqttEncoder& MqttEncoder::instance(Version v) {
   return v == Version::V5 ? v5 : v311;
 }
 
+// An MQTT-published channel's message carries its properties (MQTT 5): the
+// channel keeps the last one's, and the message fanned out or sent as the
+// image is that last one. JSON channels (native field lists) have none.
+std::span<const uint8_t> MqttEncoder::properties_of(const cache::Channel& channel) const {
+  return version_ == Version::V5 ? std::span<const uint8_t>(channel.properties) : std::span<const uint8_t>{};
+}
+
 size_t MqttEncoder::encode(std::span<uint8_t> out, const cache::Channel& channel, std::span<const uint8_t> body,
                            bool retain) const {
-  const size_t head = encode_publish_header(out, version_, channel.topic, 0, retain, 0, body.size());
+  // The clock is read only for a message with an expiry: the interval it
+  // carries is what is left of it, and once it has passed the message is
+  // sent to no one, 3.1.1 clients included (they just never see the interval).
+  const uint64_t deadline = forwarded_deadline(channel.properties);
+  const uint64_t now = deadline != 0 ? monotonic_ns() : 0;
+  if (deadline != 0 && now >= deadline) return 0;
+  const size_t head =
+      encode_publish_header(out, version_, channel.topic, 0, retain, 0, body.size(), properties_of(channel), now);
   if (head == 0 || out.size() - head < body.size()) return 0;
   if (!body.empty()) std::memcpy(out.data() + head, body.data(), body.size());
   return head + body.size();
 }
 
+size_t MqttEncoder::frame_max(const cache::Channel& channel, size_t body) const {
+  return publish_header_size(version_, channel.topic, 0, body, properties_of(channel)) + body;
+}
+
 size_t MqttEncoder::stream_frame_max(const cache::Channel& channel, std::span<const uint8_t> payload,
                                      bool image) const {
-  const size_t body = is_json(channel) ? json_of(channel, payload, image).size() : payload.size();
-  return publish_header_size(version_, channel.topic, 0, body) + body;
+  return frame_max(channel, is_json(channel) ? json_of(channel, payload, image).size() : payload.size());
 }
 
 size_t MqttEncoder::encode_stream(std::span<uint8_t> out, const cache::Channel& channel,
@@ -47,13 +65,13 @@ size_t MqttEncoder::encode_stream(std::span<uint8_t> out, const cache::Channel& 
 }
 
 size_t MqttEncoder::image_max(const cache::Channel& channel) const {
-  const size_t body = is_json(channel) ? cached_image_json(channel).size() : channel.image_size();
-  return publish_header_size(version_, channel.topic, 0, body) + body;
+  return frame_max(channel, is_json(channel) ? cached_image_json(channel).size() : channel.image_size());
 }
 
 size_t MqttEncoder::encode_image(std::span<uint8_t> out, const cache::Channel& channel, bool retain) const {
   if (is_json(channel)) return forget(encode(out, channel, cached_image_json(channel), retain));
-  // An empty opaque image is a cleared retained message: nothing to send.
+  // An empty opaque image is a cleared retained message: nothing to send;
+  // nor for an expired one (encode gives 0).
   if (channel.opaque.empty()) return 0;
   return encode(out, channel, channel.opaque, retain);
 }

@@ -5,7 +5,12 @@
 // subscriber's image of a channel (the last-value cache) with RETAIN 1, as
 // MQTT's retained message (SessionEncoder). Everything goes at QoS 0, so
 // one encoding serves every subscriber of a version (StreamFrames): one
-// instance per version, each with its own slot.
+// instance per version, each with its own slot. MQTT 5 PUBLISHes carry the
+// message's properties, which the channel keeps with its last value
+// (cache::Channel::properties): so the encoder serves live messages and
+// images alike, but not a delayed stream's older messages (MQTT has no
+// delayed subscriptions). A message whose Message Expiry Interval has
+// passed encodes to nothing.
 #pragma once
 #include "mqtt/packet.h"
 #include "session/encoder.h"
@@ -29,6 +34,8 @@ class MqttEncoder final : public broker::StreamEncoder {
   explicit MqttEncoder(Version v) : StreamEncoder(v == Version::V5 ? kSlotV5 : kSlotV311), version_(v) {}
   size_t encode(std::span<uint8_t> out, const cache::Channel& channel, std::span<const uint8_t> body,
                 bool retain) const;
+  size_t frame_max(const cache::Channel& channel, size_t body) const;
+  std::span<const uint8_t> properties_of(const cache::Channel& channel) const;
 
   Version version_;
 };

@@ -219,6 +219,10 @@ void MqttSession::finish_connect(const Connect& c, bool assigned, std::optional<
   will_topic_.assign(c.will.topic);
   will_payload_.assign(c.will.payload.begin(), c.will.payload.end());
   will_retain_ = c.will.retain;
+  // Its properties go with it (the expiry counts from its publication); the
+  // raw block is kept, since CONNECT's bytes are gone by then.
+  will_properties_.assign(c.will.properties.raw.begin(), c.will.properties.raw.end());
+  will_expiry_s_ = c.will.properties.message_expiry;
   // Keep Alive: the connection closes after one and a half times it without a packet (3.1.2.10).
   open(identity_.client_id, c.keepalive_s ? c.keepalive_s * 1'500'000'000ull : kNoTimeout);
   Connack connack;
@@ -260,7 +264,11 @@ void MqttSession::on_finish() {
   store_session();
   if (!has_will_ || graceful_ || !connacked_) return;
   has_will_ = false;
-  const Reason result = publish_to_channel(will_topic_, will_payload_, will_retain_);
+  Properties properties;
+  properties.raw = will_properties_;
+  properties.message_expiry = will_expiry_s_;
+  const Reason result =
+      publish_to_channel(will_topic_, will_payload_, will_retain_, forwarded_properties(properties));
   TW_DEBUG("session %s: Will published to %s: %s", peer().c_str(), will_topic_.c_str(), reason_name(result));
 }
 

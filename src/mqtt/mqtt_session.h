@@ -131,8 +131,11 @@ class MqttSession final : public session::Session {
   // publish.cc
   // The topic a PUBLISH names, after its topic alias; false (and refused) when invalid.
   bool resolve_topic(const Publish& msg, std::string_view& topic);
-  // Publishes into the broker; the MQTT 5 reason for the acknowledgement.
-  Reason publish_to_channel(std::string_view topic, std::span<const uint8_t> payload, bool retain = false);
+  // Publishes into the broker, with the message's forwarded properties
+  // (codec.h); the MQTT 5 reason for the acknowledgement.
+  Reason publish_to_channel(std::string_view topic, std::span<const uint8_t> payload, bool retain = false,
+                            std::span<const uint8_t> properties = {});
+  std::span<const uint8_t> forwarded_properties(const Properties& properties);
   void send_pub_response(PacketType type, uint16_t packet_id, Reason reason);
 
   // subscribe.cc
@@ -155,6 +158,9 @@ class MqttSession final : public session::Session {
   bool keeps_retain(const cache::Channel& channel) const;
   bool fits(size_t packet_size);
   bool image_fits(const cache::Channel& channel);
+  // Whether the channel's last message has a Message Expiry Interval (for
+  // every client: a 3.1.1 one is not sent an expired message either).
+  static bool expires(const cache::Channel& channel);
 
   // reliable.cc: PUBLISHes of the client's own (docs/mqtt.md): QoS 1 and 2,
   // subscription identifiers, topic aliases; QoS 0 without them shares one encoding.
@@ -221,6 +227,8 @@ class MqttSession final : public session::Session {
   std::string will_topic_;
   std::vector<uint8_t> will_payload_;
   bool will_retain_ = false;  // its RETAIN flag (seen by Retain As Published subscriptions)
+  std::vector<uint8_t> will_properties_;  // its property block, as received (MQTT 5)
+  uint32_t will_expiry_s_ = 0;            // its Message Expiry Interval; 0: none
   bool connacked_ = false;        // CONNACK sent: an MQTT 5 close may now say why with DISCONNECT
   Reason close_reason_ = Reason::Success;  // set by refuse(); Success = derive it from the close code
   uint32_t client_max_packet_ = 0;  // the client's Maximum Packet Size; 0 = none
@@ -247,6 +255,7 @@ class MqttSession final : public session::Session {
   std::deque<cache::ChannelId> held_order_;
   std::unordered_set<cache::ChannelId> held_;
   std::vector<uint8_t> image_scratch_;  // an image's QoS 0 encoding, before it is rewritten
+  std::vector<uint8_t> forwarded_;  // the properties of the PUBLISH being published (codec.h)
   std::unordered_map<std::string, uint32_t> pattern_refs_;  // broker patterns shared by filters
   bool dollar_filters_ = false;   // some filter can match '$' topics
   bool shared_ = false;           // some subscription is shared

@@ -21,7 +21,8 @@ OutboundWindow::Slot* OutboundWindow::free_slot() {
   return nullptr;
 }
 
-std::span<const uint8_t> OutboundWindow::add(std::span<const uint8_t> qos0, Version v, PublishRewrite r) {
+std::span<const uint8_t> OutboundWindow::add(std::span<const uint8_t> qos0, Version v, PublishRewrite r,
+                                             uint64_t expires_ns) {
   if (full()) return {};
   Slot* slot = free_slot();
   if (slot == nullptr) return {};
@@ -36,6 +37,8 @@ std::span<const uint8_t> OutboundWindow::add(std::span<const uint8_t> qos0, Vers
   slot->message.packet_id = packet_id;
   slot->message.qos = r.qos;
   slot->message.released = false;
+  slot->message.expires_ns = expires_ns;
+  slot->message.expiry_at = expires_ns != 0 ? message_expiry_at(packet, v) : 0;
   ++count_;
   bytes_ += packet.size();
   return packet;
@@ -79,11 +82,28 @@ std::vector<OutboundMessage> OutboundWindow::take() {
   return out;
 }
 
-std::vector<const OutboundMessage*> OutboundWindow::restore(std::vector<OutboundMessage> messages) {
+namespace {
+// False when the message expired while the session waited; otherwise its
+// expiry, if any, is rewritten to what is left.
+bool still_due(OutboundMessage& m, uint64_t now_ns) {
+  if (m.expires_ns == 0 || m.released) return true;
+  const uint32_t left = expiry_left_s(m.expires_ns, now_ns);
+  if (left == 0) return false;
+  if (m.expiry_at != 0 && m.expiry_at + 4 <= m.packet.size()) {  // MQTT 5: the interval it carries
+    uint8_t* value = m.packet.data() + m.expiry_at;
+    value[0] = static_cast<uint8_t>(left >> 24), value[1] = static_cast<uint8_t>(left >> 16);
+    value[2] = static_cast<uint8_t>(left >> 8), value[3] = static_cast<uint8_t>(left);
+  }
+  return true;
+}
+}  // namespace
+
+std::vector<const OutboundMessage*> OutboundWindow::restore(std::vector<OutboundMessage> messages, uint64_t now_ns) {
   if (slots_.empty()) slots_.resize(kMaxInflight);
   std::vector<const OutboundMessage*> restored;
   for (OutboundMessage& m : messages) {
     if (m.packet_id == 0 || m.packet_id > slots_.size() || slots_[m.packet_id - 1].used) continue;
+    if (!still_due(m, now_ns)) continue;
     Slot& slot = slots_[m.packet_id - 1];
     if (!m.released) mark_dup(m.packet);  // 3.3.1.1: a redelivered PUBLISH says so
     slot.used = true;

@@ -33,8 +33,8 @@ class OutboundWindow {
   size_t in_flight() const { return count_; }
   // Stores the QoS 0 PUBLISH `qos0` rewritten as `r` says (QoS 1 or 2) with
   // a free packet id; the bytes to send, valid until the slot is
-  // acknowledged. Empty when full.
-  std::span<const uint8_t> add(std::span<const uint8_t> qos0, Version v, PublishRewrite r);
+  // acknowledged. Empty when full. `expires_ns`: its Message Expiry deadline (0: none).
+  std::span<const uint8_t> add(std::span<const uint8_t> qos0, Version v, PublishRewrite r, uint64_t expires_ns = 0);
 
   enum class Ack {
     Done,         // the message is complete, its slot free
@@ -47,8 +47,11 @@ class OutboundWindow {
   // Everything in flight, in the order first sent (for the stored session); empties the window.
   std::vector<OutboundMessage> take();
   // A resumed session's messages, back in their slots; returns them, in
-  // order, to be resent (valid until acknowledged).
-  std::vector<const OutboundMessage*> restore(std::vector<OutboundMessage> messages);
+  // order, to be resent (valid until acknowledged). A PUBLISH whose Message
+  // Expiry Interval has passed at now_ns is dropped [MQTT-3.3.2-5]; the
+  // others carry what is left of it [MQTT-3.3.2-6]. (A PUBREL is resent
+  // whatever the expiry: its message was delivered.)
+  std::vector<const OutboundMessage*> restore(std::vector<OutboundMessage> messages, uint64_t now_ns);
 
  private:
   struct Slot {

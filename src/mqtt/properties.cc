@@ -1,5 +1,7 @@
 // MQTT 5 properties (section 2.2.2): which packet may carry which, their
 // types, and the values the specification forbids.
+#include <cstring>
+
 #include "mqtt/codec.h"
 #include "mqtt/reader.h"
 
@@ -119,7 +121,35 @@ void store(Reader& r, uint8_t id, const Value& v, Properties& out) {
   }
 }
 
+// The properties a PUBLISH (or a Will) carries on to subscribers (codec.h):
+// all it may carry but Topic Alias (the publisher's), Message Expiry Interval
+// (sent anew) and Will Delay Interval (the Will's, for the broker).
+bool forwarded(uint32_t id) { return id != 0x23 && id != 0x02 && id != 0x18; }
+
 }  // namespace
+
+size_t forwarded_max(const Properties& p) { return kForwardedHead + p.raw.size(); }
+
+size_t encode_forwarded(std::span<uint8_t> out, const Properties& p, uint64_t now_ns) {
+  if (out.size() < forwarded_max(p)) return 0;
+  const uint64_t deadline = p.message_expiry == 0 ? 0 : now_ns + uint64_t{p.message_expiry} * 1'000'000'000ull;
+  std::memcpy(out.data(), &deadline, sizeof deadline);
+  size_t used = kForwardedHead;
+  // The block was validated by read_properties: each property is copied whole, as received.
+  Reader props(p.raw);
+  while (!props.failed() && !props.empty()) {
+    const size_t start = p.raw.size() - props.remaining();
+    const uint32_t id = props.varint();
+    const Spec* spec = find_spec(id);
+    if (spec == nullptr) break;
+    read_value(props, spec->type);
+    const size_t end = p.raw.size() - props.remaining();
+    if (props.failed() || !forwarded(id)) continue;
+    std::memcpy(out.data() + used, p.raw.data() + start, end - start);
+    used += end - start;
+  }
+  return used == kForwardedHead && deadline == 0 ? 0 : used;
+}
 
 void read_properties(Reader& r, PropertyContext context, Properties& out) {
   const uint32_t length = r.varint();

@@ -5,6 +5,7 @@
 // A), so a resent PUBLISH with that id is not published twice.
 #include <algorithm>
 
+#include "base/clock.h"
 #include "base/log.h"
 #include "mqtt/mqtt_session.h"
 #include "mqtt/reader.h"
@@ -39,7 +40,7 @@ void MqttSession::handle_publish(const Packet& packet) {
   if (msg.properties.payload_format == 1 && !valid_utf8(msg.payload)) {
     reason = Reason::PayloadFormatInvalid;  // 3.3.2.3.2: the server may check it
   } else {
-    reason = publish_to_channel(topic, msg.payload, msg.retain);
+    reason = publish_to_channel(topic, msg.payload, msg.retain, forwarded_properties(msg.properties));
   }
   if (reason != Reason::Success && !publish_refused_logged_) {
     publish_refused_logged_ = true;
@@ -76,7 +77,18 @@ bool MqttSession::resolve_topic(const Publish& msg, std::string_view& topic) {
   return true;
 }
 
-Reason MqttSession::publish_to_channel(std::string_view topic, std::span<const uint8_t> payload, bool retain) {
+// What of the PUBLISH's properties travels on with the message (codec.h),
+// built in a buffer the connection keeps: no allocation per message once
+// the largest was seen. Empty for 3.1.1 and for a PUBLISH without them.
+std::span<const uint8_t> MqttSession::forwarded_properties(const Properties& properties) {
+  if (version_ != Version::V5 || properties.raw.empty()) return {};
+  forwarded_.resize(forwarded_max(properties));
+  forwarded_.resize(encode_forwarded(forwarded_, properties, monotonic_ns()));
+  return forwarded_;
+}
+
+Reason MqttSession::publish_to_channel(std::string_view topic, std::span<const uint8_t> payload, bool retain,
+                                       std::span<const uint8_t> properties) {
   if (!permitted(Access::Publish, topic)) return Reason::NotAuthorized;
   // Delivered native frames are longer than the payload: keep them within max_frame.
   if (payload.size() + wire::kImageFixedSize + topic.size() > env().config.limits.max_frame) {
@@ -100,8 +112,9 @@ Reason MqttSession::publish_to_channel(std::string_view topic, std::span<const u
     channels_.emplace(std::string(topic), id);
   }
   // Its origin, for No Local and Retain As Published: the token crosses the
-  // tiers only when this client must recognise its own messages.
-  const broker::MessageOrigin origin{this, no_local_ ? token : 0, 0, retain};
+  // tiers only when this client must recognise its own messages; and its
+  // properties, for MQTT 5 subscribers and the retained message.
+  const broker::MessageOrigin origin{this, no_local_ ? token : 0, 0, retain, properties};
   broker::Outcome outcome = env().router.publish(id, payload, /*image=*/true, fields::Checked::No, origin);
   return outcome.ok() ? Reason::Success : reason_for(outcome);
 }

@@ -14,6 +14,7 @@
 // channel and sends its latest value when a slot frees, drop discards and
 // counts, disconnect closes with 0x97. Nothing waits for an acknowledgement
 // upstream: a publisher never sees a slow subscriber.
+#include "base/clock.h"
 #include "mqtt/mqtt_session.h"
 
 namespace tw::mqtt {
@@ -64,7 +65,9 @@ void MqttSession::send_own(const cache::Channel& channel, std::span<const uint8_
   }
   // QoS 1 and 2 carry their topic: they may be resent after a reconnect,
   // where aliases start again [MQTT-3.3.2-7].
-  if (qos > 0) return output().queue_ref(outbound_.add(qos0, version_, r));  // the slot outlives the flush
+  if (qos > 0) {  // the slot outlives the flush; an expiry goes with it, for a resend
+    return output().queue_ref(outbound_.add(qos0, version_, r, forwarded_deadline(channel.properties)));
+  }
   if (outbound_alias_max_ != 0) outbound_alias(channel.topic, r);
   rewrite_scratch_.resize(rewritten_publish_max(qos0.size(), r));
   rewrite_scratch_.resize(rewrite_publish(rewrite_scratch_, qos0, version_, r));
@@ -125,7 +128,7 @@ void MqttSession::handle_outbound_ack(const PubResponse& msg) {
 }
 
 void MqttSession::redeliver(std::vector<OutboundMessage> messages) {
-  for (const OutboundMessage* m : outbound_.restore(std::move(messages))) {
+  for (const OutboundMessage* m : outbound_.restore(std::move(messages), monotonic_ns())) {
     if (m->released) {
       send_pub_response(PacketType::Pubrel, m->packet_id, Reason::Success);
     } else {

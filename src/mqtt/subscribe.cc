@@ -172,6 +172,8 @@ bool MqttSession::fits(size_t packet_size) {
   return false;
 }
 
+bool MqttSession::expires(const cache::Channel& channel) { return forwarded_deadline(channel.properties) != 0; }
+
 bool MqttSession::image_fits(const cache::Channel& channel) {
   return client_max_packet_ == 0 || fits(MqttEncoder::instance(version_).image_max(channel));
 }
@@ -226,6 +228,9 @@ void MqttSession::send_delivery(const broker::Delivery& delivery) {
   // Only an opaque channel's messages can carry RETAIN (MQTT publishes), and
   // such a message is the channel's image: sent as a retained image.
   if (keeps_retain(delivery.channel)) return send_prior_image(delivery.channel, delivery.policy);
+  // A message that waited its whole Message Expiry Interval in the broker
+  // (a congested link) encodes to nothing: it is not sent [MQTT-3.3.2-5].
+  if (expires(delivery.channel) && delivery.frames.get(MqttEncoder::instance(version_)).empty()) return;
   if (const uint8_t qos = delivery_qos(delivery.channel); own_publish(qos)) {
     if (closing()) return;
     account_delivery(false);

@@ -42,6 +42,7 @@ AccessPoint::~AccessPoint() { io::close_fd(spare_fd_); }
 
 void AccessPoint::attach_gateways(cache::ChannelDirectory& directory, std::vector<Link*> links,
                                   std::vector<Waker*> wakers) {
+  pending_origins_.resize(links.size());
   uplink_ = std::make_unique<Uplink>(directory, std::move(links), std::move(wakers));
   router_.attach_upstream(uplink_.get());
 }

@@ -12,6 +12,7 @@
 #include <mutex>
 #include <string>
 #include <unordered_map>
+#include <utility>
 #include <vector>
 
 #include "broker/counters.h"
@@ -114,10 +115,11 @@ class AccessPoint final {
   bool take_handoffs();
   bool drain_gateways();
   bool has_cross_thread_input();
-  void handle(const Record& r);
+  void handle(uint32_t gateway, const Record& r);
   void settled(uint32_t gateway, const Record& r);
-  void handle_stream(std::span<const uint8_t> bytes);
-  void handle_stream_frame(const wire::Frame& frame, std::span<const uint8_t> bytes);
+  void hold_origin(uint32_t gateway, const Record& r);
+  void handle_stream(uint32_t gateway, std::span<const uint8_t> bytes);
+  void handle_stream_frame(uint32_t gateway, const wire::Frame& frame, std::span<const uint8_t> bytes);
   void answer_snapshot(session::Session& session, const Record& r);
   // A REQUEST, RELEASE or CHANNEL_INFO a gateway encoded for one connection, decoded for its session.
   void forward(session::Session& session, std::span<const uint8_t> frame);
@@ -155,8 +157,17 @@ class AccessPoint final {
   uint32_t next_token_ = 1;
   std::unordered_map<uint32_t, std::unique_ptr<session::Session>> sessions_;  // by token
   std::vector<session::Session*> closing_;  // the reap's working copy of loop_.closing
-  // The origin an Op::Origin record gave the next IMAGE or UPDATE frame (MQTT).
-  broker::MessageOrigin pending_origin_;
+  // The origin an Op::Origin record gave the next IMAGE or UPDATE frame
+  // (MQTT), per gateway: frames of two gateways interleave here, and the
+  // frame can come in a later turn than its Origin record (the gateway
+  // commits its Stream batch after it), when the ring space of the record
+  // is released: its properties are copied (a buffer that keeps its capacity).
+  struct PendingOrigin {
+    broker::MessageOrigin origin;
+    std::vector<uint8_t> properties;
+  };
+  std::vector<PendingOrigin> pending_origins_;  // by gateway
+  broker::MessageOrigin take_origin(uint32_t gateway) { return std::exchange(pending_origins_[gateway].origin, {}); }
   bool pacing_ready_ = false;
   static constexpr size_t kTrimAfterReaped = 1024;  // connections closed before freed memory is returned
   size_t reaped_since_trim_ = 0;

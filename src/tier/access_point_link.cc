@@ -26,7 +26,7 @@ bool AccessPoint::drain_gateways() {
       if (r.op == Op::Settled) {
         settled(g, r);
       } else {
-        handle(r);
+        handle(g, r);
       }
     }
   }
@@ -44,13 +44,17 @@ session::Session* AccessPoint::session_of(uint32_t token) {
   return it == sessions_.end() || it->second->closing() ? nullptr : it->second.get();
 }
 
-void AccessPoint::handle(const Record& r) {
-  if (r.op == Op::Stream) return handle_stream(r.bytes);
+void AccessPoint::hold_origin(uint32_t gateway, const Record& r) {
+  PendingOrigin& pending = pending_origins_[gateway];
+  pending.properties.assign(r.bytes.begin(), r.bytes.end());
+  pending.origin = {r.token != 0 ? session_of(r.token) : nullptr, r.token, 0, (r.flags & kFlagRetain) != 0,
+                    pending.properties};
+}
+
+void AccessPoint::handle(uint32_t gateway, const Record& r) {
+  if (r.op == Op::Stream) return handle_stream(gateway, r.bytes);
   if (r.op == Op::Forget) return router_.mirror_forget(r.id);
-  if (r.op == Op::Origin) {
-    pending_origin_ = {r.token != 0 ? session_of(r.token) : nullptr, r.token, 0, (r.flags & kFlagRetain) != 0};
-    return;
-  }
+  if (r.op == Op::Origin) return hold_origin(gateway, r);
   session::Session* session = session_of(r.token);
   if (!session) return;  // it closed while the gateway answered
   switch (r.op) {
@@ -65,15 +69,15 @@ void AccessPoint::handle(const Record& r) {
 }
 
 // A Stream record holds one or more frames, back to back.
-void AccessPoint::handle_stream(std::span<const uint8_t> bytes) {
+void AccessPoint::handle_stream(uint32_t gateway, std::span<const uint8_t> bytes) {
   wire::Frame frame;
   while (wire::split_frame(bytes, ~uint32_t{0}, frame) == wire::SplitResult::Frame) {
-    handle_stream_frame(frame, bytes.first(frame.size));
+    handle_stream_frame(gateway, frame, bytes.first(frame.size));
     bytes = bytes.subspan(frame.size);
   }
 }
 
-void AccessPoint::handle_stream_frame(const wire::Frame& frame, std::span<const uint8_t> bytes) {
+void AccessPoint::handle_stream_frame(uint32_t gateway, const wire::Frame& frame, std::span<const uint8_t> bytes) {
   switch (frame.type) {
     case wire::MsgType::Channel: {
       wire::ChannelIntro m;
@@ -84,14 +88,14 @@ void AccessPoint::handle_stream_frame(const wire::Frame& frame, std::span<const 
       wire::Image m;
       if (wire::decode(frame, m)) {
         router_.mirror_message(m.channel_id, m.seq, m.payload, bytes, true, m.request_id == kPriorImage,
-                               std::exchange(pending_origin_, {}));
+                               take_origin(gateway));
       }
       return;
     }
     case wire::MsgType::Update: {
       wire::Update m;
       if (wire::decode(frame, m)) {
-        router_.mirror_message(m.channel_id, m.seq, m.payload, bytes, false, false, std::exchange(pending_origin_, {}));
+        router_.mirror_message(m.channel_id, m.seq, m.payload, bytes, false, false, take_origin(gateway));
       }
       return;
     }

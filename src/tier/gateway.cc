@@ -59,11 +59,11 @@ class RemoteOutlet final : public broker::Outlet {
   }
   void send_stream_image(const cache::Channel& ch, broker::SlowPolicy) override {
     introduce(ch);
-    pass_origin();
+    pass_origin(ch);
     stream(encode_image(ch, s_.subscribing ? kPriorImage : 0));
   }
   void send_delivery(const broker::Delivery& d) override {
-    pass_origin();
+    pass_origin(d.channel);
     stream(d.frames.get(native::NativeEncoder::instance()));
   }
   void send_status(const cache::Channel& ch, wire::ChannelState state, wire::Code code, std::string_view text,
@@ -121,15 +121,19 @@ class RemoteOutlet final : public broker::Outlet {
 
  private:
   // An MQTT message's origin goes before its frame, as a record of its own:
-  // the publisher's token only to the access point it came from, RETAIN to
-  // all. Other messages have none: one comparison.
-  void pass_origin() {
+  // the publisher's token only to the access point it came from, RETAIN and
+  // the MQTT 5 properties to all. The properties are the channel's: the
+  // message being fanned out is its last value, and an image sent as a
+  // subscription arrives (the retained message) carries the last value's.
+  // Other messages have none: two comparisons.
+  void pass_origin(const cache::Channel& ch) {
     const broker::MessageOrigin& o = *s_.origin;
     const uint32_t token = o.access_point == s_.access_point ? o.token : 0;
-    if (token == 0 && !o.retain) return;
+    if (token == 0 && !o.retain && ch.properties.empty()) return;
     Record r{Op::Origin};
     r.token = token;
     r.flags = o.retain ? kFlagRetain : 0;
+    r.bytes = ch.properties;
     push(r);
   }
   void push(const Record& r) {
@@ -271,9 +275,14 @@ void Gateway::Port::handle(const Record& r) {
       return;
     }
     case Op::Publish: {
-      const broker::MessageOrigin origin{nullptr, r.token, static_cast<uint32_t>(shared_.access_point),
-                                         (r.flags & kFlagRetain) != 0};
-      router_.publish(r.id, r.bytes, image, checked, origin);
+      broker::MessageOrigin origin{nullptr, r.token, static_cast<uint32_t>(shared_.access_point),
+                                   (r.flags & kFlagRetain) != 0};
+      std::span<const uint8_t> payload = r.bytes;
+      if ((r.flags & kFlagProperties) != 0 && r.arg <= payload.size()) {
+        origin.properties = payload.first(r.arg);
+        payload = payload.subspan(r.arg);
+      }
+      router_.publish(r.id, payload, image, checked, origin);
       return;
     }
     case Op::Provide: {

@@ -31,11 +31,13 @@ void put_text(uint8_t* p, std::string_view text) {
 // Header: op u8, flags u8, state u8, pad u8, code u16, len_a u16, len_b u16,
 // pad u16, token u32, id u32, arg u32; then a, NUL, b, NUL, bytes.
 size_t record_head_size(const Record& r) { return kRecordHeader + r.a.size() + 1 + r.b.size() + 1; }
-size_t record_size(const Record& r) { return record_head_size(r) + r.bytes.size(); }
+size_t record_size(const Record& r) { return record_head_size(r) + r.prefix.size() + r.bytes.size(); }
 
 void write_record(std::span<uint8_t> out, const Record& r) {
-  write_record_head(out, r, r.bytes.size());
-  if (!r.bytes.empty()) std::memcpy(out.data() + record_head_size(r), r.bytes.data(), r.bytes.size());
+  write_record_head(out, r, r.prefix.size() + r.bytes.size());
+  uint8_t* p = out.data() + record_head_size(r);
+  if (!r.prefix.empty()) std::memcpy(p, r.prefix.data(), r.prefix.size());
+  if (!r.bytes.empty()) std::memcpy(p + r.prefix.size(), r.bytes.data(), r.bytes.size());
 }
 
 void write_record_head(std::span<uint8_t> out, const Record& r, size_t) {

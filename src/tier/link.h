@@ -21,7 +21,8 @@ enum class Op : uint8_t {
   Interest = 1,      // a = pattern (first local subscription)
   Uninterest,        // a = pattern (last local subscription gone)
   Advertise,         // id, a = topic, flags = kind
-  Publish,           // id, token = publisher (0: none given), flags = image | validated | retain, bytes = payload
+  Publish,           // id, token = publisher (0: none given), flags = image | validated | retain | properties,
+                     // bytes = payload; with kFlagProperties: arg = their size, bytes = properties + payload
   Provide,           // token, a = service, b = pattern, bytes = connection name
   Withdraw,          // token, a = service
   ProviderPublish,   // token, id, flags = image, bytes = payload
@@ -39,8 +40,9 @@ enum class Op : uint8_t {
   Done,              // token, arg = request id, code, a = detail: this gateway's answer is complete
   Forget,            // id: the gateway freed the channel; the mirror drops its copy
   ListPage,          // token, arg = request id, id = next channel id, flags = 1 when this gateway has no more
-  Origin,            // token = publisher on this access point (0: another), flags = retain: of the next
-                     // IMAGE or UPDATE frame in the Stream records (MQTT only: No Local, Retain As Published)
+  Origin,            // token = publisher on this access point (0: another), flags = retain, bytes = the
+                     // message's MQTT 5 properties: of the next IMAGE or UPDATE frame in the Stream records
+                     // (MQTT only: No Local, Retain As Published, properties)
   Settled,           // token, arg, id as the Settle: every record before it has been applied
 };
 
@@ -54,12 +56,18 @@ struct Record {
   uint32_t arg = 0;
   std::string_view a, b;  // NUL-terminated in the ring, so detail texts can be passed on as C strings
   std::span<const uint8_t> bytes;
+  // Written just before `bytes`, so that two parts need no copy into one;
+  // the reader sees them joined, in `bytes`.
+  std::span<const uint8_t> prefix;
 };
 
 // Record::flags of Publish and ProviderPublish records.
 inline constexpr uint8_t kFlagImage = 1;      // the payload replaces the image
 inline constexpr uint8_t kFlagValidated = 2;  // the access point validated its field list
 inline constexpr uint8_t kFlagRetain = 4;     // Publish, Origin: an MQTT PUBLISH with RETAIN 1
+// Publish: the bytes start with the message's MQTT 5 properties (the
+// "forwarded" string of mqtt/codec.h), `arg` bytes of them.
+inline constexpr uint8_t kFlagProperties = 8;
 
 // request_id of a stream IMAGE a gateway sends while a subscription reaches
 // it (Op::Interest): the channel's state predates the subscription (MQTT:

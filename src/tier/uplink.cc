@@ -126,6 +126,11 @@ broker::Outcome Uplink::publish(cache::ChannelId id, std::span<const uint8_t> pa
   r.flags = (image ? kFlagImage : 0) | (field_list ? kFlagValidated : 0) | (origin.retain ? kFlagRetain : 0);
   r.token = origin.token;  // the publishing connection, when it must recognise its own messages
   r.bytes = payload;
+  if (!origin.properties.empty()) {
+    r.flags |= kFlagProperties;
+    r.arg = static_cast<uint32_t>(origin.properties.size());
+    r.prefix = origin.properties;  // written before the payload, no copy of their own
+  }
   send(directory_.shard_of(id), r);
   return {};
 }

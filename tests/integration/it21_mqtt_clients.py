@@ -10,10 +10,22 @@ broker behaved, 1 (with the reason) otherwise; every wait is bounded.
   malformed PORT      raw MQTT 5 bytes: a QoS 3 PUBLISH gets DISCONNECT 0x81
   resume PORT         paho 3.1.1 with Clean Session 0: the session and its
                       subscription come back on reconnect (Session Present)
+  props PORT          paho 5 publishes with user properties, content type,
+                      response topic, correlation data, payload format and
+                      expiry: a paho 5 subscriber gets them all, a 3.1.1 one
+                      the message alone; a retained value with properties
+                      reaches a later subscriber with them, its expiry less
+                      the seconds it waited
+  request PORT        paho 5 request/response: the responder answers on the
+                      request's Response Topic with its Correlation Data
+  expired PORT        a retained value with a 1 s expiry, 2 s later: a new
+                      subscriber (5 and 3.1.1) is not sent it
 """
+import queue
 import socket
 import sys
 import threading
+import time
 
 TIMEOUT_S = 5
 
@@ -118,6 +130,142 @@ def resume(port):
         again.loop_stop()
 
 
+class Paho:
+    """A connected paho client whose messages queue up; every wait bounded."""
+
+    def __init__(self, port, client_id, version="5"):
+        import paho.mqtt.client as mqtt
+        self.client = mqtt.Client(client_id=client_id,
+                                  protocol=mqtt.MQTTv5 if version == "5" else mqtt.MQTTv311)
+        self.messages = queue.Queue()
+        self.connected, self.subscribed = threading.Event(), threading.Event()
+        self.client.on_connect = lambda *a: self.connected.set()
+        self.client.on_subscribe = lambda *a: self.subscribed.set()
+        self.client.on_message = lambda _c, _u, msg: self.messages.put(msg)
+        self.client.connect("127.0.0.1", int(port), keepalive=10)
+        self.client.loop_start()
+        if not self.connected.wait(TIMEOUT_S):
+            fail(client_id + ": no CONNACK")
+
+    def subscribe(self, topic, qos=1):
+        self.subscribed.clear()
+        self.client.subscribe(topic, qos=qos)
+        if not self.subscribed.wait(TIMEOUT_S):
+            fail("no SUBACK for " + topic)
+
+    def publish(self, topic, payload, props=None, retain=False):
+        info = self.client.publish(topic, payload, qos=1, retain=retain, properties=props)
+        info.wait_for_publish(TIMEOUT_S)
+        if not info.is_published():
+            fail("no PUBACK for " + topic)
+
+    def next(self, what):
+        try:
+            return self.messages.get(timeout=TIMEOUT_S)
+        except queue.Empty:
+            fail("no message: " + what)
+
+    def close(self):
+        self.client.disconnect()
+        self.client.loop_stop()
+
+
+def publish_properties(**values):
+    from paho.mqtt.packettypes import PacketTypes
+    from paho.mqtt.properties import Properties
+    props = Properties(PacketTypes.PUBLISH)
+    for name, value in values.items():
+        setattr(props, name, value)
+    return props
+
+
+USER = [("a", "1"), ("b", "2"), ("a", "3")]  # order and repeats kept [MQTT-3.3.2-18]
+
+
+def check_properties(msg, expiry_range, what):
+    p = msg.properties
+    got = {name: getattr(p, name, None) for name in
+           ("UserProperty", "ContentType", "ResponseTopic", "CorrelationData", "PayloadFormatIndicator")}
+    want = {"UserProperty": USER, "ContentType": "text/plain", "ResponseTopic": "it21/props/reply",
+            "CorrelationData": b"\x00\x01corr", "PayloadFormatIndicator": 1}
+    if got != want:
+        fail("%s: properties %r, expected %r" % (what, got, want))
+    expiry = getattr(p, "MessageExpiryInterval", None)
+    if expiry is None or not expiry_range[0] <= expiry <= expiry_range[1]:
+        fail("%s: Message Expiry Interval %r, expected %r" % (what, expiry, expiry_range))
+
+
+def props(port):
+    sub5, sub311 = Paho(port, "it21-props-5"), Paho(port, "it21-props-311", "311")
+    sub5.subscribe("it21/props/live")
+    sub311.subscribe("it21/props/live")
+    pub = Paho(port, "it21-props-pub")
+    fields = dict(UserProperty=USER, ContentType="text/plain", ResponseTopic="it21/props/reply",
+                  CorrelationData=b"\x00\x01corr", PayloadFormatIndicator=1)
+    pub.publish("it21/props/live", b"hello", publish_properties(MessageExpiryInterval=60, **fields))
+    live = sub5.next("live, 5")
+    if live.payload != b"hello" or live.retain:
+        fail("live message %r retain %r" % (live.payload, live.retain))
+    check_properties(live, (59, 60), "live")
+    old = sub311.next("live, 3.1.1")
+    if old.payload != b"hello" or getattr(old, "properties", None) is not None:
+        fail("3.1.1 message %r with %r" % (old.payload, getattr(old, "properties", None)))
+    # The retained message: the last value, kept with its properties; its
+    # expiry counts the whole seconds it waited in the broker.
+    pub.publish("it21/props/kept", b"kept", publish_properties(MessageExpiryInterval=10, **fields), retain=True)
+    time.sleep(2.2)
+    late = Paho(port, "it21-props-late")
+    late.subscribe("it21/props/kept")
+    kept = late.next("retained")
+    if kept.payload != b"kept" or not kept.retain:
+        fail("retained message %r retain %r" % (kept.payload, kept.retain))
+    check_properties(kept, (7, 8), "retained")
+    for c in (sub5, sub311, pub, late):
+        c.close()
+    print("ok props")
+
+
+def request(port):
+    responder = Paho(port, "it21-rr-responder")
+
+    def answer(_c, _u, msg):
+        p = msg.properties
+        reply = publish_properties(CorrelationData=getattr(p, "CorrelationData", b""))
+        responder.client.publish(getattr(p, "ResponseTopic", "it21/rr/lost"), b"answer to " + msg.payload,
+                                 qos=1, properties=reply)
+
+    responder.client.on_message = answer
+    responder.subscribe("it21/rr/request")
+    requester = Paho(port, "it21-rr-requester")
+    requester.subscribe("it21/rr/reply/requester")
+    requester.publish("it21/rr/request", b"q1",
+                      publish_properties(ResponseTopic="it21/rr/reply/requester", CorrelationData=b"id-42"))
+    reply = requester.next("response")
+    got = (reply.topic, reply.payload, getattr(reply.properties, "CorrelationData", None))
+    if got != ("it21/rr/reply/requester", b"answer to q1", b"id-42"):
+        fail("response %r" % (got,))
+    responder.close()
+    requester.close()
+    print("ok request")
+
+
+def expired(port):
+    pub = Paho(port, "it21-exp-pub")
+    pub.publish("it21/exp/v", b"stale", publish_properties(MessageExpiryInterval=1), retain=True)
+    time.sleep(2)
+    subs = [Paho(port, "it21-exp-5"), Paho(port, "it21-exp-311", "311")]
+    for sub in subs:
+        sub.subscribe("it21/exp/#")
+    pub.publish("it21/exp/fence", b"fence")  # an expired retained value would come before it
+    for sub in subs:
+        first = sub.next("the fence")
+        if first.topic != "it21/exp/fence":
+            fail("got %s %r before the fence" % (first.topic, first.payload))
+        sub.close()
+    pub.close()
+    print("ok expired")
+
+
 def mqtt_str(s):
     b = s.encode()
     return bytes([len(b) >> 8, len(b) & 0xFF]) + b
@@ -218,5 +366,7 @@ if __name__ == "__main__":
         malformed(sys.argv[2])
     elif mode == "resume":
         resume(sys.argv[2])
+    elif mode in ("props", "request", "expired"):
+        globals()[mode](sys.argv[2])
     else:
         fail("unknown mode " + mode)

@@ -3,7 +3,8 @@
 // installed by scripts/deps.sh. Each test starts its broker with an MQTT
 // listener and checks one behaviour end to end: native to MQTT and back, the
 // last-value cache as retained messages, the Will, the QoS 1 and 2 flows,
-// a malformed packet closing that client alone, and MQTT over TLS. Every client process is
+// a malformed packet closing that client alone, MQTT over TLS, and MQTT 5
+// message properties (live, retained, expiry, request/response). Every client process is
 // bounded (-C/-W, timeouts) and stopped by the test.
 #include <signal.h>
 #include <unistd.h>
@@ -133,6 +134,31 @@ TEST_F(MqttInterop, ACleanSession0SessionIsResumedWithItsSubscription) {
   auto run = python({"resume"});
   EXPECT_TRUE(run.status.clean()) << run.out << run.err;
   EXPECT_NE(run.out.find("ok resume"), std::string::npos) << run.out << run.err;
+}
+
+// MQTT 5 message properties (docs/mqtt.md, "Message properties"), paho to
+// paho: live to MQTT 5 (and the message alone to 3.1.1), with the retained
+// message and its expiry less the seconds it waited, and a native
+// subscriber's frames unchanged.
+TEST_F(MqttInterop, Mqtt5PropertiesReachMqtt5SubscribersLiveAndWithTheRetainedMessage) {
+  auto run = python({"props"});
+  EXPECT_TRUE(run.status.clean()) << run.out << run.err;
+  EXPECT_NE(run.out.find("ok props"), std::string::npos) << run.out << run.err;
+  RawClient native;
+  ASSERT_TRUE(open_client(native, broker_->port(), "it21-props-native"));
+  EXPECT_EQ(subscribe_for_image(native, 1, "it21/props/live", kWaitMs), "hello");
+}
+
+TEST_F(MqttInterop, ARequestGetsItsResponseOnItsResponseTopicWithItsCorrelationData) {
+  auto run = python({"request"});
+  EXPECT_TRUE(run.status.clean()) << run.out << run.err;
+  EXPECT_NE(run.out.find("ok request"), std::string::npos) << run.out << run.err;
+}
+
+TEST_F(MqttInterop, ARetainedValueWhoseExpiryPassedIsNotSent) {
+  auto run = python({"expired"});
+  EXPECT_TRUE(run.status.clean()) << run.out << run.err;
+  EXPECT_NE(run.out.find("ok expired"), std::string::npos) << run.out << run.err;
 }
 
 TEST_F(MqttInterop, AMalformedPacketDisconnectsThatClientAlone) {

@@ -166,5 +166,119 @@ TEST(MqttEncode, ARewriteRefusesWhatIsNotASharedQos0Publish) {
             0u);  // too small
 }
 
+
+// ---- the properties a PUBLISH carries on to subscribers (codec.h, "forwarded")
+
+// A client's MQTT 5 QoS 0 PUBLISH of "hi" on a/b with these properties (their length included).
+Publish client_publish(Bytes& storage, const Bytes& props) {
+  storage = {0x30};
+  Bytes body = {0, 3, 'a', '/', 'b'};
+  body.insert(body.end(), props.begin(), props.end());
+  body.insert(body.end(), {'h', 'i'});
+  storage.push_back(static_cast<uint8_t>(body.size()));
+  storage.insert(storage.end(), body.begin(), body.end());
+  return decoded_publish(storage, Version::V5);
+}
+
+// Topic Alias 1, User Property (k, v), Message Expiry 10 s, Content Type "t", User Property (k, w),
+// Response Topic "r", Correlation Data {7}, Payload Format Indicator 1.
+const Bytes kClientProps = {36,   0x23, 0, 1, 0x26, 0, 1,   'k', 0, 1, 'v', 0x02, 0,   0, 0,   10, 0x03, 0, 1, 't',
+                            0x26, 0,    1, 'k', 0,  1, 'w', 0x08, 0, 1, 'r', 0x09, 0, 1, 7, 0x01, 1};
+const Bytes kForwardedProps = {0x26, 0, 1, 'k', 0, 1, 'v', 0x03, 0, 1, 't', 0x26, 0, 1, 'k', 0, 1, 'w',
+                               0x08, 0, 1, 'r', 0x09, 0, 1, 7,   0x01, 1};
+constexpr uint64_t kSecond = 1'000'000'000;
+
+Bytes forwarded_of(const Publish& msg, uint64_t now_ns) {
+  Bytes out(forwarded_max(msg.properties));
+  out.resize(encode_forwarded(out, msg.properties, now_ns));
+  return out;
+}
+
+TEST(MqttForwarded, KeepsAllButTheTopicAliasAndTheExpiryInTheOrderReceived) {
+  Bytes storage;
+  const Publish msg = client_publish(storage, kClientProps);
+  const Bytes f = forwarded_of(msg, 5 * kSecond);
+  ASSERT_EQ(f.size(), kForwardedHead + kForwardedProps.size());
+  EXPECT_EQ(forwarded_deadline(f), 15 * kSecond);
+  EXPECT_EQ(Bytes(f.begin() + kForwardedHead, f.end()), kForwardedProps);
+}
+
+TEST(MqttForwarded, NothingToForwardIsEmptyAndAnExpiryOf0IsNone) {
+  Bytes storage;
+  EXPECT_TRUE(forwarded_of(client_publish(storage, {3, 0x23, 0, 1}), kSecond).empty());
+  EXPECT_FALSE(forwarded_expired(Bytes{}, 99 * kSecond));  // no expiry: never expired
+  EXPECT_TRUE(forwarded_of(client_publish(storage, {5, 0x02, 0, 0, 0, 0}), kSecond).empty());
+  const Bytes expiry_only = forwarded_of(client_publish(storage, {5, 0x02, 0, 0, 0, 1}), kSecond);
+  EXPECT_EQ(expiry_only.size(), kForwardedHead);
+  EXPECT_EQ(forwarded_deadline(expiry_only), 2 * kSecond);
+}
+
+TEST(MqttForwarded, TheExpirySentIsTheReceivedOneLessTheWholeSecondsWaited) {
+  EXPECT_EQ(expiry_left_s(15 * kSecond, 5 * kSecond), 10u);
+  EXPECT_EQ(expiry_left_s(15 * kSecond, 7 * kSecond + kSecond / 2), 8u);  // 2.5 s waited: 10 - 2
+  EXPECT_EQ(expiry_left_s(15 * kSecond, 15 * kSecond - 1), 1u);
+  EXPECT_EQ(expiry_left_s(15 * kSecond, 15 * kSecond), 0u);
+}
+
+// The broker's PUBLISH to an MQTT 5 subscriber carries them: the expiry
+// first, as of the time it is encoded, then the rest as received. It
+// decodes with the broker's own decoder (a client may send all of these).
+Bytes broker_publish(Version v, std::span<const uint8_t> forwarded, uint64_t now_ns, uint8_t qos = 0) {
+  Bytes out(publish_header_size(v, "a/b", qos, 2, forwarded) + 2);
+  const size_t head = encode_publish_header(out, v, "a/b", qos, false, qos ? 9 : 0, 2, forwarded, now_ns);
+  if (head == 0) return {};
+  EXPECT_EQ(head + 2, out.size());
+  out[head] = 'h', out[head + 1] = 'i';
+  return out;
+}
+
+TEST(MqttForwarded, AnMqtt5PublishCarriesThemWithWhatIsLeftOfTheExpiry) {
+  Bytes storage;
+  const Bytes f = forwarded_of(client_publish(storage, kClientProps), 5 * kSecond);
+  const Bytes b = broker_publish(Version::V5, f, 7 * kSecond + kSecond / 2);
+  ASSERT_FALSE(b.empty());
+  const Publish back = decoded_publish(b, Version::V5);
+  EXPECT_EQ(back.topic, "a/b");
+  EXPECT_EQ(back.properties.message_expiry, 8u);
+  EXPECT_EQ(back.properties.response_topic, "r");
+  EXPECT_EQ(Bytes(back.properties.correlation_data.begin(), back.properties.correlation_data.end()), Bytes{7});
+  EXPECT_EQ(back.properties.payload_format, 1);
+  EXPECT_EQ(back.properties.user_properties, 2u);
+  EXPECT_EQ(back.properties.topic_alias, 0);
+  EXPECT_EQ(Bytes(back.properties.raw.begin() + 5, back.properties.raw.end()), kForwardedProps);
+  EXPECT_EQ(std::string(back.payload.begin(), back.payload.end()), "hi");
+}
+
+TEST(MqttForwarded, AnExpiredMessageEncodesToNothingAnd311NeverCarriesThem) {
+  Bytes storage;
+  const Bytes f = forwarded_of(client_publish(storage, kClientProps), 5 * kSecond);
+  EXPECT_TRUE(broker_publish(Version::V5, f, 15 * kSecond).empty());
+  const Bytes v311 = broker_publish(Version::V311, f, 6 * kSecond);
+  EXPECT_EQ(v311, (Bytes{0x30, 7, 0, 3, 'a', '/', 'b', 'h', 'i'}));
+  EXPECT_EQ(publish_header_size(Version::V311, "a/b", 0, 2, f), 7u);
+}
+
+TEST(MqttForwarded, ARewriteKeepsThemFirstAndTheExpiryCanBeFoundForAResend) {
+  Bytes storage;
+  const Bytes f = forwarded_of(client_publish(storage, kClientProps), 5 * kSecond);
+  const Bytes qos0 = broker_publish(Version::V5, f, 5 * kSecond);
+  const uint32_t ids[] = {3};
+  PublishRewrite r;
+  r.qos = 1;
+  r.packet_id = 77;
+  r.subscription_ids = ids;
+  Bytes b = encoded(rewritten_publish_max(qos0.size(), r), [&](auto out) {
+    return rewrite_publish(out, qos0, Version::V5, r);
+  });
+  // 0x32, remaining length, topic, packet id 77, 35 bytes of properties: the message's 33, then identifier 3.
+  ASSERT_GT(b.size(), 12u);
+  EXPECT_EQ(Bytes(b.begin() + 7, b.begin() + 15), (Bytes{0, 77, 35, 0x02, 0, 0, 0, 10}));
+  EXPECT_EQ(Bytes(b.end() - 4, b.end()), (Bytes{0x0B, 3, 'h', 'i'}));
+  const size_t at = message_expiry_at(b, Version::V5);
+  EXPECT_EQ(at, 11u);
+  EXPECT_EQ(message_expiry_at(b, Version::V311), 0u);
+  EXPECT_EQ(message_expiry_at(shared_qos0(Version::V5, "a/b", "x"), Version::V5), 0u);
+}
+
 }  // namespace
 }  // namespace tw::mqtt

@@ -178,5 +178,54 @@ TEST_F(GatewayLink, SnapshotIsReadWhileTheGatewayRuns) {
   EXPECT_GT(seen.loop.turns, 0u);
 }
 
+// MQTT 5 properties (docs/mqtt.md, "Message properties"): a Publish that
+// carries them ahead of its payload gets an Origin record with them before
+// its frame, whose payload is the payload alone; the next message, without
+// them, gets no Origin record.
+TEST_F(GatewayLink, APublishsPropertiesGoBeforeItsFrameInAnOriginRecord) {
+  const auto id = directory_.intern("M/1", wire::PayloadKind::Opaque).id;
+  Record interest{Op::Interest};
+  interest.a = "M/>";
+  send(interest);
+  Record advertise{Op::Advertise};
+  advertise.id = id;
+  advertise.a = "M/1";
+  advertise.flags = static_cast<uint8_t>(wire::PayloadKind::Opaque);
+  send(advertise);
+  const std::vector<uint8_t> props{0, 0, 0, 0, 0, 0, 0, 0, 0x03, 0, 1, 't'}, payload{'p'};
+  Record with{Op::Publish};
+  with.id = id;
+  with.flags = kFlagImage | kFlagProperties;
+  with.arg = static_cast<uint32_t>(props.size());
+  with.prefix = props;
+  with.bytes = payload;
+  send(with);
+  Record without{Op::Publish};
+  without.id = id;
+  without.flags = kFlagImage;
+  without.bytes = payload;
+  send(without);
+  std::vector<std::string> seen;  // "origin <bytes>" and "image <payload>", in order
+  for (auto until = Clock::now() + std::chrono::seconds(20); seen.size() < 3 && Clock::now() < until;) {
+    hand_over();
+    SpscRing& ring = link_.to_access_point.ring();
+    for (auto bytes = ring.read(); !bytes.empty(); bytes = ring.read()) {
+      Record r;
+      if (!read_record(bytes, r)) continue;
+      if (r.op == Op::Origin) seen.push_back("origin " + std::string(r.bytes.begin(), r.bytes.end()));
+      wire::Frame f;
+      for (auto rest = r.op == Op::Stream ? r.bytes : std::span<const uint8_t>{};
+           wire::split_frame(rest, ~0u, f) == wire::SplitResult::Frame; rest = rest.subspan(f.size)) {
+        if (wire::Image i; f.type == wire::MsgType::Image && wire::decode(f, i)) {
+          seen.push_back("image " + std::string(i.payload.begin(), i.payload.end()));
+        }
+      }
+    }
+    ring.release();
+    std::this_thread::sleep_for(std::chrono::milliseconds(1));
+  }
+  EXPECT_EQ(seen, (std::vector<std::string>{"origin " + std::string(props.begin(), props.end()), "image p", "image p"}));
+}
+
 }  // namespace
 }  // namespace tw::tier

@@ -96,6 +96,33 @@ TEST(Record, LongestStringsRoundTrip) {
   EXPECT_TRUE(out.bytes.empty());
 }
 
+// A Publish with MQTT 5 properties: they go ahead of the payload without a
+// copy of their own, and the reader sees one run of bytes (the gateway
+// splits it at `arg`), in the ring and through the spill alike.
+TEST(Record, APrefixIsWrittenJustBeforeTheBytes) {
+  const uint8_t props[] = {9, 8, 7}, payload[] = {1, 2};
+  Record in{Op::Publish};
+  in.flags = kFlagProperties;
+  in.arg = sizeof props;
+  in.prefix = props;
+  in.bytes = payload;
+  EXPECT_EQ(record_size(in), kRecordHeader + 2 + 5);
+  Pipe pipe(4096);
+  size_t pushed = 0, read = 0;
+  for (; pipe.spilled_bytes() == 0; ++pushed) pipe.push(in);  // the last one spilled
+  for (int pass = 0; pass < 2; ++pass) {
+    for (auto bytes = pipe.ring().read(); !bytes.empty(); bytes = pipe.ring().read(), ++read) {
+      Record out;
+      ASSERT_TRUE(read_record(bytes, out));
+      EXPECT_EQ(out.arg, 3u);
+      EXPECT_EQ(std::vector<uint8_t>(out.bytes.begin(), out.bytes.end()), (std::vector<uint8_t>{9, 8, 7, 1, 2}));
+    }
+    pipe.ring().release();
+    EXPECT_TRUE(pipe.drain_spill());
+  }
+  EXPECT_EQ(read, pushed);
+}
+
 TEST(Record, TruncatedHeaderOrStringsAreRejected) {
   const uint8_t payload[] = {1, 2, 3};
   Record in{Op::Snapshot};
