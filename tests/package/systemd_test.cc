@@ -83,6 +83,11 @@ TEST(SystemdService, ReadyThenWatchdogPingsThenStopping) {
 
 TEST(SystemdService, WithoutNotifySocketNothingChanges) {
   Process broker(bin_path("tickwired"), {"--listen", "127.0.0.1:0", "--log-level", "info"});
+  // Until it serves (its signal handlers are in place by then), however slow a sanitizer makes the start.
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(10);
+  while (broker.err().find("listening on native") == std::string::npos && std::chrono::steady_clock::now() < deadline) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  }
   std::this_thread::sleep_for(std::chrono::milliseconds(300));
   broker.send_signal(SIGTERM);
   auto status = broker.wait(10000);
