@@ -131,24 +131,21 @@ def persistent(version, port, on_message, will=False, name="it25-paho-"):
     return c, flags_seen
 
 
-def redeliver(version, port):
-    topic = "it25/pq%s/x" % version
-    will = threading.Event()
-    watcher, _, watching = client(version, port, lambda _c, _u, m: will.set())
-    watcher.subscribe("it25/pwill/" + version)
-    if not watching.wait(TIMEOUT_S):
-        fail("no SUBACK")
+def unacknowledged(version, port, topic, **persistent_args):
+    """A persistent-session client subscribed to TOPIC at QoS 1 that receives one message, m1,
+    and never acknowledges it (paho's loop stops in on_message, before its PUBACK; the
+    socket stays open). Returns the client, m1's (mid, dup) and the publisher."""
     first_got = threading.Event()
     first_mid = []
 
     def refuse_to_ack(_c, _u, msg):
         first_mid.append((msg.mid, msg.dup))
         first_got.set()
-        raise RuntimeError("no PUBACK for this one")  # paho's loop stops before its PUBACK
+        raise RuntimeError("no PUBACK for this one")
 
     default_hook = threading.excepthook
     threading.excepthook = lambda a: None if str(a.exc_value) == "no PUBACK for this one" else default_hook(a)
-    first, _ = persistent(version, port, refuse_to_ack, will=True)
+    first, _ = persistent(version, port, refuse_to_ack, **persistent_args)
     subscribed = threading.Event()
     first.on_subscribe = lambda *a: subscribed.set()
     first.subscribe(topic, qos=1)
@@ -158,6 +155,17 @@ def redeliver(version, port):
     pub.publish(topic, b"m1", qos=1).wait_for_publish(TIMEOUT_S)
     if not first_got.wait(TIMEOUT_S) or first_mid[0][1]:
         fail("first delivery missing or with DUP: %r" % first_mid)
+    return first, first_mid[0], pub
+
+
+def redeliver(version, port):
+    topic = "it25/pq%s/x" % version
+    will = threading.Event()
+    watcher, _, watching = client(version, port, lambda _c, _u, m: will.set())
+    watcher.subscribe("it25/pwill/" + version)
+    if not watching.wait(TIMEOUT_S):
+        fail("no SUBACK")
+    first, first_mid, pub = unacknowledged(version, port, topic, will=True)
     first._sock.close()  # abrupt: no DISCONNECT
     if not will.wait(TIMEOUT_S):
         fail("the broker did not see the close (no Will)")
@@ -173,8 +181,8 @@ def redeliver(version, port):
         fail("session not present: %r" % flags)
     if not again_got.wait(TIMEOUT_S):
         fail("not redelivered")
-    if again_msg[0] != (topic, b"m1", first_mid[0][0], 1):
-        fail("redelivery %r, first mid %r" % (again_msg[0], first_mid[0]))
+    if again_msg[0] != (topic, b"m1", first_mid[0], 1):
+        fail("redelivery %r, first mid %r" % (again_msg[0], first_mid))
     for c in (again, pub, watcher):
         c.disconnect()
         c.loop_stop()
@@ -182,26 +190,7 @@ def redeliver(version, port):
 
 def takeover(version, port):
     topic = "it25/pt%s/x" % version
-    first_got = threading.Event()
-    first_mid = []
-
-    def refuse_to_ack(_c, _u, msg):
-        first_mid.append((msg.mid, msg.dup))
-        first_got.set()
-        raise RuntimeError("no PUBACK for this one")  # paho's loop stops before its PUBACK
-
-    default_hook = threading.excepthook
-    threading.excepthook = lambda a: None if str(a.exc_value) == "no PUBACK for this one" else default_hook(a)
-    first, _ = persistent(version, port, refuse_to_ack, name="it25-paho-takeover-")
-    subscribed = threading.Event()
-    first.on_subscribe = lambda *a: subscribed.set()
-    first.subscribe(topic, qos=1)
-    if not subscribed.wait(TIMEOUT_S):
-        fail("no SUBACK")
-    pub, _, _ = client(version, port)
-    pub.publish(topic, b"m1", qos=1).wait_for_publish(TIMEOUT_S)
-    if not first_got.wait(TIMEOUT_S) or first_mid[0][1]:
-        fail("first delivery missing or with DUP: %r" % first_mid)
+    first, first_mid, pub = unacknowledged(version, port, topic, name="it25-paho-takeover-")
     got = []
     got_m2 = threading.Event()
 
@@ -227,8 +216,8 @@ def takeover(version, port):
     # The resend first [MQTT-4.4.0-1]; the resumed subscription's retained image may come before m2.
     if not got_m2.wait(TIMEOUT_S):
         fail("the subscription did not go on after the takeover: got %r" % (got,))
-    if got[0] != (topic, b"m1", first_mid[0][0], 1):
-        fail("redelivery %r, first mid %r" % (got[0], first_mid[0]))
+    if got[0] != (topic, b"m1", first_mid[0], 1):
+        fail("redelivery %r, first mid %r" % (got[0], first_mid))
     if got[-1][3]:
         fail("m2 came with DUP: %r" % (got,))
     for c in (again, pub):
