@@ -163,10 +163,15 @@ void MqttSession::on_login(std::shared_ptr<const auth::Grants> grants, std::stri
     return refuse_connect(version_, Reason::BadUserNameOrPassword, error);
   }
   set_grants(std::move(grants));
-  Packet packet{PacketType::Connect, pending_connect_flags_, pending_connect_, pending_connect_.size()};
   Connect c;
-  if (!decode_connect(packet, c).ok()) return refuse(Reason::MalformedPacket, "CONNECT");  // decoded once already
-  accept_connect(c, identity_.client_id != c.client_id);
+  if (decode_pending_connect(c)) accept_connect(c, identity_.client_id != c.client_id);
+}
+
+bool MqttSession::decode_pending_connect(Connect& c) {
+  Packet packet{PacketType::Connect, pending_connect_flags_, pending_connect_, pending_connect_.size()};
+  if (decode_connect(packet, c).ok()) return true;  // it decoded once already
+  refuse(Reason::MalformedPacket, "CONNECT");
+  return false;
 }
 
 void MqttSession::accept_connect(const Connect& c, bool assigned) {
@@ -195,11 +200,10 @@ void MqttSession::poll_held_hello(uint64_t now_ns) {
     TW_DEBUG("session %s: '%s' was not handed over in time: a new session", peer().c_str(), identity_.client_id.c_str());
   }
   handover_deadline_ns_ = 0;
-  const std::vector<uint8_t> body = std::move(pending_connect_);
-  Packet packet{PacketType::Connect, pending_connect_flags_, body, body.size()};
   Connect c;
-  if (!decode_connect(packet, c).ok()) return refuse(Reason::MalformedPacket, "CONNECT");  // decoded once already
+  if (!decode_pending_connect(c)) return;
   finish_connect(c, assigned_client_id_, handed ? std::move(*handed) : std::nullopt);
+  pending_connect_ = {};  // only now: c views it
   if (!closing()) resume_input();
 }
 

@@ -201,6 +201,8 @@ class MqttSession final : public session::Session {
   // connection it took over has handed its session over.
   void accept_connect(const Connect& c, bool assigned_client_id);
   void finish_connect(const Connect& c, bool assigned_client_id, std::optional<StoredSession> resumed);
+  // The CONNECT kept in pending_connect_ (c views it); false: refused as malformed.
+  bool decode_pending_connect(Connect& c);
   void on_login(std::shared_ptr<const auth::Grants> grants, std::string_view error) override;
 
   // identity.cc: the one place entitlements plug in.
