@@ -297,6 +297,11 @@ std::vector<std::string> TlsTransport::peer_names() const {
 
 bool TlsTransport::session_reused() const { return SSL_session_reused(ssl_) == 1; }
 
+std::string TlsTransport::cipher() const {
+  const SSL_CIPHER* suite = SSL_get_current_cipher(ssl_);
+  return suite ? SSL_CIPHER_get_name(suite) : "";
+}
+
 SSL_SESSION* TlsTransport::take_session() const { return SSL_get1_session(ssl_); }
 
 }  // namespace tw::session

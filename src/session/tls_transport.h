@@ -59,6 +59,8 @@ class TlsTransport final : public Transport {
   size_t staged_bytes() const { return end_ - begin_; }
   // Whether the handshake resumed an earlier session instead of a full key exchange.
   bool session_reused() const;
+  // The negotiated cipher suite ("TLS_AES_128_GCM_SHA256"), "" before the handshake.
+  std::string cipher() const;
   // The session to offer on the next connection (client side); null if none. Caller frees (SSL_SESSION_free).
   SSL_SESSION* take_session() const;
 

@@ -204,6 +204,58 @@ TEST_F(TlsTransportTest, PeerGoneBeforeTheHandshakeIsAClearFailure) {
   EXPECT_EQ(transport->error_text(), "the peer closed the connection");
 }
 
+// What a peer of another implementation offers: a raw OpenSSL client with
+// only the given TLS 1.3 suites, or capped at TLS 1.2, on the other end of a
+// socketpair with the broker's server transport.
+struct RawClient {
+  SSL_CTX* ctx = SSL_CTX_new(TLS_client_method());
+  SSL* ssl = nullptr;
+  std::unique_ptr<TlsTransport> server;
+
+  RawClient(const TlsContext& server_context, const char* tls13_suites, int max_version) {
+    SSL_CTX_set_ciphersuites(ctx, tls13_suites);
+    SSL_CTX_set_max_proto_version(ctx, max_version);
+    int fds[2];
+    EXPECT_EQ(::socketpair(AF_UNIX, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0, fds), 0);
+    server = std::move(*TlsTransport::accept(server_context, fds[0]));
+    ssl = SSL_new(ctx);
+    SSL_set_fd(ssl, fds[1]);
+    SSL_set_connect_state(ssl);
+  }
+  ~RawClient() {
+    if (ssl) ::close(SSL_get_fd(ssl));
+    SSL_free(ssl);
+    SSL_CTX_free(ctx);
+  }
+  bool handshake() {
+    for (int step = 0; step < 50; ++step) {
+      const bool client_done = SSL_do_handshake(ssl) == 1;
+      const Handshake s = server->handshake();
+      if (s == Handshake::Failed) return false;
+      if (client_done && s == Handshake::Done) return true;
+    }
+    return false;
+  }
+};
+
+// The broker prefers AES-128-GCM (tls_context.cc says why) and still serves a
+// client that offers nothing else than AES-256-GCM, or only TLS 1.2.
+TEST_F(TlsTransportTest, AesWith128BitKeysFirstOthersStillServed) {
+  auto server = server_context();
+  auto client = client_context(pki_->ca());
+  TlsPair ours(*server, *client);
+  ASSERT_TRUE(ours.handshake());
+  EXPECT_EQ(ours.server->cipher(), "TLS_AES_128_GCM_SHA256");
+
+  RawClient aes256_only(*server, "TLS_AES_256_GCM_SHA384", TLS1_3_VERSION);
+  ASSERT_TRUE(aes256_only.handshake()) << aes256_only.server->error_text();
+  EXPECT_EQ(aes256_only.server->cipher(), "TLS_AES_256_GCM_SHA384");
+
+  RawClient tls12(*server, "TLS_AES_256_GCM_SHA384", TLS1_2_VERSION);
+  ASSERT_TRUE(tls12.handshake()) << tls12.server->error_text();
+  EXPECT_NE(tls12.server->cipher().find("AES128-GCM"), std::string::npos) << tls12.server->cipher();
+}
+
 TEST_F(TlsTransportTest, SecondHandshakeResumesTheSession) {
   auto server = server_context(pki_->ca());
   auto client = client_context(pki_->ca(), pki_->client_cert(), pki_->client_key());
