@@ -78,6 +78,18 @@ Outcome Router::unsubscribe(Outlet* outlet, std::string_view pattern) {
   return {};
 }
 
+void Router::resend_images(Outlet* outlet, std::string_view pattern) {
+  owner_.check("Router");
+  channels_.match(pattern, [&](cache::Channel& ch) {
+    if (!ch.has_data()) return;
+    for (Entry& e : route(ch).subscribers) {
+      if (e.outlet != outlet) continue;
+      outlet->send_prior_image(ch, e.policy());
+      e.image_seq = ch.seq;
+    }
+  });
+}
+
 void Router::forget_pattern(Outlet* outlet, std::string_view pattern, const Held& held) {
   const PatternRef ref = held_ref(outlet, pattern, held);
   patterns_.erase(pattern, ref);

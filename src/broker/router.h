@@ -122,6 +122,11 @@ class Router {
   Outcome subscribe(Outlet* outlet, std::string_view pattern, SlowPolicy policy = SlowPolicy::Default,
                     uint32_t conflate_ms = 0, uint32_t delay_ms = 0);
   Outcome unsubscribe(Outlet* outlet, std::string_view pattern);
+  // A subscription made again that asks for its retained messages again
+  // (MQTT Retain Handling 0): the outlet's image of every channel with data
+  // it holds through `pattern`, as Outlet::send_prior_image. Nothing is
+  // unsubscribed, so no message is lost in between [MQTT-3.8.4-3].
+  void resend_images(Outlet* outlet, std::string_view pattern);
   // The ACK of a subscription to `patterns` (each subscribed already). The
   // single-threaded router holds every subscription at once: OK. A mirror
   // answers pending while a gateway may not hold the interest yet; the

@@ -86,7 +86,13 @@ void MqttSession::add_subscription(const TopicFilter& t, const Patterns& pattern
     s.id = id;
     s.no_local = t.no_local;
     s.retain_as_published = t.retain_as_published;
-    return update_rewrites();
+    update_rewrites();
+    // Retain Handling 0 (and every MQTT 3.1.1 subscription): the retained
+    // messages again [MQTT-3.8.4-3]; a shared subscription gets none (4.8.2).
+    if (t.retain_handling == 0 && s.share == nullptr) {
+      for (size_t i = 0; i < s.patterns.count; ++i) env().router.resend_images(this, s.patterns.pattern[i]);
+    }
+    return;
   }
   Subscription& s = subscriptions_.emplace_back(
       Subscription{std::string(filter), patterns, t.retain_handling, t.qos, id, t.no_local, t.retain_as_published});

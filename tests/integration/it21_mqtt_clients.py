@@ -147,9 +147,13 @@ class Paho:
         if not self.connected.wait(TIMEOUT_S):
             fail(client_id + ": no CONNACK")
 
-    def subscribe(self, topic, qos=1):
+    def subscribe(self, topic, qos=1, retain_handling=None):
         self.subscribed.clear()
-        self.client.subscribe(topic, qos=qos)
+        if retain_handling is None:
+            self.client.subscribe(topic, qos=qos)
+        else:
+            from paho.mqtt.subscribeoptions import SubscribeOptions
+            self.client.subscribe(topic, options=SubscribeOptions(qos=qos, retainHandling=retain_handling))
         if not self.subscribed.wait(TIMEOUT_S):
             fail("no SUBACK for " + topic)
 
@@ -266,6 +270,29 @@ def expired(port):
     print("ok expired")
 
 
+def resubscribe(port):
+    """[MQTT-3.8.4-3]: the same filter again resends the retained messages
+    (Retain Handling 0, and always in 3.1.1), not with Retain Handling 1."""
+    pub = Paho(port, "it21-rs-pub")
+    pub.publish("it21/rs/a", b"v1", retain=True)
+    subs = [Paho(port, "it21-rs-5"), Paho(port, "it21-rs-311", "311")]
+    for sub in subs:
+        for round in ("first", "again"):
+            sub.subscribe("it21/rs/#")
+            got = sub.next("the retained message, " + round)
+            if (got.topic, got.payload, got.retain) != ("it21/rs/a", b"v1", 1):
+                fail("%s: got %s %r retain %d" % (round, got.topic, got.payload, got.retain))
+    subs[0].subscribe("it21/rs/#", retain_handling=1)
+    pub.publish("it21/rs/fence", b"f")  # a retained message resent would come before it
+    for sub in subs:
+        got = sub.next("the fence")
+        if got.topic != "it21/rs/fence":
+            fail("got %s %r before the fence" % (got.topic, got.payload))
+        sub.close()
+    pub.close()
+    print("ok resubscribe")
+
+
 def mqtt_str(s):
     b = s.encode()
     return bytes([len(b) >> 8, len(b) & 0xFF]) + b
@@ -366,7 +393,7 @@ if __name__ == "__main__":
         malformed(sys.argv[2])
     elif mode == "resume":
         resume(sys.argv[2])
-    elif mode in ("props", "request", "expired"):
+    elif mode in ("props", "request", "expired", "resubscribe"):
         globals()[mode](sys.argv[2])
     else:
         fail("unknown mode " + mode)

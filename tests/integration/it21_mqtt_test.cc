@@ -161,6 +161,12 @@ TEST_F(MqttInterop, ARetainedValueWhoseExpiryPassedIsNotSent) {
   EXPECT_NE(run.out.find("ok expired"), std::string::npos) << run.out << run.err;
 }
 
+TEST_F(MqttInterop, SubscribingAgainResendsTheRetainedMessageUnlessRetainHandlingIs1) {
+  auto run = python({"resubscribe"});
+  EXPECT_TRUE(run.status.clean()) << run.out << run.err;
+  EXPECT_NE(run.out.find("ok resubscribe"), std::string::npos) << run.out << run.err;
+}
+
 TEST_F(MqttInterop, AMalformedPacketDisconnectsThatClientAlone) {
   auto bystander = subscriber({"-t", "it21/ok", "-C", "1", "-F", "%t %p"});
   auto bad = python({"malformed"});

@@ -5,6 +5,8 @@
 // the client's Maximum Packet Size, Retain Handling 2.
 #include <gtest/gtest.h>
 
+#include <algorithm>
+
 #include "base/clock.h"
 #include "mqtt/harness.h"
 
@@ -121,6 +123,29 @@ TEST(MqttSession, RetainHandling2SendsNoRetainedMessages) {
   auto live = h.turn();
   ASSERT_EQ(live.size(), 1u);
   EXPECT_EQ(live[0].payload(), "new");
+}
+
+// [MQTT-3.8.4-3]: the same filter again replaces the subscription; with
+// Retain Handling 0 its retained messages are sent again, with 1 they are
+// not, and no live message is lost or doubled by the replacement.
+TEST(MqttSession, SubscribingAgainResendsRetainedMessagesWithRetainHandling0Only) {
+  MqttHarness h;
+  h.connect();
+  h.publish("r/x", "x1");
+  h.publish("r/y", "y1");
+  auto retained = [](const std::vector<Received>& got) {
+    std::vector<std::string> out;
+    for (const Received& r : got) out.push_back(r.topic() + "=" + r.payload() + ((r.first & 1) ? " retained" : ""));
+    std::sort(out.begin(), out.end());
+    return out;
+  };
+  const std::vector<std::string> both{"r/x=x1 retained", "r/y=y1 retained"};
+  EXPECT_EQ(retained(h.subscribe("r/#")), both);
+  EXPECT_EQ(retained(h.subscribe("r/#")), both) << "Retain Handling 0 again";
+  EXPECT_TRUE(h.subscribe("r/#", 0x10).empty()) << "Retain Handling 1: the subscription exists";
+  h.publish("r/x", "x2");
+  EXPECT_EQ(retained(h.turn()), std::vector<std::string>{"r/x=x2"}) << "one live message, not retained";
+  EXPECT_EQ(retained(h.subscribe("r/#", 0x00)), (std::vector<std::string>{"r/x=x2 retained", "r/y=y1 retained"}));
 }
 
 TEST(MqttSession, AFilterTheBrokerCannotExpressIsRefusedInTheSuback) {
