@@ -260,14 +260,20 @@ def expired(port):
     subs = [Paho(port, "it21-exp-5"), Paho(port, "it21-exp-311", "311")]
     for sub in subs:
         sub.subscribe("it21/exp/#")
-    pub.publish("it21/exp/fence", b"fence")  # an expired retained value would come before it
+    # An expired retained value would come before the fence.
+    fence_then_close(pub, subs, "it21/exp/fence")
+    print("ok expired")
+
+
+def fence_then_close(pub, subs, fence):
+    """What each subscriber gets next is `fence`, published now; then all close."""
+    pub.publish(fence, b"fence")
     for sub in subs:
-        first = sub.next("the fence")
-        if first.topic != "it21/exp/fence":
-            fail("got %s %r before the fence" % (first.topic, first.payload))
+        got = sub.next("the fence")
+        if got.topic != fence:
+            fail("got %s %r before the fence" % (got.topic, got.payload))
         sub.close()
     pub.close()
-    print("ok expired")
 
 
 def resubscribe(port):
@@ -283,13 +289,7 @@ def resubscribe(port):
             if (got.topic, got.payload, got.retain) != ("it21/rs/a", b"v1", 1):
                 fail("%s: got %s %r retain %d" % (round, got.topic, got.payload, got.retain))
     subs[0].subscribe("it21/rs/#", retain_handling=1)
-    pub.publish("it21/rs/fence", b"f")  # a retained message resent would come before it
-    for sub in subs:
-        got = sub.next("the fence")
-        if got.topic != "it21/rs/fence":
-            fail("got %s %r before the fence" % (got.topic, got.payload))
-        sub.close()
-    pub.close()
+    fence_then_close(pub, subs, "it21/rs/fence")  # a retained message resent would come before it
     print("ok resubscribe")
 
 
