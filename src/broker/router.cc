@@ -81,12 +81,10 @@ Outcome Router::unsubscribe(Outlet* outlet, std::string_view pattern) {
 void Router::resend_images(Outlet* outlet, std::string_view pattern) {
   owner_.check("Router");
   channels_.match(pattern, [&](cache::Channel& ch) {
-    if (!ch.has_data()) return;
-    for (Entry& e : route(ch).subscribers) {
-      if (e.outlet != outlet) continue;
-      outlet->send_prior_image(ch, e.policy());
-      e.image_seq = ch.seq;
-    }
+    Entry* e = find_entry(route(ch).subscribers, outlet);
+    if (!e || !ch.has_data()) return;
+    outlet->send_prior_image(ch, e->policy());
+    e->image_seq = ch.seq;
   });
 }
 
@@ -130,10 +128,8 @@ SlowPolicy Router::policy_of(const Outlet* outlet, cache::ChannelId id) const {
     return e ? e->policy() : SlowPolicy::Default;
   }
   if (id == 0 || id > routes_.size()) return SlowPolicy::Default;
-  for (const Entry& e : routes_[id - 1].subscribers) {
-    if (e.outlet == outlet) return e.policy();
-  }
-  return SlowPolicy::Default;
+  const Entry* e = find_entry(routes_[id - 1].subscribers, outlet);
+  return e ? e->policy() : SlowPolicy::Default;
 }
 
 uint32_t Router::conflate_ms_of(const Outlet* outlet, cache::ChannelId id) const {
@@ -143,10 +139,8 @@ uint32_t Router::conflate_ms_of(const Outlet* outlet, cache::ChannelId id) const
     return e ? e->conflate_ms() : 0;
   }
   if (id == 0 || id > routes_.size()) return 0;
-  for (const Entry& e : routes_[id - 1].subscribers) {
-    if (e.outlet == outlet) return e.conflate_ms();
-  }
-  return 0;
+  const Entry* e = find_entry(routes_[id - 1].subscribers, outlet);
+  return e ? e->conflate_ms() : 0;
 }
 
 uint32_t Router::min_conflate_ms(const Outlet* outlet, std::string_view topic, uint32_t delay_ms) const {

@@ -425,6 +425,15 @@ class Router {
   static bool is_delayed_id(cache::ChannelId id) { return (id & kDelayedChannelBit) != 0; }
   cache::Channel* delayed_channel(cache::ChannelId id);
   const Entry* delayed_entry(const Outlet* outlet, cache::ChannelId id) const;
+  // The outlet's entry in a channel's subscriber list (one at most), null if
+  // none; a mutable entry from a mutable list.
+  template <typename List>
+  static auto find_entry(List& list, const Outlet* outlet) -> decltype(&list.front()) {
+    for (auto& e : list) {
+      if (e.outlet == outlet) return &e;
+    }
+    return nullptr;
+  }
   Outcome check_delay(uint32_t delay_ms) const;
   DelayedStream& delayed_stream(cache::Channel& ch, uint32_t delay_ms);
   std::vector<Entry>& delayed_subscribers(cache::Channel& ch, uint32_t delay_ms);

@@ -35,11 +35,7 @@ cache::Channel* Router::delayed_channel(cache::ChannelId id) {
 
 const Router::Entry* Router::delayed_entry(const Outlet* outlet, cache::ChannelId id) const {
   auto it = delayed_.find(id);
-  if (it == delayed_.end()) return nullptr;
-  for (const Entry& e : it->second->subscribers) {
-    if (e.outlet == outlet) return &e;
-  }
-  return nullptr;
+  return it == delayed_.end() ? nullptr : find_entry(it->second->subscribers, outlet);
 }
 
 Outcome Router::check_delay(uint32_t delay_ms) const {

@@ -116,9 +116,7 @@ void Router::end_streams(cache::Channel& ch, wire::Code code, std::string_view t
 void Router::set_weight(const Outlet* outlet, cache::ChannelId id, uint32_t count) {
   owner_.check("Router");
   if (!channels_.get(id)) return;
-  for (Entry& e : routes_[id - 1].subscribers) {
-    if (e.outlet == outlet) e.weight = count;
-  }
+  if (Entry* e = find_entry(routes_[id - 1].subscribers, outlet)) e->weight = count;
 }
 
 }  // namespace tw::broker

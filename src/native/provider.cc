@@ -30,8 +30,11 @@ void NativeSession::handle_provide(const wire::Frame& frame, bool provide) {
   // As for a SUBSCRIBE (Session::settle): in thread tiers the ACK goes once every gateway has the
   // provider (or knows it gone), so requests made after it reach it, and none after a WITHDRAW's.
   if (outcome.ok() && grants()) {
-    if (provide) provided_[std::string(msg.service)] = std::string(msg.pattern);
-    if (auto it = provided_.find(msg.service); !provide && it != provided_.end()) provided_.erase(it);
+    if (provide) {
+      provided_[std::string(msg.service)] = std::string(msg.pattern);
+    } else if (auto it = provided_.find(msg.service); it != provided_.end()) {
+      provided_.erase(it);
+    }
   }
   if (outcome.ok()) {
     const std::string_view every_gateway[] = {">"};
