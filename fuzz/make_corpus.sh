@@ -95,3 +95,15 @@ printf '%s' '{"op":"subscribe","id":1,"topic":"DEMO/EQ/>","conflate_ms":250,"pol
 printf '%s' '{"op":"unsubscribe","id":2,"topic":"DEMO/EQ/>"}' >unsubscribe
 printf '%s' '{"op":"login","id":3,"user":"alice","password":"pw"}' >login
 printf '%s' '{"op":"subscribe","topic":5}' >bad_topic
+
+cd ..
+mkdir -p text
+cd text
+printf 'NYSE/EQ/IBM' >plain
+printf 'NYSE/*/IBM/>' >pattern
+printf 'NYSE/EQ/I\xe2\x80\x8bBM' >zero_width   # U+200B
+printf 'A/\xe2\x80\xaeMBI' >rlo                # U+202E
+printf 'A/\xc2\x85' >nel                       # U+0085
+printf 'feed\n2026 ERROR x\x1b[2J' >log_line
+printf 'A/\xed\xa0\x80' >surrogate
+printf 'caf\xc3\xa9/\xf0\x9f\x98\x80' >emoji

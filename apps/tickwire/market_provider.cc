@@ -60,13 +60,25 @@ MarketProvider::MarketProvider(client::Client& client, DemoMarket& market, Marke
   for (size_t i = 0; i < market_.size(); ++i) symbol_by_name_.emplace(market_.symbol(i), i);
 }
 
+// The broker's refusal of PROVIDE (not entitled, a bad pattern) arrives
+// before the listing that serves as the barrier: start() fails with it, so
+// the command never says "serving" for a service it does not serve.
 Status MarketProvider::start() {
+  client_.on_error([this](const client::ErrorInfo& e) {
+    std::fprintf(stderr, "%s: broker error %s: %.*s\n", options_.name.c_str(), wire::code_name(e.code),
+                 static_cast<int>(e.text.size()), e.text.data());
+    if (e.request_id != 0) {  // a refused PROVIDE: nothing left to serve
+      fatal_ = true;
+      refusal_ = std::string(wire::code_name(e.code)) + ": " + std::string(e.text);
+    }
+  });
   auto provided = client_.provide(
       options_.service, options_.pattern, [this](const client::Stream& s) { on_request(s); },
       [this](const client::Stream& s) { on_release(s); });
   if (!provided) return provided.error();
   // The broker answers in order: once the listing is back, PROVIDE was processed.
   auto barrier = client_.list_channels(options_.service, kStartTimeoutMs);
+  if (fatal_) return Error{"the broker refused to let this client provide " + options_.service + " (" + refusal_ + ")"};
   if (!barrier) return barrier.error();
   return Ok{};
 }
@@ -150,11 +162,6 @@ void MarketProvider::publish_updates(uint64_t count) {
 }
 
 int MarketProvider::run() {
-  client_.on_error([this](const client::ErrorInfo& e) {
-    std::fprintf(stderr, "%s: broker error %s: %.*s\n", options_.name.c_str(), wire::code_name(e.code),
-                 static_cast<int>(e.text.size()), e.text.data());
-    fatal_ = e.request_id != 0;  // a refused PROVIDE: nothing left to serve
-  });
   using Clock = std::chrono::steady_clock;
   const auto start = Clock::now();
   uint64_t due_total = 0;

@@ -50,7 +50,7 @@ class MarketProvider {
  public:
   MarketProvider(client::Client& client, DemoMarket& market, MarketProviderOptions options);
 
-  // Sends PROVIDE and waits until the broker has processed it.
+  // Sends PROVIDE and waits until the broker has processed it; an error when the broker refused it.
   Status start();
   // Serves until interrupted, --seconds, or a fatal broker error. Returns an exit code.
   int run();
@@ -80,6 +80,7 @@ class MarketProvider {
   std::vector<uint8_t> buffer_ = std::vector<uint8_t>(1024);  // one reused payload buffer
   MarketProviderSummary summary_;
   bool fatal_ = false;
+  std::string refusal_;  // the broker's answer to a refused PROVIDE
 };
 
 }  // namespace tw::cli

@@ -5,22 +5,11 @@
 //   - "A/>" does not match "A": unlike MQTT's '#', '>' needs at least one level.
 #include "topic/topic.h"
 
+#include "base/unicode.h"
 #include "topic/levels.h"
 
 namespace tw::topic {
 namespace {
-
-bool is_control_character(char c) {
-  const auto byte = static_cast<unsigned char>(c);
-  return byte < 0x20 || byte == 0x7f;
-}
-
-bool has_control_character(std::string_view path) {
-  for (char c : path) {
-    if (is_control_character(c)) return true;
-  }
-  return false;
-}
 
 size_t count_levels(std::string_view path) {
   size_t levels = 1;
@@ -43,7 +32,7 @@ Error validate_level(std::string_view level, bool is_last, bool wildcards_allowe
 Error validate_path(std::string_view path, const Limits& limits, bool wildcards_allowed) {
   if (path.empty()) return Error::Empty;
   if (path.size() > limits.max_length) return Error::TooLong;
-  if (has_control_character(path)) return Error::InvalidCharacter;
+  if (unicode::find_fault(path) != unicode::TextFault::None) return Error::InvalidCharacter;
   if (count_levels(path) > limits.max_depth) return Error::TooDeep;
   size_t start = 0;
   for (;;) {
@@ -73,7 +62,8 @@ const char* describe(Error e) {
     case Error::PartialWildcard:
       return "A wildcard ('*' or '>') must be a whole level, not part of one.";
     case Error::InvalidCharacter:
-      return "The topic contains a NUL or another control character.";
+      return "The topic is not UTF-8, or contains a control, format or separator character (Unicode Cc, Cf, Zl, Zp: "
+             "NUL, newline, U+0085, zero-width space, bidirectional controls ...) or a noncharacter.";
   }
   return "Unknown topic error.";
 }

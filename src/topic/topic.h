@@ -3,7 +3,9 @@
 // A topic is a '/'-separated path of levels; the first level names the service.
 //   valid topics:     "NYSE/EQ/IBM", "DEMO", "A/b-c/d_e.1"
 //   invalid topics:   "", "/A", "A/", "A//B", "A/*", "A/>", longer than max_length,
-//                     deeper than max_depth, containing NUL or control characters
+//                     deeper than max_depth, not UTF-8, containing a hidden character
+//                     (control, format, line or paragraph separator, noncharacter:
+//                     base/unicode.h), e.g. "A/\n", "A/I\u200BBM", "A/\u202EMBI"
 // A pattern may use '*' (exactly one level, never empty) and, as the last level
 // only, '>' (one or more levels). A wildcard must be the whole level.
 //   valid patterns:   "NYSE/EQ/IBM", "NYSE/*/IBM", "NYSE/>", "*/EQ/>", ">", "*"
@@ -30,7 +32,7 @@ enum class Error {
   WildcardInTopic,      // '*' or '>' in a publish topic
   GreaterNotLast,       // '>' before the last level
   PartialWildcard,      // wildcard mixed with other characters in one level
-  InvalidCharacter,     // NUL, control characters
+  InvalidCharacter,     // not UTF-8, or a hidden character (base/unicode.h)
 };
 const char* describe(Error e);  // a clear, user-facing sentence
 

@@ -43,6 +43,24 @@ TEST(ValidateTopic, InvalidCharacter) {
   }
 }
 
+// Hidden characters (base/unicode.h) anywhere in a level: C1 controls,
+// format characters, separators, noncharacters; and bytes that are not UTF-8.
+TEST(ValidateTopic, HiddenCharactersAndNonUtf8AreInvalid) {
+  for (std::string_view c : {"\xc2\x85", "\xc2\x9b", "\xc2\xad", "\xe2\x80\x8b", "\xe2\x80\x8d", "\xe2\x80\x8f",
+                             "\xe2\x80\xa8", "\xe2\x80\xa9", "\xe2\x80\xae", "\xe2\x81\xa0", "\xe2\x81\xa6",
+                             "\xef\xbb\xbf", "\xef\xbf\xbe", "\xf3\xa0\x80\x81", "\xf3\xa0\x81\x81", "\xff",
+                             "\xc3", "\xed\xa0\x80", "\xc0\xaf"}) {
+    for (const std::string& topic : {"NYSE/EQ/I" + std::string(c) + "BM", std::string(c) + "/A", "A/" + std::string(c)}) {
+      EXPECT_EQ(validate_topic(topic, kDefault), Error::InvalidCharacter) << topic;
+      EXPECT_EQ(validate_pattern(topic, kDefault), Error::InvalidCharacter) << topic;
+    }
+  }
+  for (std::string_view visible : {"NYSE/EQ/\xc3\x89TE", "FX/\xe2\x82\xac", "A/\xc2\xa0", "JP/\xe6\x9d\xb1\xe4\xba\xac",
+                                   "X/\xf0\x9f\x98\x80", "A/e\xcc\x81"}) {
+    EXPECT_EQ(validate_topic(visible, kDefault), Error::Ok) << visible;
+  }
+}
+
 TEST(ValidateTopic, LengthLimitIsInclusive) {
   const Limits limits{.max_length = 8, .max_depth = 16};
   EXPECT_EQ(validate_topic("ABCDEFGH", limits), Error::Ok);
