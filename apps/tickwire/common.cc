@@ -104,6 +104,48 @@ std::string unknown_subcommand_message(CLI::App& app) {
 }
 
 
+namespace {
+// The level of `path` that is exactly `wildcard`, or npos.
+size_t level_named(std::string_view path, std::string_view wildcard) {
+  size_t start = 0;
+  for (;;) {
+    const size_t slash = path.find('/', start);
+    if (path.substr(start, slash == std::string_view::npos ? std::string_view::npos : slash - start) == wildcard) {
+      return start;
+    }
+    if (slash == std::string_view::npos) return std::string_view::npos;
+    start = slash + 1;
+  }
+}
+}  // namespace
+
+std::string foreign_wildcard(std::string_view path) {
+  if (level_named(path, "#") != std::string_view::npos) {
+    return "'#' is MQTT's multi-level wildcard; Tickwire's is '>' (e.g. DEMO/>)";
+  }
+  if (level_named(path, "+") != std::string_view::npos) {
+    return "'+' is MQTT's single-level wildcard; Tickwire's is '*' (e.g. DEMO/*/AAPL)";
+  }
+  return "";
+}
+
+std::string dotted_levels_note(std::string_view path) {
+  if (path.find('/') != std::string_view::npos || path.find('.') == std::string_view::npos) return "";
+  std::string slashed(path);
+  std::replace(slashed.begin(), slashed.end(), '.', '/');
+  return "note: '" + std::string(path) + "' is one level: Tickwire separates levels with '/' (" + slashed +
+         "), '.' is an ordinary character";
+}
+
+CLI::Validator native_path() {
+  return CLI::Validator(
+      [](std::string& value) -> std::string {
+        const std::string hint = foreign_wildcard(value);
+        return hint.empty() ? std::string() : "'" + value + "': " + hint;
+      },
+      "", "native_path");
+}
+
 CLI::Validator positive_number() { return number_check(false); }
 CLI::Validator non_negative_number() { return number_check(true); }
 

@@ -54,6 +54,13 @@ Result<const fields::Dictionary*> dictionary(const CommonOptions& common);
 // ("tickwire: unknown subcommand 'chanels' (did you mean 'channels'?) ..."),
 // or "" when the failed parse had another cause. Call after app.parse threw.
 std::string unknown_subcommand_message(CLI::App& app);
+// Topics and patterns as people coming from MQTT and NATS write them: the
+// hint for a level that is MQTT's '#' or '+' ("" when none), which the
+// validator native_path() turns into a usage error; and the note for a NATS
+// style "A.B.C" (one level here), which commands print and go on.
+std::string foreign_wildcard(std::string_view path);
+std::string dotted_levels_note(std::string_view path);
+CLI::Validator native_path();
 // Option checks whose error says the rule ("--count: must be more than 0, got '0'").
 CLI::Validator positive_number();
 CLI::Validator non_negative_number();

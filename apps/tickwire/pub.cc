@@ -98,7 +98,7 @@ int run_pub(const PubOptions& opts, const CommonOptions& common, bool data_given
 void add_pub_command(CLI::App& app, const CommonOptions& common, int& exit_code) {
   auto opts = std::make_shared<PubOptions>();
   CLI::App* cmd = app.add_subcommand("pub", "publish a field list (or opaque data) to a topic");
-  cmd->add_option("topic", opts->topic, "topic, e.g. DEMO/EQ/AAPL")->required();
+  cmd->add_option("topic", opts->topic, "topic, e.g. DEMO/EQ/AAPL")->required()->check(native_path());
   auto* field = cmd->add_option("-f,--field", opts->fields, "NAME=VALUE (dictionary name) or ID:TYPE=VALUE");
   auto* data = cmd->add_option("-d,--data", opts->data, "publish TEXT as an opaque payload");
   field->excludes(data);

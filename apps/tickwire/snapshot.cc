@@ -17,6 +17,9 @@ struct SnapshotOptions {
 };
 
 int run_snapshot(const SnapshotOptions& opts, const CommonOptions& common) {
+  if (const std::string note = dotted_levels_note(opts.topic); !note.empty()) {
+    std::fprintf(stderr, "tickwire snapshot: %s\n", note.c_str());
+  }
   auto dict = dictionary(common);
   if (!dict) {
     std::fprintf(stderr, "tickwire snapshot: %s\n", dict.error().message.c_str());
@@ -66,7 +69,7 @@ int run_snapshot(const SnapshotOptions& opts, const CommonOptions& common) {
 void add_snapshot_command(CLI::App& app, const CommonOptions& common, int& exit_code) {
   auto opts = std::make_shared<SnapshotOptions>();
   CLI::App* cmd = app.add_subcommand("snapshot", "print the cached image of one topic");
-  cmd->add_option("topic", opts->topic, "topic, e.g. DEMO/EQ/AAPL")->required();
+  cmd->add_option("topic", opts->topic, "topic, e.g. DEMO/EQ/AAPL")->required()->check(native_path());
   cmd->add_flag("--json", opts->json, "print a JSON line");
   cmd->add_option("--timeout", opts->timeout_ms, "milliseconds to wait for the answer")
       ->check(positive_number());

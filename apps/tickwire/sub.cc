@@ -37,6 +37,9 @@ void print_gap(const client::Message& msg) {
 }
 
 int run_sub(const SubOptions& opts, const CommonOptions& common) {
+  if (const std::string note = dotted_levels_note(opts.pattern); !note.empty()) {
+    std::fprintf(stderr, "tickwire sub: %s\n", note.c_str());
+  }
   auto dict = dictionary(common);
   if (!dict) {
     std::fprintf(stderr, "tickwire sub: %s\n", dict.error().message.c_str());
@@ -98,7 +101,7 @@ int run_sub(const SubOptions& opts, const CommonOptions& common) {
 void add_sub_command(CLI::App& app, const CommonOptions& common, int& exit_code) {
   auto opts = std::make_shared<SubOptions>();
   CLI::App* cmd = app.add_subcommand("sub", "subscribe to a topic pattern and print what arrives");
-  cmd->add_option("pattern", opts->pattern, "topic or pattern, e.g. DEMO/EQ/> or DEMO/*/AAPL")->required();
+  cmd->add_option("pattern", opts->pattern, "topic or pattern, e.g. DEMO/EQ/> or DEMO/*/AAPL")->required()->check(native_path());
   cmd->add_option("-n,--count", opts->count, "exit after N messages (0 = run until interrupted)");
   cmd->add_flag("--json", opts->json, "print JSON lines");
   cmd->add_option("--slow-policy", opts->slow_policy,

@@ -244,6 +244,7 @@ std::string value_text(const BrokerConfig& config, std::string_view key) {
   if (const IntegerKey* integer = find_integer_key(key)) return std::to_string(integer->get(config));
   if (key == "listen") return config.listen;
   if (key == "mqtt_listen") return config.mqtt_listen;
+  if (key == "http_listen") return config.http_listen;
   if (key == "server_name") return config.server_name;
   if (key == "log_level") {
     constexpr std::array<const char*, 5> kLevelNames = {"debug", "info", "warn", "error", "off"};

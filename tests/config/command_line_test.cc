@@ -279,13 +279,17 @@ TEST(CommandLine, HelpShowsEachSettingsDefault) {
   }
   for (const char* shown : {"(default: 5000)", "(default: 127.0.0.1:9400)", "(default: least-loaded)",
                             "(default: conflate)", "(default: info)", "(default: 1048576)", "(default: 10000)",
-                            "(default: tickwired)", "(default: none)"}) {
+                            "(default: tickwired)", "(default: none)", "(default: 127.0.0.1:1883)"}) {
     EXPECT_NE(text.find(shown), std::string::npos) << shown << "\n" << help.out;
   }
+  // The listeners a broker opens when nothing is said: the help says so (it said "none" for HTTP).
+  EXPECT_NE(text.find("\"\" = none (default: 127.0.0.1:9401)"), std::string::npos) << help.out;
   config::BrokerConfig defaults;
   EXPECT_EQ(config::value_text(defaults, "limits.max_channels"), "1000000");
   EXPECT_EQ(config::value_text(defaults, "not_found_ttl_ms"), "10000");
   EXPECT_EQ(config::value_text(defaults, "no_such_key"), "");
+  EXPECT_EQ(config::value_text(defaults, "http_listen"), defaults.http_listen);
+  EXPECT_EQ(config::value_text(defaults, "mqtt_listen"), defaults.mqtt_listen);
 }
 
 }  // namespace

@@ -77,6 +77,24 @@ TEST_F(Cli, PubThenSubCountJsonThenSnapshot) {
   EXPECT_EQ(field_by_id(j, "9001"), nlohmann::json(3));
 }
 
+// MQTT's wildcards are refused with the native one to use, never taken
+// literally in silence; a NATS-style dotted name gets a note and goes on.
+TEST_F(Cli, ForeignWildcardsAreRefusedWithAHint) {
+  for (std::vector<std::string> args : std::vector<std::vector<std::string>>{
+           {"sub", "DEMO/#"}, {"sub", "DEMO/+/AAPL"}, {"snapshot", "#"}, {"pub", "DEMO/+", "-f", "BID=1"}}) {
+    auto r = run_to_completion(bin_path("tickwire"), with_server(args));
+    ASSERT_FALSE(r.timed_out) << args[1] << " was taken literally";
+    EXPECT_EQ(r.status.code, 2) << args[1];
+    const char* hint = args[1].find('#') != std::string::npos ? "Tickwire's is '>'" : "Tickwire's is '*'";
+    EXPECT_NE(r.err.find(hint), std::string::npos) << r.err;
+  }
+  auto dotted = run_to_completion(bin_path("tickwire"), with_server({"snapshot", "DEMO.EQ.AAPL"}));
+  EXPECT_EQ(dotted.status.code, 1);  // not found, as asked
+  EXPECT_NE(dotted.err.find("'DEMO.EQ.AAPL' is one level: Tickwire separates levels with '/' (DEMO/EQ/AAPL)"),
+            std::string::npos)
+      << dotted.err;
+}
+
 TEST_F(Cli, SnapshotOfUnknownTopicSaysNotFound) {
   auto r = run_to_completion(bin_path("tickwire"), with_server({"snapshot", "CLI/NONE"}));
   ASSERT_FALSE(r.timed_out);
