@@ -7,15 +7,15 @@ ClientRegistry& ClientRegistry::instance() {
   return registry;
 }
 
-bool ClientRegistry::claim(const std::string& client_id, std::atomic<bool>* taken_over, bool waits) {
+bool ClientRegistry::claim(const ClientKey& key, std::atomic<bool>* taken_over, bool waits) {
   std::lock_guard lock(mutex_);
-  std::atomic<bool>*& holder = holders_[client_id];
+  std::atomic<bool>*& holder = holders_[key];
   const bool had_holder = holder != nullptr && holder != taken_over;
   if (had_holder) holder->store(true, std::memory_order_relaxed);
   holder = taken_over;
   if (waits && had_holder) waiting_.insert(taken_over);
   // A session already handed over to a holder that was taken over in turn goes on to the newest.
-  if (auto it = handed_over_.find(client_id); it != handed_over_.end()) {
+  if (auto it = handed_over_.find(key); it != handed_over_.end()) {
     if (waits && had_holder) {
       it->second.first = taken_over;
     } else {
@@ -25,30 +25,30 @@ bool ClientRegistry::claim(const std::string& client_id, std::atomic<bool>* take
   return had_holder;
 }
 
-void ClientRegistry::release(const std::string& client_id, const std::atomic<bool>* taken_over) {
+void ClientRegistry::release(const ClientKey& key, const std::atomic<bool>* taken_over) {
   std::lock_guard lock(mutex_);
-  auto it = holders_.find(client_id);
+  auto it = holders_.find(key);
   if (it != holders_.end() && it->second == taken_over) holders_.erase(it);
   waiting_.erase(taken_over);
-  auto handed = handed_over_.find(client_id);
+  auto handed = handed_over_.find(key);
   if (handed != handed_over_.end() && handed->second.first == taken_over) handed_over_.erase(handed);
 }
 
-void ClientRegistry::hand_over(const std::string& client_id, std::optional<StoredSession> state, uint64_t now_ns) {
+void ClientRegistry::hand_over(const ClientKey& key, std::optional<StoredSession> state, uint64_t now_ns) {
   std::lock_guard lock(mutex_);
-  auto holder = holders_.find(client_id);
+  auto holder = holders_.find(key);
   if (holder == holders_.end()) {
-    if (state) (void)store_locked(client_id, std::move(*state), now_ns);  // the successor is gone already
+    if (state) (void)store_locked(key, std::move(*state), now_ns);  // the successor is gone already
     return;
   }
   if (!waiting_.contains(holder->second)) return;  // the successor started clean
-  handed_over_[client_id] = {holder->second, std::move(state)};
+  handed_over_[key] = {holder->second, std::move(state)};
 }
 
-std::optional<std::optional<StoredSession>> ClientRegistry::take_handover(const std::string& client_id,
+std::optional<std::optional<StoredSession>> ClientRegistry::take_handover(const ClientKey& key,
                                                                           const std::atomic<bool>* taken_over) {
   std::lock_guard lock(mutex_);
-  auto it = handed_over_.find(client_id);
+  auto it = handed_over_.find(key);
   if (it == handed_over_.end() || it->second.first != taken_over) return std::nullopt;
   std::optional<StoredSession> state = std::move(it->second.second);
   handed_over_.erase(it);
@@ -61,21 +61,21 @@ void ClientRegistry::stop_waiting(const std::atomic<bool>* taken_over) {
   waiting_.erase(taken_over);
 }
 
-bool ClientRegistry::store(const std::string& client_id, StoredSession state, uint64_t now_ns) {
+bool ClientRegistry::store(const ClientKey& key, StoredSession state, uint64_t now_ns) {
   std::lock_guard lock(mutex_);
-  return store_locked(client_id, std::move(state), now_ns);
+  return store_locked(key, std::move(state), now_ns);
 }
 
-bool ClientRegistry::store_locked(const std::string& client_id, StoredSession state, uint64_t now_ns) {
+bool ClientRegistry::store_locked(const ClientKey& key, StoredSession state, uint64_t now_ns) {
   if (stored_.size() >= kMaxStored) drop_expired(now_ns);
-  if (stored_.size() >= kMaxStored && !stored_.contains(client_id)) return false;
-  stored_[client_id] = std::move(state);
+  if (stored_.size() >= kMaxStored && !stored_.contains(key)) return false;
+  stored_[key] = std::move(state);
   return true;
 }
 
-std::optional<StoredSession> ClientRegistry::take(const std::string& client_id, uint64_t now_ns) {
+std::optional<StoredSession> ClientRegistry::take(const ClientKey& key, uint64_t now_ns) {
   std::lock_guard lock(mutex_);
-  auto it = stored_.find(client_id);
+  auto it = stored_.find(key);
   if (it == stored_.end()) return std::nullopt;
   StoredSession state = std::move(it->second);
   stored_.erase(it);

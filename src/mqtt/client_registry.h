@@ -8,6 +8,13 @@
 // session of a connection that was taken over to the connection that took
 // it over, when that one asked for it (Clean Start 0) and waits.
 //
+// Sessions are keyed by (user, client id), never by the client id alone: a
+// session belongs to the user that created it (MQTT 5 3.1.3.1 lets a server
+// scope client identifiers). A CONNECT by another user with the same client
+// id neither resumes nor takes over the first user's session: it is another
+// session. Every anonymous connection is the one user "" (as is every
+// connection when authentication is off): they share one namespace.
+//
 // Process-wide (a broker is one process), and shared by every loop thread:
 // a mutex guards it, taken at CONNECT and at a connection's end only, never
 // per message. A connection registers an atomic flag it owns and removes it
@@ -20,9 +27,25 @@
 #include <string>
 #include <unordered_map>
 #include <unordered_set>
+#include <utility>
 #include <vector>
 
 namespace tw::mqtt {
+
+// Whose session: the user's name ("" for anonymous, and for everyone when
+// authentication is off) and the client identifier.
+struct ClientKey {
+  std::string user;
+  std::string client_id;
+  bool operator==(const ClientKey&) const = default;
+};
+
+struct ClientKeyHash {
+  size_t operator()(const ClientKey& k) const {
+    const size_t h = std::hash<std::string>{}(k.user);
+    return h ^ (std::hash<std::string>{}(k.client_id) + 0x9e3779b97f4a7c15ull + (h << 6) + (h >> 2));
+  }
+};
 
 // A QoS 1 or 2 message sent to the client and not yet acknowledged (4.4):
 // resent, with DUP, when the session resumes; `released`: PUBREC came, the
@@ -63,24 +86,24 @@ class ClientRegistry {
   static constexpr size_t kMaxStored = 100'000;
 
   // Keeps the state of a session whose connection ended; false when full.
-  bool store(const std::string& client_id, StoredSession state, uint64_t now_ns);
-  // The stored state of `client_id`, removed from the registry; none when absent or expired.
-  std::optional<StoredSession> take(const std::string& client_id, uint64_t now_ns);
+  bool store(const ClientKey& key, StoredSession state, uint64_t now_ns);
+  // The stored state of `key`, removed from the registry; none when absent or expired.
+  std::optional<StoredSession> take(const ClientKey& key, uint64_t now_ns);
 
-  // `taken_over` becomes the holder of `client_id`; the previous holder's
+  // `taken_over` becomes the holder of `key`; the previous holder's
   // flag is set. True when there was one. `waits`: the new holder waits for
   // the previous one's session (take_handover).
-  bool claim(const std::string& client_id, std::atomic<bool>* taken_over, bool waits = false);
+  bool claim(const ClientKey& key, std::atomic<bool>* taken_over, bool waits = false);
   // Removes the entry if `taken_over` still holds it.
-  void release(const std::string& client_id, const std::atomic<bool>* taken_over);
+  void release(const ClientKey& key, const std::atomic<bool>* taken_over);
   // A holder that was taken over, as it ends: its session (none: it had none
   // to keep) goes to the holder now if that one waits for it; else the state
   // is stored as for an ended connection (if the holder is gone) or dropped
   // (the holder started clean).
-  void hand_over(const std::string& client_id, std::optional<StoredSession> state, uint64_t now_ns);
+  void hand_over(const ClientKey& key, std::optional<StoredSession> state, uint64_t now_ns);
   // For a holder that claimed with `waits`: nullopt while nothing was handed
   // over yet; then the session handed over (itself optional). Stops the wait.
-  std::optional<std::optional<StoredSession>> take_handover(const std::string& client_id,
+  std::optional<std::optional<StoredSession>> take_handover(const ClientKey& key,
                                                             const std::atomic<bool>* taken_over);
   // A waiting holder that gives up: what is handed over later is not for it.
   void stop_waiting(const std::atomic<bool>* taken_over);
@@ -89,13 +112,14 @@ class ClientRegistry {
   std::mutex mutex_;
   void drop_expired(uint64_t now_ns);
 
-  bool store_locked(const std::string& client_id, StoredSession state, uint64_t now_ns);
+  bool store_locked(const ClientKey& key, StoredSession state, uint64_t now_ns);
 
-  std::unordered_map<std::string, std::atomic<bool>*> holders_;
-  std::unordered_map<std::string, StoredSession> stored_;
+  std::unordered_map<ClientKey, std::atomic<bool>*, ClientKeyHash> holders_;
+  std::unordered_map<ClientKey, StoredSession, ClientKeyHash> stored_;
   std::unordered_set<const std::atomic<bool>*> waiting_;  // holders that wait for a handover
-  // Sessions handed over to a waiting holder, by client id: (the holder, its session).
-  std::unordered_map<std::string, std::pair<const std::atomic<bool>*, std::optional<StoredSession>>> handed_over_;
+  // Sessions handed over to a waiting holder, by key: (the holder, its session).
+  std::unordered_map<ClientKey, std::pair<const std::atomic<bool>*, std::optional<StoredSession>>, ClientKeyHash>
+      handed_over_;
 };
 
 }  // namespace tw::mqtt

@@ -107,6 +107,9 @@ size_t encode_publish_header(std::span<uint8_t> out, Version v, std::string_view
 // when the broker wrote one (MQTT 5, its first property), so that a resend
 // can carry what is left of it; 0 when it has none.
 size_t message_expiry_at(std::span<const uint8_t> publish, Version v);
+// The topic of an encoded PUBLISH that carries one (not elided for an
+// alias); empty when `publish` is not such a packet. The same in 3.1.1 and 5.
+std::string_view publish_topic(std::span<const uint8_t> publish);
 // What one subscriber's PUBLISH adds to the shared QoS 0 encoding: its QoS
 // and packet id, and (MQTT 5) a topic alias and its subscription identifiers.
 struct PublishRewrite {

@@ -235,6 +235,12 @@ size_t message_expiry_at(std::span<const uint8_t> publish, Version v) {
   return static_cast<size_t>(l.props.data() - publish.data()) + 1;
 }
 
+std::string_view publish_topic(std::span<const uint8_t> publish) {
+  PublishLayout l;
+  if (!layout_of(publish, Version::V311, l)) return {};  // the topic comes before any property
+  return {reinterpret_cast<const char*>(publish.data() + l.topic_at + 2), l.topic_size};
+}
+
 size_t rewritten_publish_max(size_t qos0_size, const PublishRewrite& r) {
   // Packet id, topic alias, each subscription identifier (id byte + varint), a longer property length and remaining length.
   return qos0_size + 2 + 3 + 5 * r.subscription_ids.size() + 4 + 1;

@@ -4,8 +4,10 @@
 // native clients. Publishing is decided per topic (MQTT topics are native
 // topics), subscribing per native pattern a filter maps to; a user entitled
 // to a topic only with a delay is refused it (MQTT has no delayed
-// subscriptions). Wildcard subscriptions receive only the channels the user
-// is entitled to (Session::entitled, asked by the router).
+// subscriptions), and so is a stored message resent to a resumed session
+// (session_state.cc). The Will is checked as it is published. Wildcard
+// subscriptions receive only the channels the user is entitled to
+// (Session::entitled, asked by the router).
 #include "mqtt/mqtt_session.h"
 
 namespace tw::mqtt {
@@ -24,6 +26,18 @@ bool MqttSession::permitted(Access access, std::string_view topic_or_pattern) co
     }
   }
   if (!ok && access == Access::Publish) ++env().counters.entitlement_refusals;  // subscribe: per filter, by the caller
+  return ok;
+}
+
+// The Will is published long after CONNECT, perhaps as a reload closes the
+// connection: it is checked against the users file in force now, not the
+// grants the connection holds (a removed user's are never replaced).
+bool MqttSession::will_permitted() const {
+  const auth::Grants* g = grants();
+  if (g == nullptr) return true;
+  const std::shared_ptr<const auth::Grants> now = env().authority->refresh(*g);
+  const bool ok = now != nullptr && now->publish(will_topic_) == wire::Code::Ok;
+  if (!ok) ++env().counters.entitlement_refusals;
   return ok;
 }
 

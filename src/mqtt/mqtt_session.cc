@@ -38,7 +38,7 @@ MqttSession::MqttSession(Env env, std::unique_ptr<session::Transport> transport,
 
 MqttSession::~MqttSession() {
   for (Subscription& s : subscriptions_) leave_group(s);
-  if (registered_) ClientRegistry::instance().release(identity_.client_id, &taken_over_);
+  if (registered_) ClientRegistry::instance().release(key_, &taken_over_);
 }
 
 void MqttSession::on_open_tick(uint64_t now_ns) {
@@ -176,9 +176,11 @@ bool MqttSession::decode_pending_connect(Connect& c) {
 
 void MqttSession::accept_connect(const Connect& c, bool assigned) {
   if (!permitted(Access::Connect, {})) return refuse_connect(version_, Reason::NotAuthorized, "not authorized");
+  // The session is the user's: another user's CONNECT with this client id is another session (client_registry.h).
+  key_ = {grants() != nullptr ? grants()->user() : std::string(), identity_.client_id};
   // [MQTT-3.1.4-2]: a live connection with this id is told to go. With Clean Start 0 its session
   // continues here [MQTT-3.1.2-5]: it is handed over as that connection ends, on its own loop thread.
-  const bool took_over = ClientRegistry::instance().claim(identity_.client_id, &taken_over_, !c.clean_start);
+  const bool took_over = ClientRegistry::instance().claim(key_, &taken_over_, !c.clean_start);
   registered_ = true;
   if (took_over && !c.clean_start) {
     handover_deadline_ns_ = monotonic_ns() + kHandoverWaitNs;
@@ -193,7 +195,7 @@ void MqttSession::accept_connect(const Connect& c, bool assigned) {
 void MqttSession::poll_held_hello(uint64_t now_ns) {
   if (notice_takeover()) return;  // taken over in turn while waiting
   std::optional<std::optional<StoredSession>> handed =
-      ClientRegistry::instance().take_handover(identity_.client_id, &taken_over_);
+      ClientRegistry::instance().take_handover(key_, &taken_over_);
   if (!handed && now_ns < handover_deadline_ns_) return;
   if (!handed) {
     ClientRegistry::instance().stop_waiting(&taken_over_);
@@ -263,11 +265,18 @@ size_t MqttSession::encode_goodbye(std::span<uint8_t> out, wire::Code code, std:
 }
 
 // A connection that ends without DISCONNECT (or with "disconnect with Will")
-// publishes its Will (3.1.2.5); a session that outlives it is stored.
+// publishes its Will (3.1.2.5), if its user may still publish it now: not
+// when a reload removed the user (and so closed the connection) or revoked
+// the topic (identity.cc). A session that outlives it is stored.
 void MqttSession::on_finish() {
   store_session();
   if (!has_will_ || graceful_ || !connacked_) return;
   has_will_ = false;
+  if (!will_permitted()) {
+    TW_DEBUG("session %s: Will to %s not published: its user may no longer publish it", peer().c_str(),
+             will_topic_.c_str());
+    return;
+  }
   Properties properties;
   properties.raw = will_properties_;
   properties.message_expiry = will_expiry_s_;

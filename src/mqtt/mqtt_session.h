@@ -150,6 +150,7 @@ class MqttSession final : public session::Session {
   // Whether this subscription delivers the channel to this connection.
   static bool applies(const Subscription& s, const cache::Channel& channel);
   void leave_group(Subscription& s);
+  std::string share_key(const Subscription& s) const;
   // No Local [MQTT-3.8.3-3]: the message being fanned out is this client's
   // own, and every subscription that would deliver it has No Local.
   bool own_echo(const cache::Channel& channel) const;
@@ -193,6 +194,8 @@ class MqttSession final : public session::Session {
   std::optional<StoredSession> take_stored_session(const Connect& c);
   // Subscribes again to the stored subscriptions, after the CONNACK.
   void resume(StoredSession& state);
+  // Removes the stored messages of topics this user may no longer receive live (counted).
+  void drop_unentitled(std::vector<OutboundMessage>& messages);
   // At the end of the connection: keeps the state if the session outlives it.
   void store_session();
 
@@ -207,6 +210,8 @@ class MqttSession final : public session::Session {
 
   // identity.cc: the one place entitlements plug in.
   bool permitted(Access access, std::string_view topic_or_filter) const;
+  // Whether the user may publish its Will now, by the users file in force (not the grants held).
+  bool will_permitted() const;
 
   Version version_ = Version::V311;
   // Set at CONNECT, when the version is known; the delivery policy encodes with it.
@@ -223,7 +228,8 @@ class MqttSession final : public session::Session {
   uint64_t takeover_check_ns_ = 0;  // when the tick next reads taken_over_
   // A takeover flagged by another connection: DISCONNECT 0x8E and close. True if so.
   bool notice_takeover();
-  bool registered_ = false;  // this connection holds identity_.client_id in the registry
+  ClientKey key_;            // whose session: the user and identity_.client_id, set once the login succeeded
+  bool registered_ = false;  // this connection holds key_ in the registry
   bool graceful_ = false;         // DISCONNECT (without Will) received: the Will is discarded
   bool has_will_ = false;
   std::string will_topic_;

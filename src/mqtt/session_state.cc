@@ -1,9 +1,10 @@
 // Sessions that outlive their connection (3.1.2.4, 3.1.2.11.2, 4.1): a
 // Session Expiry Interval above 0 (MQTT 5) or Clean Session 0 (3.1.1) keeps
 // the session's subscriptions and its unreleased QoS 2 packet ids in the
-// ClientRegistry; a CONNECT with the same client id and Clean Start 0
-// resumes them (CONNACK Session Present 1): the QoS 1 and 2 messages it was
-// sent and did not acknowledge are sent again, with DUP, and the
+// ClientRegistry; a CONNECT by the same user with the same client id and
+// Clean Start 0 resumes them (CONNACK Session Present 1): the QoS 1 and 2
+// messages it was sent and did not acknowledge are sent again, with DUP,
+// those of topics the user may still receive live only, and the
 // subscriptions send their retained images again: what was published while
 // no connection held the session is not queued, but every channel's latest
 // value arrives. A connection that takes over a live one with Clean Start 0
@@ -15,13 +16,14 @@
 namespace tw::mqtt {
 
 std::optional<StoredSession> MqttSession::take_stored_session(const Connect& c) {
-  auto stored = ClientRegistry::instance().take(identity_.client_id, monotonic_ns());
+  auto stored = ClientRegistry::instance().take(key_, monotonic_ns());
   if (c.clean_start) return std::nullopt;  // Clean Start discards any stored session (3.1.2.4)
   return stored;
 }
 
 void MqttSession::resume(StoredSession& state) {
   awaiting_pubrel_ = state.awaiting_pubrel;
+  drop_unentitled(state.outbound);
   redeliver(std::move(state.outbound));  // before anything new [MQTT-4.4.0-1]
   for (const StoredSession::Subscription& s : state.subscriptions) {
     Patterns mapped;
@@ -38,6 +40,22 @@ void MqttSession::resume(StoredSession& state) {
            state.subscriptions.size());
 }
 
+// The user's rights may have changed since a message was first sent (a
+// reload revoked the topic, or left only a delayed grant): what it may no
+// longer receive live is not resent, by the check SUBSCRIBE makes. A PUBREL
+// is resent whatever the topic: its message was delivered already.
+void MqttSession::drop_unentitled(std::vector<OutboundMessage>& messages) {
+  std::erase_if(messages, [&](const OutboundMessage& m) {
+    if (m.released) return false;
+    const std::string_view topic = publish_topic(m.packet);
+    if (!topic.empty() && permitted(Access::Subscribe, topic)) return false;
+    ++env().counters.entitlement_refusals;
+    TW_DEBUG("session %s: not resending packet %u of '%s' to '%s': no longer entitled", peer().c_str(), m.packet_id,
+             std::string(topic).c_str(), key_.user.c_str());
+    return true;
+  });
+}
+
 // A connection taken over hands its session to its successor (which waits
 // for it when it asked to continue the session), even one that would end
 // with the connection: it has none to give then, and the successor need not
@@ -46,7 +64,7 @@ void MqttSession::store_session() {
   if (!connacked_) return;
   const bool taken_over = taken_over_.load(std::memory_order_relaxed);
   if (session_expiry_s_ == 0) {
-    if (taken_over) ClientRegistry::instance().hand_over(identity_.client_id, std::nullopt, monotonic_ns());
+    if (taken_over) ClientRegistry::instance().hand_over(key_, std::nullopt, monotonic_ns());
     return;
   }
   StoredSession state;
@@ -55,8 +73,8 @@ void MqttSession::store_session() {
   state.outbound = outbound_.take();
   const uint64_t now = monotonic_ns();
   state.expires_ns = session_expiry_s_ == UINT32_MAX ? UINT64_MAX : now + session_expiry_s_ * 1'000'000'000ull;
-  if (taken_over) return ClientRegistry::instance().hand_over(identity_.client_id, std::move(state), now);
-  if (!ClientRegistry::instance().store(identity_.client_id, std::move(state), now)) {
+  if (taken_over) return ClientRegistry::instance().hand_over(key_, std::move(state), now);
+  if (!ClientRegistry::instance().store(key_, std::move(state), now)) {
     TW_WARN("session %s: '%s' not kept: %zu sessions are stored already", peer().c_str(),
             identity_.client_id.c_str(), ClientRegistry::kMaxStored);
   }

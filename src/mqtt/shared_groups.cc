@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <functional>
+#include <string>
 
 namespace tw::mqtt {
 
@@ -13,6 +14,11 @@ bool SharedGroups::Member::owns(std::string_view topic) const {
 SharedGroups& SharedGroups::instance() {
   static SharedGroups groups;
   return groups;
+}
+
+// The user's name with its length first: no user and share name can spell another pair's key.
+std::string SharedGroups::key(std::string_view user, std::string_view share) {
+  return std::to_string(user.size()) + ':' + std::string(user) + std::string(share);
 }
 
 SharedGroups::Member* SharedGroups::join(const std::string& key) {

@@ -14,6 +14,12 @@
 // market data cannot use; least-loaded would need every member's queue
 // depth on every thread.
 //
+// A group is one user's: the key names the user with the share name and
+// filter, so members of different users never form one group. Were they
+// one, a channel that hashes to a member whose user may not receive it
+// would reach no member at all; per user, each user's group gets every
+// message that user may receive.
+//
 // When a member joins or leaves, every member's place and the group's size
 // change together (under the mutex, at SUBSCRIBE, UNSUBSCRIBE and a
 // connection's end only); channels then move between members. A message
@@ -41,7 +47,9 @@ class SharedGroups {
   };
 
   static SharedGroups& instance();
-  // Joins the group `key` (share name and filter); the member lives until leave().
+  // The key of `user`'s group `share` ("GROUP/filter": share name and filter).
+  static std::string key(std::string_view user, std::string_view share);
+  // Joins the group `key`; the member lives until leave().
   Member* join(const std::string& key);
   void leave(const std::string& key, Member* member);
   size_t members(const std::string& key);

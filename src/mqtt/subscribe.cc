@@ -99,7 +99,7 @@ void MqttSession::add_subscription(const TopicFilter& t, const Patterns& pattern
   update_rewrites();
   if (is_shared_filter(filter)) {
     s.filter_at = shared_filter_start(filter);
-    s.share = SharedGroups::instance().join(s.filter.substr(7));  // "GROUP/filter" names the group
+    s.share = SharedGroups::instance().join(share_key(s));
     shared_ = true;
   }
   dollar_filters_ = dollar_filters_ || reaches_dollar_topics(s.own_filter());
@@ -147,9 +147,14 @@ bool MqttSession::remove_subscription(std::string_view filter) {
   return true;
 }
 
+// "GROUP/filter" names the group, the user's own (shared_groups.h).
+std::string MqttSession::share_key(const Subscription& s) const {
+  return SharedGroups::key(key_.user, std::string_view(s.filter).substr(7));
+}
+
 void MqttSession::leave_group(Subscription& s) {
   if (s.share == nullptr) return;
-  SharedGroups::instance().leave(s.filter.substr(7), s.share);
+  SharedGroups::instance().leave(share_key(s), s.share);
   s.share = nullptr;
 }
 

@@ -20,6 +20,24 @@ broker behaved, 1 (with the reason) otherwise; every wait is bounded.
                       request's Response Topic with its Correlation Data
   expired PORT        a retained value with a 1 s expiry, 2 s later: a new
                       subscriber (5 and 3.1.1) is not sent it
+
+Sessions and users (MqttInteropUsers: the users file of it21_mqtt_test.cc),
+raw MQTT 5 bytes:
+  hijack PORT         alice holds an unacknowledged QoS 1 message of it21/sec/x;
+                      bob, then anonymous, connect with her client id and Clean
+                      Start 0: Session Present 0 and nothing of hers; alice is
+                      not kicked; she resumes her own session (the message, DUP)
+  revoked-store PORT  alice leaves unacknowledged QoS 1 messages of it21/sec/x,
+                      y and z in her persistent session and drops the connection
+  revoked-resume PORT after a reload that revoked x and left y delayed-only,
+                      alice resumes: only z is resent
+  will MODE PORT      doomed connects with a Will on it21/will/doomed and prints
+                      "ready"; MODE removed: the broker closes it (the test
+                      removes the user), and a watcher sees no Will before two
+                      fences; MODE dropped: it drops the connection, the watcher
+                      gets the Will
+  shared-users PORT   feed (it21/>) and bob (it21/sh/0 only) both join
+                      $share/g/it21/sh/#: feed gets all 20 channels, bob his one
 """
 import queue
 import socket
@@ -342,6 +360,195 @@ class Raw:
             fail("CONNACK expected, got %r" % (reply,))
 
 
+def connect_packet(client_id, user=None, password=None, clean=True, expiry=0, will=None):
+    """A CONNECT of MQTT 5, keep alive 10 s; will: (topic, payload)."""
+    flags = 0x02 if clean else 0
+    props = bytes([0x11]) + expiry.to_bytes(4, "big") if expiry else b""
+    payload = mqtt_str(client_id)
+    if will:
+        flags |= 0x04
+        payload += bytes([0]) + mqtt_str(will[0]) + mqtt_str(will[1])
+    if user is not None:
+        flags |= 0x80
+        payload += mqtt_str(user)
+    if password is not None:
+        flags |= 0x40
+        payload += mqtt_str(password)
+    return packet(0x10, mqtt_str("MQTT") + bytes([5, flags, 0, 10, len(props)]) + props + payload)
+
+
+def parse_publish(first, body):
+    """(topic, payload, qos, dup, packet id) of an MQTT 5 PUBLISH."""
+    n = body[0] << 8 | body[1]
+    topic, at, qos = body[2:2 + n].decode(), 2 + n, (first >> 1) & 3
+    pid = 0
+    if qos:
+        pid, at = body[at] << 8 | body[at + 1], at + 2
+    props = body[at]  # short property blocks only: one byte of length
+    return topic, body[at + 1 + props:], qos, bool(first & 0x08), pid
+
+
+class User(Raw):
+    """A raw MQTT 5 connection that logs in; every read bounded."""
+
+    def __init__(self, port, client_id, user=None, password=None, clean=True, expiry=0, will=None):
+        Raw.__init__(self, port)
+        self.send(connect_packet(client_id, user, password, clean, expiry, will))
+        reply = self.next("CONNACK of " + client_id)
+        if reply[0] != 0x20 or reply[1][1] != 0:
+            fail("%s: CONNACK expected, got %r" % (client_id, reply))
+        self.session_present = bool(reply[1][0] & 1)
+
+    def next(self, what):
+        try:
+            p = self.read()
+        except socket.timeout:
+            fail("timed out waiting for " + what)
+        if p is None:
+            fail("connection closed waiting for " + what)
+        return p
+
+    def subscribe(self, packet_id, topic_filter, qos):
+        self.send(packet(0x82, bytes([packet_id >> 8, packet_id & 0xFF, 0]) + mqtt_str(topic_filter) + bytes([qos])))
+        p = self.next("SUBACK")
+        if p[0] != 0x90 or p[1][3:] != bytes([qos]):
+            fail("SUBACK granting %d expected for %s, got %r" % (qos, topic_filter, p))
+
+    def publish(self, topic, payload, qos=0):
+        if qos == 0:
+            return self.send(packet(0x30, mqtt_str(topic) + bytes([0]) + payload))
+        self.send(packet(0x32, mqtt_str(topic) + bytes([0, 1, 0]) + payload))
+        p = self.next("PUBACK")
+        if p[0] != 0x40:
+            fail("PUBACK expected, got %r" % (p,))
+
+    def next_publish(self, what):
+        while True:
+            p = self.next(what)
+            if p[0] >> 4 == 3:
+                return parse_publish(*p)
+
+    def until_pingresp(self):
+        """Everything the broker sends before it answers a PINGREQ sent now."""
+        self.send(packet(0xC0, b""))
+        got = []
+        while True:
+            p = self.next("PINGRESP")
+            if p[0] == 0xD0:
+                return got
+            got.append(p)
+
+    def publishes_until_pingresp(self):
+        return [parse_publish(*p) for p in self.until_pingresp() if p[0] >> 4 == 3]
+
+    def disconnect(self):
+        self.send(bytes([0xE0, 0]))
+        self.sock.close()
+
+
+def hijack(port):
+    cid = "it21-victim"
+    alice = User(port, cid, "alice", "alice-pw", clean=True, expiry=60)
+    alice.subscribe(1, "it21/sec/#", 1)
+    feed = User(port, "it21-hijack-feed", "feed", "feed-pw")
+    feed.publish("it21/sec/x", b"secret", qos=1)
+    got = alice.next_publish("alice's message")
+    if got[:3] != ("it21/sec/x", b"secret", 1):
+        fail("alice got %r" % (got,))  # and does not acknowledge it
+    for user, password in (("bob", "bob-pw"), (None, None)):
+        thief = User(port, cid, user, password, clean=False, expiry=60)
+        if thief.session_present:
+            fail("%s resumed alice's session (Session Present 1)" % user)
+        stolen = thief.until_pingresp()
+        if stolen:
+            fail("%s got %r" % (user, stolen))
+        thief.disconnect()
+    for p in alice.until_pingresp():
+        fail("alice got %r: taken over?" % (p,))
+    alice.sock.close()  # abruptly: her session is stored with the message
+    again = User(port, cid, "alice", "alice-pw", clean=False, expiry=60)
+    if not again.session_present:
+        fail("alice's own session is gone")
+    if not [p for p in again.publishes_until_pingresp() if p[:4] == ("it21/sec/x", b"secret", 1, True)]:
+        fail("alice's unacknowledged message was not resent")
+    again.disconnect()
+    feed.disconnect()
+    print("ok hijack")
+
+
+def revoked_store(port):
+    alice = User(port, "it21-revoked", "alice", "alice-pw", clean=True, expiry=60)
+    alice.subscribe(1, "it21/sec/#", 1)
+    feed = User(port, "it21-revoked-feed", "feed", "feed-pw")
+    for topic in ("it21/sec/x", "it21/sec/y", "it21/sec/z"):
+        feed.publish(topic, b"kept", qos=1)
+        got = alice.next_publish(topic)
+        if got[:3] != (topic, b"kept", 1):
+            fail("got %r for %s" % (got, topic))  # not acknowledged
+    alice.sock.close()  # abruptly
+    feed.disconnect()
+    print("ok revoked-store")
+
+
+def revoked_resume(port):
+    alice = User(port, "it21-revoked", "alice", "alice-pw", clean=False, expiry=60)
+    if not alice.session_present:
+        fail("no session to resume")
+    got = alice.publishes_until_pingresp()
+    if [p[0] for p in got if p[0] != "it21/sec/z"]:
+        fail("resent what alice may no longer receive live: %r" % (got,))
+    if not [p for p in got if p[:4] == ("it21/sec/z", b"kept", 1, True)]:
+        fail("the message alice may still receive was not resent: %r" % (got,))
+    alice.disconnect()
+    print("ok revoked-resume")
+
+
+def will(mode, port):
+    watcher = User(port, "it21-will-watcher", "feed", "feed-pw")
+    watcher.subscribe(1, "it21/will/#", 0)
+    doomed = User(port, "it21-doomed", "doomed", "doomed-pw", will=("it21/will/doomed", "gone"))
+    print("ready", flush=True)
+    if mode == "dropped":
+        doomed.sock.close()  # no DISCONNECT: the Will is due
+        got = watcher.next_publish("the Will")
+        if got[:2] != ("it21/will/doomed", b"gone"):
+            fail("got %r before the Will" % (got,))
+        print("ok will dropped")
+        return
+    doomed.sock.settimeout(4 * TIMEOUT_S)  # the test reloads the users file meanwhile
+    while doomed.read() is not None:  # the broker closes it, DISCONNECT 0x87 first
+        pass
+    # Two fences: in a tiered broker a Will from another access point is ordered
+    # before the second one (it reached its gateway before the first was sent).
+    for fence in (b"f1", b"f2"):
+        watcher.publish("it21/will/fence", fence)
+        got = watcher.next_publish("fence")
+        if got[:2] != ("it21/will/fence", fence):
+            fail("got %r: the Will of a removed user" % (got,))
+    watcher.disconnect()
+    print("ok will removed")
+
+
+def shared_users(port):
+    feed = User(port, "it21-sh-feed", "feed", "feed-pw")
+    bob = User(port, "it21-sh-bob", "bob", "bob-pw")
+    for member in (feed, bob):
+        member.subscribe(1, "$share/g/it21/sh/#", 0)
+    pub = User(port, "it21-sh-pub", "feed", "feed-pw")
+    topics = ["it21/sh/%d" % i for i in range(20)]
+    for topic in topics:
+        pub.publish(topic, b"v")
+    seen = set()
+    while len(seen) < len(topics):
+        seen.add(feed.next_publish("every channel: %d of 20 so far" % len(seen))[0])
+    got = bob.next_publish("bob's channel")
+    if got[0] != "it21/sh/0":
+        fail("bob got %r" % (got,))
+    for c in (feed, bob, pub):
+        c.disconnect()
+    print("ok shared-users")
+
+
 def qos2(port):
     raw = Raw(port)
     raw.connect_v5("it21-qos2")
@@ -393,7 +600,10 @@ if __name__ == "__main__":
         malformed(sys.argv[2])
     elif mode == "resume":
         resume(sys.argv[2])
-    elif mode in ("props", "request", "expired", "resubscribe"):
-        globals()[mode](sys.argv[2])
+    elif mode in ("props", "request", "expired", "resubscribe", "hijack", "revoked-store", "revoked-resume",
+                  "shared-users"):
+        globals()[mode.replace("-", "_")](sys.argv[2])
+    elif mode == "will":
+        will(sys.argv[2], sys.argv[3])
     else:
         fail("unknown mode " + mode)

@@ -11,8 +11,10 @@
 
 #include <gtest/gtest.h>
 
+#include <chrono>
 #include <memory>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "auth/password.h"
@@ -39,6 +41,7 @@ class MqttInterop : public ::testing::Test {
     ASSERT_EQ(access(kSub.c_str(), X_OK), 0) << "mosquitto-clients missing: run scripts/deps.sh";
     mqtt_port_ = testing::pick_free_port();
     BrokerOptions options;
+    options.log_level = log_level();
     options.config_toml = broker_settings() + "[[listener]]\nprotocol = \"native\"\naddress = \"127.0.0.1:0\"\n"
                           "[[listener]]\nprotocol = \"mqtt\"\naddress = \"127.0.0.1:" +
                           std::to_string(mqtt_port_) + "\"\n" + mqtt_listener_tls();
@@ -48,6 +51,7 @@ class MqttInterop : public ::testing::Test {
 
   // Top-level settings (before the listener tables), if any.
   virtual std::string broker_settings() { return {}; }
+  virtual std::string log_level() { return "warn"; }
   // The MQTT listener's TLS keys, if any; the clients' matching options.
   virtual std::string mqtt_listener_tls() { return {}; }
   virtual std::vector<std::string> client_tls() const { return {}; }
@@ -223,6 +227,110 @@ TEST_F(MqttInteropAuth, CredentialsAreCheckedAndAWildcardGetsOnlyEntitledTopics)
   ASSERT_TRUE(reader->wait(kWaitMs).has_value()) << reader->out();
   EXPECT_NE(reader->out().find("it21/ok/x public"), std::string::npos) << reader->out();
   EXPECT_EQ(reader->out().find("secret"), std::string::npos) << reader->out();
+}
+
+// A session is its user's (docs/mqtt.md, "Client identifier"), and what it
+// resends, its shared groups and its Will answer to the users file in force.
+// `feed` publishes and subscribes it21/>; `alice` may receive it21/sec/> live
+// until the reload, then it21/sec/z live and it21/sec/y delayed only; `bob`
+// may receive it21/other/> and it21/sh/0; `doomed` has a Will on it21/will/,
+// and is gone after the reload; anonymous connections may receive it21/anon/>.
+class MqttInteropUsers : public MqttInterop {
+ protected:
+  std::string broker_settings() override {
+    users_ = dir_.write("users.toml", users(false));
+    return "auth_file = \"" + users_ + "\"\nallow_anonymous = true\nauth_failure_delay_ms = 50\n";
+  }
+  std::string log_level() override { return "info"; }  // "reloaded" says when a SIGHUP took effect
+
+  static std::string users(bool reloaded) {
+    auto hash = [](const std::string& pw) { return *auth::hash_password(pw, auth::HashCost{1, 1024, 1}); };
+    auto user = [&](const std::string& name) { return "[users." + name + "]\npassword = \"" + hash(name + "-pw") + "\"\n"; };
+    auto rule = [](const std::string& name, const std::string& allow, const std::string& topics,
+                   const std::string& extra = "") {
+      return "[[" + name + ".rule]]\nallow = [" + allow + "]\ntopics = [" + topics + "]\n" + extra;
+    };
+    std::string t = user("feed") + rule("users.feed", "\"publish\", \"subscribe\"", "\"it21/>\"");
+    t += user("alice");
+    if (!reloaded) {
+      t += rule("users.alice", "\"subscribe\"", "\"it21/sec/>\"");
+    } else {
+      t += rule("users.alice", "\"subscribe\"", "\"it21/sec/z\"");
+      t += rule("users.alice", "\"subscribe-delayed\"", "\"it21/sec/y\"", "delay_s = 1\n");
+    }
+    t += user("bob") + rule("users.bob", "\"subscribe\"", "\"it21/other/>\", \"it21/sh/0\"");
+    if (!reloaded) t += user("doomed") + rule("users.doomed", "\"publish\"", "\"it21/will/>\"");
+    t += "[anonymous]\n" + rule("anonymous", "\"subscribe\"", "\"it21/anon/>\"");
+    return t;
+  }
+  // Rewrites the users file as after the reload, sends SIGHUP and waits for the broker to say it reloaded.
+  void reload() {
+    dir_.write("users.toml", users(true));
+    broker_->send_signal(SIGHUP);
+    const auto deadline = std::chrono::steady_clock::now() + std::chrono::milliseconds(kWaitMs);
+    while (broker_->err().find("reloaded") == std::string::npos && std::chrono::steady_clock::now() < deadline) {
+      std::this_thread::sleep_for(std::chrono::milliseconds(10));
+    }
+    ASSERT_NE(broker_->err().find("reloaded"), std::string::npos) << broker_->err();
+  }
+  std::unique_ptr<Process> python_async(std::vector<std::string> args) const {
+    args.insert(args.begin(), TW_IT21_CLIENTS);
+    args.push_back(std::to_string(mqtt_port_));
+    return std::make_unique<Process>(kPython, args);
+  }
+
+  testing::TempDir dir_;
+  std::string users_;
+};
+
+// Issue 25, item 1: another user (and anonymous) with the victim's client id
+// and Clean Start 0 gets a session of its own, nothing of the victim's, and
+// does not kick the victim off; the victim's session is still hers.
+TEST_F(MqttInteropUsers, AnotherUserWithTheSameClientIdGetsItsOwnSessionAndNothingOfTheVictims) {
+  auto run = python({"hijack"});
+  EXPECT_TRUE(run.status.clean()) << run.out << run.err;
+  EXPECT_NE(run.out.find("ok hijack"), std::string::npos) << run.out << run.err;
+}
+
+// Issue 25, item 1: a resumed session's stored messages are checked against
+// the user's rights at the resume: a reload between the disconnect and the
+// resume revoked one topic and left another delayed only; they are not
+// resent, the third is.
+TEST_F(MqttInteropUsers, AResumedSessionResendsOnlyWhatTheUserMayStillReceiveLive) {
+  auto store = python({"revoked-store"});
+  ASSERT_TRUE(store.status.clean()) << store.out << store.err;
+  ASSERT_NE(store.out.find("ok revoked-store"), std::string::npos) << store.out << store.err;
+  reload();
+  auto resume = python({"revoked-resume"});
+  EXPECT_TRUE(resume.status.clean()) << resume.out << resume.err;
+  EXPECT_NE(resume.out.find("ok revoked-resume"), std::string::npos) << resume.out << resume.err;
+}
+
+// Issue 25, item 7: shared groups are per user: a narrow user in a group of
+// the same name as a wider user's loses the wider user no message.
+TEST_F(MqttInteropUsers, SharedGroupsOfTheSameNameAreOnePerUser) {
+  auto run = python({"shared-users"});
+  EXPECT_TRUE(run.status.clean()) << run.out << run.err;
+  EXPECT_NE(run.out.find("ok shared-users"), std::string::npos) << run.out << run.err;
+}
+
+// Issue 25, item 8: a reload that removes a user closes its connection
+// without publishing its Will.
+TEST_F(MqttInteropUsers, AUserRemovedByAReloadHasNoWillPublished) {
+  auto client = python_async({"will", "removed"});
+  ASSERT_TRUE(client->wait_for_out("ready", 2 * kWaitMs)) << client->out() << client->err();
+  reload();
+  auto status = client->wait(4 * kWaitMs);
+  ASSERT_TRUE(status.has_value()) << client->out() << client->err();
+  EXPECT_TRUE(status->clean()) << client->out() << client->err();
+  EXPECT_NE(client->out().find("ok will removed"), std::string::npos) << client->out() << client->err();
+}
+
+// The control case: a connection that drops without a reload has its Will published.
+TEST_F(MqttInteropUsers, AConnectionThatDropsStillHasItsWillPublished) {
+  auto run = python({"will", "dropped"});
+  EXPECT_TRUE(run.status.clean()) << run.out << run.err;
+  EXPECT_NE(run.out.find("ok will dropped"), std::string::npos) << run.out << run.err;
 }
 
 }  // namespace

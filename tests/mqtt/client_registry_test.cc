@@ -1,5 +1,6 @@
 // ClientRegistry: takeover flags, stored sessions and the handover of a
-// taken-over connection's session to the connection that took it over.
+// taken-over connection's session to the connection that took it over, all
+// by (user, client id): one user's client id is not another's.
 #include "mqtt/client_registry.h"
 
 #include <gtest/gtest.h>
@@ -18,7 +19,8 @@ StoredSession with_filter(const std::string& filter) {
 }
 
 // Each test its own client id: the registry is process-wide.
-std::string id() { return ::testing::UnitTest::GetInstance()->current_test_info()->name(); }
+std::string client_id() { return ::testing::UnitTest::GetInstance()->current_test_info()->name(); }
+ClientKey id(const std::string& user = "") { return {user, client_id()}; }
 
 TEST(ClientRegistry, AWaitingSuccessorGetsTheSessionHandedOver) {
   auto& r = ClientRegistry::instance();
@@ -98,6 +100,53 @@ TEST(ClientRegistry, ASuccessorThatStoppedWaitingGetsNothingLater) {
   EXPECT_FALSE(r.take_handover(id(), &new_flag).has_value());
   r.release(id(), &new_flag);
   EXPECT_FALSE(r.take(id(), 0).has_value());
+}
+
+TEST(ClientRegistry, AnotherUsersClaimOfTheSameClientIdTakesNothingOver) {
+  auto& r = ClientRegistry::instance();
+  std::atomic<bool> alice{false}, bob{false};
+  EXPECT_FALSE(r.claim(id("alice"), &alice));
+  EXPECT_FALSE(r.claim(id("bob"), &bob, true)) << "bob's session is another one";
+  EXPECT_FALSE(alice.load()) << "alice's connection stays";
+  EXPECT_FALSE(r.claim(id(), &bob, true)) << "nor does the anonymous user's";
+  EXPECT_FALSE(alice.load());
+  r.release(id("bob"), &bob);
+  r.release(id(), &bob);
+  r.release(id("alice"), &alice);
+}
+
+TEST(ClientRegistry, AStoredSessionIsOnlyItsUsersToResume) {
+  auto& r = ClientRegistry::instance();
+  ASSERT_TRUE(r.store(id("alice"), with_filter("secret/#"), 0));
+  EXPECT_FALSE(r.take(id("bob"), 0).has_value());
+  EXPECT_FALSE(r.take(id(), 0).has_value()) << "anonymous is another user";
+  auto stored = r.take(id("alice"), 0);
+  ASSERT_TRUE(stored.has_value()) << "another user's attempt left it in place";
+  EXPECT_EQ(stored->subscriptions.at(0).filter, "secret/#");
+}
+
+TEST(ClientRegistry, AHandoverGoesOnlyToTheSameUsersSuccessor) {
+  auto& r = ClientRegistry::instance();
+  std::atomic<bool> alice{false}, bob{false}, alice_again{false};
+  r.claim(id("alice"), &alice);
+  r.claim(id("bob"), &bob, true);
+  EXPECT_TRUE(r.claim(id("alice"), &alice_again, true));
+  EXPECT_TRUE(alice.load());
+  r.hand_over(id("alice"), with_filter("a/#"), 0);
+  r.release(id("alice"), &alice);
+  EXPECT_FALSE(r.take_handover(id("bob"), &bob).has_value());
+  auto handed = r.take_handover(id("alice"), &alice_again);
+  ASSERT_TRUE(handed.has_value() && handed->has_value());
+  EXPECT_EQ((*handed)->subscriptions.at(0).filter, "a/#");
+  r.release(id("bob"), &bob);
+  r.release(id("alice"), &alice_again);
+}
+
+TEST(ClientRegistry, KeysThatConcatenateAlikeAreDifferentUsers) {
+  auto& r = ClientRegistry::instance();
+  ASSERT_TRUE(r.store({"ab", "c"}, with_filter("x"), 0));
+  EXPECT_FALSE(r.take({"a", "bc"}, 0).has_value());
+  EXPECT_TRUE(r.take({"ab", "c"}, 0).has_value());
 }
 
 }  // namespace
