@@ -5,6 +5,7 @@
 #include "admin/access.h"
 #include "admin/ask.h"
 #include "admin/metrics.h"
+#include "session/listing.h"
 #include "tier/access_point.h"
 
 namespace tw::admin {
@@ -54,6 +55,23 @@ Json channel_json(const ChannelRow& c) {
               {"rate", c.rate}, {"subscribers", c.subscribers}, {"provider", c.provider}};
 }
 
+// The rows the asker may see: every one for an admin, else those its user's
+// LIST_CHANNELS would show (anonymous: the anonymous rules).
+void keep_listed(const tier::Broker& broker, const http::Request& req, std::vector<ChannelRow>& rows) {
+  if (req.admin) return;
+  const Caller caller = caller_of(broker, req);
+  if (caller.refused) return rows.clear();
+  const auth::Grants* grants = caller.grants.get();
+  std::erase_if(rows, [grants](const ChannelRow& row) { return !session::listed_for(grants, row.topic); });
+}
+
+// Per-user usage names users: an admin sees every user's, a user its own,
+// anonymous none (the anonymous series is everyone's without an account).
+void keep_own_usage(const http::Request& req, std::map<std::string, auth::Usage>& users) {
+  if (req.admin) return;
+  std::erase_if(users, [&req](const auto& entry) { return req.user.empty() || entry.first != req.user; });
+}
+
 }  // namespace
 
 std::string Api::event_json() {
@@ -90,13 +108,15 @@ std::string Api::event_json() {
   return j.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
 }
 
-http::Response Api::metrics(const http::Request&) {
+http::Response Api::metrics(const http::Request& req) {
+  if (auto refused = refuse_reader(stats_.broker(), req)) return *refused;
   Statistics::View view;
   view.now = stats_.sample();  // fresh for every scrape; the shared samples keep their interval for the rates
   view.uptime_ms = view.now.wall_ms - stats_.start_wall_ms();
+  keep_own_usage(req, view.now.users);
   http::Response r;
   r.content_type = std::string(kMetricsContentType);
-  r.body = render_metrics(view);
+  r.body = render_metrics(view, stats_.broker().http_stats());
   return r;
 }
 
@@ -139,6 +159,7 @@ http::Response Api::channels(const http::Request& req) {
   if (auto refused = refuse_reader(stats_.broker(), req)) return *refused;
   auto rows = stats_.channels(req.param("prefix").value_or(""));
   if (!rows) return loop_timeout();
+  keep_listed(stats_.broker(), req, *rows);
   Json list = Json::array();
   for (const ChannelRow& c : *rows) list.push_back(channel_json(c));
   return http::Response::json(dump(Json{{"channels", std::move(list)}}));
@@ -148,6 +169,7 @@ http::Response Api::services(const http::Request& req) {
   if (auto refused = refuse_reader(stats_.broker(), req)) return *refused;
   auto rows = stats_.channels("");
   if (!rows) return loop_timeout();
+  keep_listed(stats_.broker(), req, *rows);
   Json list = Json::array();
   for (const ServiceRow& s : Statistics::services(*rows)) {
     list.push_back(Json{{"name", s.name},
@@ -176,6 +198,9 @@ void Api::install(http::Routes& routes) {
   routes.add("GET", "/metrics", bind(&Api::metrics));
   routes.add("GET", "/healthz", bind(&Api::healthz));
   routes.add("GET", "/readyz", bind(&Api::readyz));
+  // Health probes answer without credentials; they tell nothing but up and ready.
+  routes.open_path("/healthz");
+  routes.open_path("/readyz");
   routes.add("GET", "/api/v1/stats", bind(&Api::stats));
   routes.add("GET", "/api/v1/events", bind(&Api::events));
   routes.add("GET", "/api/v1/connections", bind(&Api::connections));

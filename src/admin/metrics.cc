@@ -181,9 +181,23 @@ void write_users(PromText& out, const Statistics::View& v) {
   per_user("tickwire_user_bytes_total", "Bytes written to this user's connections.", &auth::Usage::bytes);
 }
 
+// The HTTP listener's counts (src/http/server.h, ServerStats).
+void write_http(PromText& out, const http::ServerStats& s) {
+  auto count = [&](const char* name, const char* type, const char* help, const std::atomic<uint64_t>& value) {
+    out.family(name, type, help);
+    out.sample(name, value.load(std::memory_order_relaxed));
+  };
+  count("tickwire_http_requests_total", "counter", "HTTP requests answered, whatever the status.", s.requests);
+  count("tickwire_http_auth_failures_total", "counter", "HTTP requests refused for the credentials they gave (401).",
+        s.auth_failures);
+  count("tickwire_http_logins_total", "counter", "HTTP Basic credentials sent to the password verifier.", s.logins);
+  count("tickwire_http_origin_refused_total", "counter",
+        "HTTP writes and WebSocket upgrades refused for a foreign Origin (403).", s.origin_refused);
+}
+
 }  // namespace
 
-std::string render_metrics(const Statistics::View& view) {
+std::string render_metrics(const Statistics::View& view, const http::ServerStats* http) {
   PromText out;
   for (const Counted& c : broker_counts(view)) {
     out.family(c.name, c.type, c.help);
@@ -198,6 +212,7 @@ std::string render_metrics(const Statistics::View& view) {
   }
   write_loops(out, view);
   write_users(out, view);
+  if (http != nullptr) write_http(out, *http);
   out.family("tickwire_start_time_seconds", "gauge", "When the broker started, seconds since the Unix epoch.");
   out.sample("tickwire_start_time_seconds",
              static_cast<double>(view.now.wall_ms - view.uptime_ms) / 1000.0);

@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "admin/statistics.h"
+#include "http/server.h"
 
 namespace tw::admin {
 
@@ -34,6 +35,7 @@ class PromText {
 std::string escape_label_value(std::string_view value);
 std::string escape_help(std::string_view help);
 
-std::string render_metrics(const Statistics::View& view);
+// `http`: the HTTP listener's counts (null: no HTTP listener).
+std::string render_metrics(const Statistics::View& view, const http::ServerStats* http = nullptr);
 
 }  // namespace tw::admin

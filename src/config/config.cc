@@ -312,6 +312,20 @@ Status set_boolean(BrokerConfig& config, std::string_view key, bool value) {
   return Ok{};
 }
 
+// "*", or SCHEME://HOST[:PORT] with scheme http or https and nothing after: as a browser sends Origin.
+Status check_origin(std::string_view origin) {
+  if (origin == "*") return Ok{};
+  const size_t scheme_end = origin.find("://");
+  const std::string_view scheme = origin.substr(0, scheme_end);
+  const std::string_view rest = scheme_end == std::string_view::npos ? std::string_view{} : origin.substr(scheme_end + 3);
+  const bool ok_scheme = scheme == "http" || scheme == "https";
+  if (!ok_scheme || rest.empty() || rest.find_first_of("/?# ") != std::string_view::npos) {
+    return Error{"expected \"*\" or an origin like \"https://console.example.com\" (scheme, host, optional port), got '" +
+                 std::string(origin) + "'"};
+  }
+  return Ok{};
+}
+
 Status validate(const BrokerConfig& config) {
   auto named = [](std::string_view key, const Error& error) {
     return Error{"key '" + std::string(key) + "': " + error.message};
@@ -338,6 +352,9 @@ Status validate(const BrokerConfig& config) {
     return named("log_level", Error{"not a known level"});
   }
   if (auto status = check_cpus(config.cpus); !status) return named("cpus", status.error());
+  for (const std::string& origin : config.http_allowed_origins) {
+    if (auto status = check_origin(origin); !status) return named("http_allowed_origins", status.error());
+  }
   for (size_t i = 0; i < config.listeners.size(); ++i) {
     if (auto status = check_listener(config.listeners[i]); !status) {
       return Error{"listener " + std::to_string(i + 1) + ": " + status.error().message};

@@ -51,6 +51,9 @@ struct BrokerConfig {
   bool http_listen_set = false;
   uint32_t http_request_timeout_ms = 10'000;   // an HTTP request must be whole this long after its first byte
   uint32_t http_idle_timeout_ms = 60'000;      // close a keep-alive HTTP connection idle this long
+  // Origins besides the HTTP listener's own from which a browser may publish,
+  // run admin actions or open a WebSocket ("https://console.example.com"; "*" = any).
+  std::vector<std::string> http_allowed_origins;
   std::string server_name = "tickwired";
   uint32_t heartbeat_ms = 5'000;               // offered to clients; a client may ask for another
   uint32_t idle_timeout_ms = 15'000;           // close a connection silent this long

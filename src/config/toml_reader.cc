@@ -36,6 +36,7 @@ class Reader {
       return apply_table(config, *node.as_table(), name);
     }
     if (name == "listener") return apply_listeners(config, node);
+    if (name == "http_allowed_origins") return apply_origins(config, node);
     if (name == "listen") {
       listen_line_ = node.source().begin.line;
       if (!config.listeners.empty()) return listen_with_listeners();
@@ -77,6 +78,18 @@ class Reader {
       }
     }
     if (listen_line_ != 0) return listen_with_listeners();
+    return Ok{};
+  }
+
+  // http_allowed_origins = ["https://console.example.com"]: strings, checked by validate().
+  Status apply_origins(BrokerConfig& config, const toml::node& node) {
+    const std::string name = "http_allowed_origins";
+    if (!node.is_array()) return key_error(node, name, "expected an array of strings");
+    config.http_allowed_origins.clear();
+    for (const toml::node& entry : *node.as_array()) {
+      if (!entry.is_string()) return key_error(entry, name, "expected an array of strings");
+      config.http_allowed_origins.push_back(entry.as_string()->get());
+    }
     return Ok{};
   }
 

@@ -7,8 +7,13 @@
 #include <string>
 
 #include "http/request_parser.h"
+#include "http/route.h"
 #include "reactor/reactor.h"
 #include "session/transport.h"
+
+namespace tw::auth {
+struct Login;
+}
 
 namespace tw::http {
 
@@ -22,6 +27,7 @@ struct Connection final : reactor::IoHandler {
   Server& server;
   std::unique_ptr<session::Transport> transport;
   std::string peer;
+  bool tls = false;  // the listener's scheme, for the Origin check
   bool handshaken = false;
   RequestParser parser;
   std::string in;         // bytes read, not yet parsed (pipelined requests wait here)
@@ -37,11 +43,22 @@ struct Connection final : reactor::IoHandler {
   std::function<std::optional<std::string>()> next_event;
   uint64_t event_interval_ns = 0;
   uint64_t next_event_ns = 0;
-  // The last Authorization header that passed, and whom it named: keep-alive
-  // requests with the same credentials are not verified again (argon2 is slow by design).
+  // The last Authorization header that passed, whom it named, and the users
+  // file generation it passed under: keep-alive requests with the same
+  // credentials are not verified again (argon2 is slow by design) until a
+  // reload, when they are.
   std::string authorization;
   std::string user;
   bool admin = false;
+  uint64_t auth_generation = 0;
+  // The current request's password check: while set, the connection is
+  // parked (not read, not served) and Server::poll_logins waits for it.
+  std::shared_ptr<auth::Login> login;
+  std::string login_authorization;
+  uint64_t login_generation = 0;
+  uint64_t login_deadline_ns = 0;
+  // The finished check's refusal (401, 503), for the request that waited for it.
+  std::optional<Response> auth_refusal;
   // A WebSocket upgrade answered with 101: once that is on the wire the
   // connection goes to the route (Server::hand_off).
   const struct WebSocketRoute* upgrade = nullptr;

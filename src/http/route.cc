@@ -107,4 +107,6 @@ const Handler* Routes::find(std::string_view method, std::string_view path) cons
 
 bool Routes::has_path(std::string_view path) const { return match(path, {}) != nullptr; }
 
+bool Routes::is_open(std::string_view path) const { return std::find(open_.begin(), open_.end(), path) != open_.end(); }
+
 }  // namespace tw::http

@@ -66,6 +66,10 @@ class Routes {
   // 404, or 405 when the path exists for another method).
   const Handler* find(std::string_view method, std::string_view path) const;
   bool has_path(std::string_view path) const;
+  // An open path is answered without credentials, whatever the users file
+  // says (health probes); credentials sent to it are not checked.
+  void open_path(std::string path) { open_.push_back(std::move(path)); }
+  bool is_open(std::string_view path) const;
 
  private:
   struct Route {
@@ -76,6 +80,7 @@ class Routes {
   };
   const Route* match(std::string_view path, std::string_view method) const;
   std::vector<Route> routes_;
+  std::vector<std::string> open_;  // exact paths
 };
 
 // Percent-decoding of a path or query component ('+' is a space only in queries); nullopt on a bad escape.

@@ -22,6 +22,8 @@ namespace {
 constexpr int kNiceness = 10;
 constexpr uint32_t kTickMs = 50;
 constexpr size_t kAcceptsPerTurn = 64;
+// While a connection waits for a password check, how often its Login is looked at.
+constexpr int kLoginPollMs = 2;
 }  // namespace
 
 Server::Server(ServerSettings settings, Routes routes, auth::Authority* authority)
@@ -70,7 +72,8 @@ void Server::run() {
   reactor_.set_end_of_turn([this] { reap(); });
   while (!stop_.load(std::memory_order_relaxed)) {
     if (tls_reload_.exchange(false, std::memory_order_relaxed)) reload_tls();
-    reactor_.run_once(-1);
+    reactor_.run_once(parked_ > 0 ? kLoginPollMs : -1);
+    if (parked_ > 0) poll_logins(monotonic_ns());
   }
   for (const auto& acceptor : acceptors_) reactor_.remove(acceptor->socket.fd);
   for (auto& [fd, c] : connections_) close(*c, "listener stopping");
@@ -110,6 +113,7 @@ void Server::accept_pending(const ListenSocket& socket) {
     auto c = std::make_unique<Connection>(*this, std::move(transport), std::move(peer), settings_.limits);
     c->deadline_ns = monotonic_ns() + uint64_t{settings_.handshake_timeout_ms} * 1'000'000;
     c->deadline_reason = "tls handshake timed out";
+    c->tls = socket.tls != nullptr;
     Connection& ref = *c;
     if (auto added = reactor_.add(fd, EPOLLIN, &ref); !added) {
       TW_WARN_LIMITED("http %s: %s", ref.peer.c_str(), added.error().message.c_str());
@@ -173,6 +177,7 @@ void Server::next_event(Connection& c, uint64_t now_ns) {
 void Server::close(Connection& c, const char* why) {
   if (c.closed) return;
   c.closed = true;
+  if (c.login) end_login(c);  // the verifier finishes it for nobody
   TW_DEBUG("http %s closed: %s", c.peer.c_str(), why);
   reactor_.remove(c.transport->fd());
   closing_.push_back(c.transport->fd());

@@ -18,6 +18,18 @@
 // route: the listener answers the handshake (101), wraps the connection in
 // a websocket::Transport and hands it to the route's adopt callback, which
 // gives it to a loop (tier::Broker); from then on the listener forgets it.
+//
+// Basic credentials are checked by the Authority's verifier, never on this
+// thread: a request that needs a check parks its connection (not read, its
+// pipelined requests wait in order) and is answered when the Login is done;
+// the others are served meanwhile. A connection remembers the credentials
+// that passed and the users file generation they passed under: after a
+// reload they are checked again, so every request is authorised by the
+// policy in force when it arrives.
+//
+// Origin (a browser's cross-site request): state-changing requests and
+// WebSocket upgrades that carry an Origin must come from the listener's own
+// origin (its Host, its scheme) or one of allowed_origins; others get 403.
 #pragma once
 #include <atomic>
 #include <cstdint>
@@ -45,6 +57,9 @@ struct ServerSettings {
   uint32_t handshake_timeout_ms = 2'000;  // TLS
   uint32_t max_connections = 1'024;
   uint64_t max_websocket_message = 1u << 20;
+  // Origins besides the listener's own whose browsers may change state (POST,
+  // PUT, DELETE) or open a WebSocket: "https://console.example.com", or "*" for any.
+  std::vector<std::string> allowed_origins;
 };
 
 // A path that switches to WebSocket (RFC 6455): the client must offer
@@ -74,6 +89,8 @@ struct ServerStats {
   std::atomic<uint64_t> timeouts{0};             // 408
   std::atomic<uint64_t> auth_failures{0};        // 401 for credentials that were given
   std::atomic<uint64_t> websocket_upgrades{0};   // handed to a loop
+  std::atomic<uint64_t> origin_refused{0};       // 403: a foreign Origin on a write or an upgrade
+  std::atomic<uint64_t> logins{0};               // Basic credentials sent to the verifier
 };
 
 struct Connection;
@@ -109,6 +126,14 @@ class Server {
   void serve_pending(Connection& c);
   void expect_continue(Connection& c);
   void respond(Connection& c);
+  void finish_request(Connection& c);
+  // True when the request's credentials must go to the verifier first: the connection is parked.
+  bool start_login(Connection& c, const Request& request);
+  void poll_logins(uint64_t now_ns);
+  void end_login(Connection& c);
+  bool credentials_current(const Connection& c, std::string_view authorization) const;
+  bool origin_allowed(const Connection& c, const Request& request) const;
+  uint32_t wanted_events(const Connection& c) const;
   // A request on a WebSocket path: true when it was answered here (101 or a refusal).
   bool upgrade(Connection& c, Request& request);
   void hand_off(Connection& c);
@@ -143,6 +168,7 @@ class Server {
   ServerStats stats_;
   std::unordered_map<int, std::unique_ptr<Connection>> connections_;  // by fd; the HTTP thread's only
   std::vector<int> closing_;  // fds to remove at the end of this turn
+  size_t parked_ = 0;         // connections waiting for a password check
   std::vector<std::unique_ptr<Connection>> handed_off_;  // emptied at the end of this turn
   std::unordered_map<std::string, WebSocketRoute> websockets_;  // by path
 };

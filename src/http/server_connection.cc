@@ -4,9 +4,10 @@
 
 #include <strings.h>
 
-#include <chrono>
-#include <thread>
+#include <algorithm>
+#include <cctype>
 
+#include "auth/authority.h"
 #include "base/clock.h"
 #include "base/log.h"
 #include "base/rate_limit.h"
@@ -24,13 +25,42 @@ constexpr size_t kReadChunk = 16u << 10;
 // Output past this is not added to: the connection's requests wait in the socket.
 constexpr size_t kMaxBufferedOutput = 1u << 20;
 // A login waits for the argon2 verifier; past this the request gets 503.
-constexpr auto kLoginWait = std::chrono::seconds(10);
+constexpr uint64_t kLoginWaitNs = 10'000'000'000;
+
+Response bad_credentials() {
+  Response r = Response::text(401, "bad credentials\n");
+  r.headers.emplace_back("WWW-Authenticate", "Basic realm=\"tickwire\", charset=\"UTF-8\"");
+  return r;
+}
+
+std::string lower(std::string_view text) {
+  std::string out(text);
+  for (char& ch : out) ch = static_cast<char>(std::tolower(static_cast<unsigned char>(ch)));
+  return out;
+}
+
+// "host:port", lower-cased, with the scheme's default port when none is written.
+std::string with_port(std::string_view authority, bool https) {
+  std::string out = lower(authority);
+  const size_t colon = out.rfind(':');
+  const bool has_port = colon != std::string::npos && out.find(']', colon) == std::string::npos;
+  if (!has_port) out += https ? ":443" : ":80";
+  return out;
+}
+
+// GET, HEAD and OPTIONS only read; anything else may change state.
+bool changes_state(std::string_view method) { return method != "GET" && method != "HEAD" && method != "OPTIONS"; }
 }  // namespace
 
 void Connection::on_io(uint32_t events) { server.on_io(*this, events); }
 
 void Server::on_io(Connection& c, uint32_t events) {
   if (c.closed) return;
+  if (c.login) {  // parked: not read until its password check is answered
+    if ((events & (EPOLLHUP | EPOLLERR)) != 0) return close(c, "peer closed during its login");
+    if ((events & EPOLLOUT) != 0) flush(c);
+    return;
+  }
   if (!c.handshaken && !advance_handshake(c)) return;
   if ((events & EPOLLOUT) != 0) {
     flush(c);
@@ -99,12 +129,19 @@ void Server::serve_pending(Connection& c) {
     }
     c.in.erase(0, outcome.consumed);
     respond(c);
-    c.parser.next();
-    c.continue_sent = false;
-    if (!c.in.empty()) {
-      c.deadline_ns = monotonic_ns() + uint64_t{settings_.request_timeout_ms} * 1'000'000;
-      c.deadline_reason = "request timeout";
-    }
+    if (c.login) return;  // parked: poll_logins answers it, then serves the rest
+    finish_request(c);
+  }
+}
+
+// The parser's request is answered: the next one may start.
+void Server::finish_request(Connection& c) {
+  c.parser.next();
+  c.auth_refusal.reset();  // it was for this request alone
+  c.continue_sent = false;
+  if (!c.in.empty()) {
+    c.deadline_ns = monotonic_ns() + uint64_t{settings_.request_timeout_ms} * 1'000'000;
+    c.deadline_reason = "request timeout";
   }
 }
 
@@ -121,6 +158,21 @@ void Server::expect_continue(Connection& c) {
 void Server::respond(Connection& c) {
   Request& request = c.parser.request();
   request.peer = c.peer;
+  const bool websocket = websockets_.contains(request.path);
+  if ((websocket || changes_state(request.method)) && !origin_allowed(c, request)) {
+    stats_.origin_refused.fetch_add(1, std::memory_order_relaxed);
+    TW_WARN_LIMITED("http %s: 403, %s %s from the foreign origin %.*s", c.peer.c_str(), request.method.c_str(),
+                    request.path.c_str(), static_cast<int>(request.header("origin").size()),
+                    request.header("origin").data());
+    stats_.requests.fetch_add(1, std::memory_order_relaxed);
+    const bool keep_alive = !websocket && c.parser.keep_alive() && !c.parser.upgrade();
+    if (!keep_alive) c.close_after_flush = true;
+    send(c, serialize(Response::text(403, "cross-origin request refused: the Origin is neither this listener's "
+                                          "nor in http_allowed_origins\n"),
+                      keep_alive));
+    return;
+  }
+  if (start_login(c, request)) return;
   if (upgrade(c, request)) return;
   const bool head = request.method == "HEAD";
   stats_.requests.fetch_add(1, std::memory_order_relaxed);
@@ -192,7 +244,7 @@ void Server::hand_off(Connection& c) {
 // The route's answer, after authentication; 404 and 405 when none matches.
 Response Server::answer(Connection& c, Request& request) {
   Response refusal;
-  if (!authenticate(c, request, refusal)) return refusal;
+  if (!routes_.is_open(request.path) && !authenticate(c, request, refusal)) return refusal;
   const std::string_view method = request.method == "HEAD" ? std::string_view("GET") : request.method;
   const Handler* handler = routes_.find(method, request.path);
   if (handler == nullptr) {
@@ -207,12 +259,85 @@ Response Server::answer(Connection& c, Request& request) {
   }
 }
 
-// Fills request.user and admin from Basic credentials checked against the
-// broker's users; false with the refusal (401, 503) to send instead.
+// Whether the connection's remembered credentials stand for this header
+// under the users file in force now.
+bool Server::credentials_current(const Connection& c, std::string_view authorization) const {
+  return !c.authorization.empty() && authorization == c.authorization &&
+         c.auth_generation == authority_->generation();
+}
+
+// Credentials that were not checked under the policy in force go to the
+// verifier; the connection waits (parked) and the listener serves others.
+bool Server::start_login(Connection& c, const Request& request) {
+  if (authority_ == nullptr || c.auth_refusal || routes_.is_open(request.path)) return false;
+  const std::string_view authorization = request.header("authorization");
+  if (authorization.empty() || credentials_current(c, authorization)) return false;
+  c.authorization.clear();  // another user, or a reload since: not trusted any more
+  auto credentials = parse_basic(authorization);
+  if (!credentials) {
+    stats_.auth_failures.fetch_add(1, std::memory_order_relaxed);
+    c.auth_refusal = bad_credentials();
+    return false;
+  }
+  stats_.logins.fetch_add(1, std::memory_order_relaxed);
+  c.login_generation = authority_->generation();  // a reload during the check: checked again next time
+  c.login = authority_->authenticate(credentials->user, credentials->password);
+  c.login_authorization.assign(authorization);
+  c.login_deadline_ns = monotonic_ns() + kLoginWaitNs;
+  c.deadline_ns = 0;  // the login's deadline stands for the request's
+  ++parked_;
+  watch(c, wanted_events(c));
+  return true;
+}
+
+void Server::end_login(Connection& c) {
+  c.login.reset();
+  c.login_authorization.clear();
+  --parked_;
+}
+
+// Each parked connection whose check is done (or overdue) gets its answer,
+// then its pipelined requests are served in order.
+void Server::poll_logins(uint64_t now_ns) {
+  std::vector<Connection*> ready;
+  for (auto& [fd, c] : connections_) {
+    if (c->closed || !c->login) continue;
+    if (c->login->done.load(std::memory_order_acquire) || now_ns >= c->login_deadline_ns) ready.push_back(c.get());
+  }
+  for (Connection* c : ready) {
+    const auth::Login& login = *c->login;
+    if (!login.done.load(std::memory_order_acquire)) {
+      c->auth_refusal = Response::text(503, "authentication is busy, try again\n");
+    } else if (login.grants == nullptr) {
+      TW_WARN_LIMITED("http %s: 401, login refused", c->peer.c_str());
+      stats_.auth_failures.fetch_add(1, std::memory_order_relaxed);
+      c->auth_refusal = bad_credentials();
+    } else {
+      c->authorization = c->login_authorization;
+      c->user = login.grants->user();
+      c->admin = login.grants->admin();
+      c->auth_generation = c->login_generation;
+    }
+    end_login(*c);
+    respond(*c);
+    if (c->closed || c->login) continue;  // checked again: a reload came meanwhile
+    finish_request(*c);
+    watch(*c, wanted_events(*c));
+    serve_pending(*c);
+  }
+}
+
+// Fills request.user and admin from the connection's checked credentials (or
+// anonymous); false with the refusal (401, 503) to send instead.
 bool Server::authenticate(Connection& c, Request& request, Response& refusal) {
   if (authority_ == nullptr) {
     request.admin = true;
     return true;
+  }
+  if (c.auth_refusal) {
+    refusal = std::move(*c.auth_refusal);
+    c.auth_refusal.reset();
+    return false;
   }
   const std::string_view authorization = request.header("authorization");
   if (authorization.empty()) {
@@ -224,35 +349,42 @@ bool Server::authenticate(Connection& c, Request& request, Response& refusal) {
     refusal.headers.emplace_back("WWW-Authenticate", "Basic realm=\"tickwire\", charset=\"UTF-8\"");
     return false;
   }
-  if (!c.authorization.empty() && authorization == c.authorization) {
-    request.user = c.user;
-    request.admin = c.admin;
-    return true;
-  }
-  auto credentials = parse_basic(authorization);
-  std::shared_ptr<auth::Login> login;
-  if (credentials) login = authority_->authenticate(credentials->user, credentials->password);
-  const auto deadline = std::chrono::steady_clock::now() + kLoginWait;
-  while (login && !login->done.load(std::memory_order_acquire) && std::chrono::steady_clock::now() < deadline) {
-    std::this_thread::sleep_for(std::chrono::milliseconds(1));
-  }
-  if (login && !login->done.load(std::memory_order_acquire)) {
+  if (!credentials_current(c, authorization)) {  // start_login parks such a request: not reached
     refusal = Response::text(503, "authentication is busy, try again\n");
     return false;
   }
-  if (!login || login->grants == nullptr) {
-    TW_WARN_LIMITED("http %s: 401, login refused", c.peer.c_str());
-    stats_.auth_failures.fetch_add(1, std::memory_order_relaxed);
-    refusal = Response::text(401, "bad credentials\n");
-    refusal.headers.emplace_back("WWW-Authenticate", "Basic realm=\"tickwire\", charset=\"UTF-8\"");
-    return false;
-  }
-  c.authorization.assign(authorization);
-  c.user = login->grants->user();
-  c.admin = login->grants->admin();
   request.user = c.user;
   request.admin = c.admin;
   return true;
+}
+
+// Same-origin (the Origin's host and port are the Host header's), an allowed
+// origin, or no Origin at all (not a browser). The Origin's scheme may be
+// http or https: no other site can be served on the listener's own host and
+// port (and paho sends "https://" even over ws://).
+bool Server::origin_allowed(const Connection& c, const Request& request) const {
+  const std::string_view origin = request.header("origin");
+  if (origin.empty()) return true;
+  const std::string asked = lower(origin);
+  for (const std::string& allowed : settings_.allowed_origins) {
+    if (allowed == "*" || lower(allowed) == asked) return true;
+  }
+  const std::string_view host = request.header("host");
+  if (host.empty()) return false;
+  for (const bool https : {false, true}) {
+    const std::string_view scheme = https ? "https://" : "http://";
+    if (asked.starts_with(scheme)) {
+      return with_port(std::string_view(asked).substr(scheme.size()), https) == with_port(host, c.tls);
+    }
+  }
+  return false;
+}
+
+// Parked: no reading (its pipelined requests stay in the socket), only its pending output.
+uint32_t Server::wanted_events(const Connection& c) const {
+  const bool output = c.out_sent < c.out.size();
+  if (output) return EPOLLOUT;
+  return c.login ? 0u : uint32_t{EPOLLIN};
 }
 
 void Server::send(Connection& c, std::string bytes) {
@@ -280,10 +412,8 @@ void Server::flush(Connection& c) {
     c.out_sent = 0;
     if (c.close_after_flush) return close(c, "response sent");
     if (c.upgrade != nullptr) return hand_off(c);
-    watch(c, EPOLLIN);
-  } else {
-    watch(c, EPOLLOUT);
   }
+  watch(c, wanted_events(c));
 }
 
 }  // namespace tw::http

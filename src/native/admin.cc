@@ -5,6 +5,7 @@
 // loop looks at a bounded number of channels.
 #include "base/log.h"
 #include "native/native_session.h"
+#include "session/listing.h"
 #include "wire/utf8.h"
 
 namespace tw::native {
@@ -67,7 +68,7 @@ void NativeSession::answer_reload() {
 
 // A listing shows only the channels the user may receive (live or delayed).
 void NativeSession::send_channel_info(const wire::ChannelInfo& info) {
-  if (grants() && !grants()->receives(info.topic, UINT32_MAX)) return;
+  if (!session::listed_for(grants(), info.topic)) return;
   if (!closing()) queue_control(info, 2 * kControlFrameMax);
 }
 

@@ -284,6 +284,7 @@ http::ServerSettings http_settings_for(const config::BrokerConfig& c) {
   s.handshake_timeout_ms = c.handshake_timeout_ms;
   s.max_connections = c.limits.max_http_connections;
   s.max_websocket_message = c.limits.max_websocket_message;
+  s.allowed_origins = c.http_allowed_origins;
   return s;
 }
 

@@ -7,6 +7,7 @@
 
 #include <gtest/gtest.h>
 
+#include <chrono>
 #include <memory>
 #include <string>
 #include <vector>
@@ -157,12 +158,13 @@ class HttpListenerAuth : public HttpListener {
     std::string hash = *auth::hash_password("ops-pw", auth::HashCost{1, 1024, 1});
     std::string users = "[users.ops]\npassword = \"" + hash + "\"\n";
     return HttpListener::top_level() + "auth_file = \"" + dir_.write("users.toml", users) +
-           "\"\nauth_failure_delay_ms = 50\n";
+           "\"\n" + failure_delay();
   }
-  std::string get_healthz(const std::string& credentials) {
+  virtual std::string failure_delay() { return "auth_failure_delay_ms = 50\n"; }
+  std::string get(const std::string& path, const std::string& credentials) {
     Socket s(http_port_);
     std::string auth = credentials.empty() ? "" : "Authorization: Basic " + http::base64_encode(credentials) + "\r\n";
-    EXPECT_TRUE(s.send("GET /healthz HTTP/1.1\r\n" + auth + "Connection: close\r\n\r\n"));
+    EXPECT_TRUE(s.send("GET " + path + " HTTP/1.1\r\n" + auth + "Connection: close\r\n\r\n"));
     s.read_to_close();
     return s.received();
   }
@@ -170,13 +172,115 @@ class HttpListenerAuth : public HttpListener {
 };
 
 TEST_F(HttpListenerAuth, BasicCredentialsAreCheckedAgainstTheUsersFile) {
-  std::string none = get_healthz("");
+  std::string none = get("/metrics", "");
   EXPECT_EQ(none.find("HTTP/1.1 401 Unauthorized"), 0u) << none;
   EXPECT_NE(none.find("WWW-Authenticate: Basic realm=\"tickwire\""), std::string::npos) << none;
-  EXPECT_EQ(get_healthz("ops:wrong").find("HTTP/1.1 401 "), 0u);
-  EXPECT_EQ(get_healthz("nobody:ops-pw").find("HTTP/1.1 401 "), 0u);
-  std::string ok = get_healthz("ops:ops-pw");
+  EXPECT_EQ(get("/metrics", "ops:wrong").find("HTTP/1.1 401 "), 0u);
+  EXPECT_EQ(get("/metrics", "nobody:ops-pw").find("HTTP/1.1 401 "), 0u);
+  std::string ok = get("/metrics", "ops:ops-pw");
   EXPECT_EQ(ok.find("HTTP/1.1 200 OK"), 0u) << ok;
+}
+
+// Health probes need no credentials, with authentication on and anonymous
+// off (docs/operations.md); /metrics does (issue 25, item 14).
+TEST_F(HttpListenerAuth, HealthProbesAnswerWithoutCredentialsMetricsDoNot) {
+  EXPECT_EQ(get("/healthz", "").find("HTTP/1.1 200 OK"), 0u);
+  EXPECT_EQ(get("/readyz", "").find("HTTP/1.1 200 OK"), 0u);
+  EXPECT_EQ(get("/healthz", "ops:wrong").find("HTTP/1.1 200 OK"), 0u) << "a probe's credentials are not checked";
+  EXPECT_EQ(get("/metrics", "").find("HTTP/1.1 401 "), 0u);
+  EXPECT_EQ(get("/api/v1/stats", "").find("HTTP/1.1 401 "), 0u);
+}
+
+// Bad passwords wait auth_failure_delay_ms (3 s here) for their 401; the
+// listener serves others meanwhile (issue 25, item 5: it used to block its
+// one thread, six of them delayed /healthz by 8.4 s). The bound asserted is
+// the stall itself: /healthz and a good login answered before the first
+// failure delay has passed.
+class HttpListenerSlowFailures : public HttpListenerAuth {
+ protected:
+  std::string failure_delay() override { return "auth_failure_delay_ms = 3000\n"; }
+};
+
+TEST_F(HttpListenerSlowFailures, OthersAreServedWhileBadPasswordsWait) {
+  constexpr int kDelayMs = 3'000;
+  const auto start = std::chrono::steady_clock::now();
+  std::vector<std::unique_ptr<Socket>> guessers;
+  for (int i = 0; i < 6; ++i) {
+    guessers.push_back(std::make_unique<Socket>(http_port_, 5 * kDelayMs));
+    ASSERT_TRUE(guessers.back()->send("GET /metrics HTTP/1.1\r\nAuthorization: Basic " +
+                                      http::base64_encode("ops:wrong" + std::to_string(i)) +
+                                      "\r\nConnection: close\r\n\r\n"));
+  }
+  Socket probe(http_port_, 10 * kDelayMs);
+  ASSERT_TRUE(probe.send("GET /healthz HTTP/1.1\r\nConnection: close\r\n\r\n"));
+  ASSERT_TRUE(probe.read_to_close());
+  Socket good(http_port_, 10 * kDelayMs);
+  ASSERT_TRUE(good.send("GET /metrics HTTP/1.1\r\nAuthorization: Basic " + http::base64_encode("ops:ops-pw") +
+                        "\r\nConnection: close\r\n\r\n"));
+  ASSERT_TRUE(good.read_to_close());
+  const auto answered = std::chrono::steady_clock::now() - start;
+  EXPECT_EQ(probe.received().find("HTTP/1.1 200 OK"), 0u) << probe.received();
+  EXPECT_EQ(good.received().find("HTTP/1.1 200 OK"), 0u) << good.received();
+  EXPECT_LT(answered, std::chrono::milliseconds(kDelayMs)) << "the listener stalled behind the bad passwords";
+  for (auto& guesser : guessers) {
+    ASSERT_TRUE(guesser->read_to_close());
+    EXPECT_EQ(guesser->received().find("HTTP/1.1 401 "), 0u) << guesser->received();
+  }
+}
+
+// The Origin policy (issue 25, item 12): a browser on a foreign site may not
+// publish, act or open a WebSocket; same-origin, an allowed origin and
+// clients that send no Origin (curl, the CLI) may.
+class HttpListenerOrigins : public HttpListener {
+ protected:
+  std::string top_level() override {
+    return HttpListener::top_level() + "http_allowed_origins = [\"https://console.example.com\"]\n";
+  }
+  std::string own() const { return "127.0.0.1:" + std::to_string(http_port_); }
+  // The reply's status line to a text/plain REST publish with `origin` ("" = none).
+  std::string publish(const std::string& origin) {
+    Socket s(http_port_);
+    std::string request = "POST /api/v1/publish/ORIGIN/A HTTP/1.1\r\nHost: " + own() +
+                          "\r\nContent-Type: text/plain\r\nContent-Length: 1\r\nConnection: close\r\n";
+    if (!origin.empty()) request += "Origin: " + origin + "\r\n";
+    EXPECT_TRUE(s.send(request + "\r\nx"));
+    s.read_to_close();
+    return s.received().substr(0, s.received().find("\r\n"));
+  }
+  // The status line answering a WebSocket upgrade on `path` with `origin`.
+  std::string upgrade(const std::string& path, const std::string& origin) {
+    Socket s(http_port_);
+    std::string request = "GET " + path + " HTTP/1.1\r\nHost: " + own() +
+                          "\r\nUpgrade: websocket\r\nConnection: Upgrade\r\n"
+                          "Sec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==\r\nSec-WebSocket-Version: 13\r\n";
+    if (path == "/mqtt") request += "Sec-WebSocket-Protocol: mqtt\r\n";
+    if (!origin.empty()) request += "Origin: " + origin + "\r\n";
+    EXPECT_TRUE(s.send(request + "\r\n"));
+    const std::string& reply = s.read_until("\r\n\r\n");
+    return reply.substr(0, reply.find("\r\n"));
+  }
+};
+
+TEST_F(HttpListenerOrigins, ForeignOriginsAreRefusedForWritesAndUpgrades) {
+  EXPECT_EQ(publish("http://evil.example"), "HTTP/1.1 403 Forbidden");
+  EXPECT_EQ(publish("http://127.0.0.1:1"), "HTTP/1.1 403 Forbidden") << "another port, another origin";
+  EXPECT_EQ(publish("https://" + own()), "HTTP/1.1 200 OK") << "paho's Origin over ws://";
+  EXPECT_EQ(publish("null"), "HTTP/1.1 403 Forbidden");
+  EXPECT_EQ(publish("http://" + own()), "HTTP/1.1 200 OK");
+  EXPECT_EQ(publish("https://console.example.com"), "HTTP/1.1 200 OK");
+  EXPECT_EQ(publish(""), "HTTP/1.1 200 OK");
+  for (const std::string path : {"/mqtt", "/stream"}) {
+    EXPECT_EQ(upgrade(path, "http://evil.example"), "HTTP/1.1 403 Forbidden") << path;
+    EXPECT_EQ(upgrade(path, "http://" + own()), "HTTP/1.1 101 Switching Protocols") << path;
+    EXPECT_EQ(upgrade(path, "https://console.example.com"), "HTTP/1.1 101 Switching Protocols") << path;
+    EXPECT_EQ(upgrade(path, ""), "HTTP/1.1 101 Switching Protocols") << path;
+  }
+  Socket metrics(http_port_);
+  ASSERT_TRUE(metrics.send("GET /metrics HTTP/1.1\r\nOrigin: http://evil.example\r\nConnection: close\r\n\r\n"));
+  ASSERT_TRUE(metrics.read_to_close());
+  EXPECT_EQ(metrics.received().find("HTTP/1.1 200 OK"), 0u) << "a read is not refused";
+  EXPECT_NE(metrics.received().find("tickwire_http_origin_refused_total 5\n"), std::string::npos)
+      << metrics.received();
 }
 
 // wss: the HTTP listener with cert and key; paho over TLS WebSocket.

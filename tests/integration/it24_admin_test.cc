@@ -7,8 +7,12 @@
 
 #include <nlohmann/json.hpp>
 
+#include <algorithm>
+
 #include "admin/http_client.h"
 #include "auth/password.h"
+#include "http/basic_auth.h"
+#include "testlib/blocking_socket.h"
 #include "integration/it_support.h"
 #include "testlib/fields.h"
 
@@ -178,6 +182,159 @@ TEST(AdminHttpAuth, AdminActionsAndRestFollowTheUsersFile) {
   EXPECT_EQ(admin::http_request(ops, "GET", "/api/v1/snapshot/EQ/A")->status, 403);  // ops has no subscribe rule
   EXPECT_EQ(admin::http_request(ops, "DELETE", "/api/v1/channels/EQ/A")->status, 200);
 }
+
+
+// Issue 25 (items 2, 3, 4): the admin API authorises each request by the
+// users file in force when it arrives, and shows each asker only what it may see.
+namespace security {
+
+// "[users.NAME]" with a password, admin or not, and optional rule lines.
+std::string user_entry(const std::string& name, bool admin, const std::string& rules = {}) {
+  return "[users." + name + "]\npassword = \"" + hash(name + "-pw") + "\"\nadmin = " + (admin ? "true" : "false") +
+         "\n" + rules;
+}
+
+std::string eq_subscriber_rules(const std::string& name) {
+  return "[[users." + name + ".rule]]\nallow = [\"subscribe\"]\ntopics = [\"EQ/>\"]\n";
+}
+
+// One request on a kept-alive socket; the reply up to the end of its JSON body.
+std::string ask_on(testing::BlockingSocket& s, const std::string& method, const std::string& path,
+                   const std::string& credentials) {
+  s.forget();
+  EXPECT_TRUE(s.send(method + " " + path + " HTTP/1.1\r\nHost: t\r\nAuthorization: Basic " +
+                     http::base64_encode(credentials) + "\r\n\r\n"));
+  return s.read_until("}\n");
+}
+
+// Waits until the broker logged its reload number `count` of the users file.
+bool reloaded(const BrokerProcess& broker, size_t count) {
+  for (int i = 0; i < 500; ++i) {
+    const std::string err = broker.err();
+    size_t seen = 0;
+    for (size_t at = err.find("reloaded "); at != std::string::npos; at = err.find("reloaded ", at + 1)) ++seen;
+    if (seen >= count) return true;
+    std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  }
+  return false;
+}
+
+TEST(AdminHttpRevocation, AKeptAliveAdminConnectionLosesItsRightsOnReload) {
+  testing::TempDir dir;
+  const std::string users_path = dir.write("users.toml", user_entry("ops", true) + user_entry("alice", false));
+  BrokerOptions options = with_http();
+  options.config_toml = "auth_file = \"" + users_path + "\"\nauth_failure_delay_ms = 10\n";
+  options.log_level = "info";  // "reloaded ..." tells the reload is in force
+  BrokerProcess broker(options);
+  ASSERT_TRUE(broker.ready()) << broker.err();
+  RawClient victim;
+  ASSERT_TRUE(victim.connect(broker.port()));
+  ASSERT_TRUE(victim.login("it24-victim", "alice", "alice-pw"));
+
+  testing::BlockingSocket ops(broker.http_port());
+  ASSERT_TRUE(ops.connected());
+  std::string reply = ask_on(ops, "GET", "/api/v1/connections", "ops:ops-pw");
+  ASSERT_EQ(reply.find("HTTP/1.1 200 OK"), 0u) << reply;
+  EXPECT_NE(reply.find("it24-victim"), std::string::npos) << reply;
+
+  // ops demoted: the same connection, the same credentials, no admin action any more.
+  dir.write("users.toml", user_entry("ops", false) + user_entry("alice", false));
+  broker.send_signal(SIGHUP);
+  ASSERT_TRUE(reloaded(broker, 1)) << broker.err();
+  reply = ask_on(ops, "GET", "/api/v1/connections", "ops:ops-pw");
+  EXPECT_EQ(reply.find("HTTP/1.1 403 "), 0u) << reply;
+  reply = ask_on(ops, "DELETE", "/api/v1/channels/EQ/A", "ops:ops-pw");
+  EXPECT_EQ(reply.find("HTTP/1.1 403 "), 0u) << reply;
+  reply = ask_on(ops, "DELETE", "/api/v1/connections/0-1", "ops:ops-pw");
+  EXPECT_EQ(reply.find("HTTP/1.1 403 "), 0u) << reply;
+
+  // ops removed: its credentials are refused on the same connection.
+  dir.write("users.toml", user_entry("alice", false));
+  broker.send_signal(SIGHUP);
+  ASSERT_TRUE(reloaded(broker, 2)) << broker.err();
+  ops.forget();
+  ASSERT_TRUE(ops.send("GET /api/v1/connections HTTP/1.1\r\nHost: t\r\nAuthorization: Basic " +
+                       http::base64_encode("ops:ops-pw") + "\r\n\r\n"));
+  reply = ops.read_until("bad credentials\n");
+  EXPECT_EQ(reply.find("HTTP/1.1 401 "), 0u) << reply;
+}
+
+// The channel rows' topics in a listing's JSON.
+std::vector<std::string> topics_of(const Json& listing, const char* key, const char* field) {
+  std::vector<std::string> out;
+  for (const Json& row : listing[key]) out.push_back(row[field].get<std::string>());
+  std::sort(out.begin(), out.end());
+  return out;
+}
+
+TEST(AdminHttpListings, ChannelsAndServicesShowWhatTheAskerMayReceive) {
+  testing::TempDir dir;
+  std::string users = user_entry("ops", true) + user_entry("alice", false, eq_subscriber_rules("alice"));
+  users += user_entry("feed", false, "[[users.feed.rule]]\nallow = [\"publish\"]\ntopics = [\">\"]\n");
+  users += "[anonymous]\n[[anonymous.rule]]\nallow = [\"subscribe\"]\ntopics = [\"PUB/>\"]\n";
+  BrokerOptions options = with_http();
+  options.config_toml = "auth_file = \"" + dir.write("users.toml", users) +
+                        "\"\nauth_failure_delay_ms = 10\nallow_anonymous = true\n";
+  BrokerProcess broker(options);
+  ASSERT_TRUE(broker.ready()) << broker.err();
+  const admin::HttpTarget feed = target_of(broker, "feed", "feed-pw");
+  for (const char* topic : {"EQ/A", "FX/EUR", "PUB/NEWS"}) {
+    auto posted = admin::http_request(feed, "POST", std::string("/api/v1/publish/") + topic, "x");
+    ASSERT_TRUE(posted.ok() && posted->status == 200) << topic;
+  }
+  using Topics = std::vector<std::string>;
+  const Json all = poll_json(target_of(broker, "ops", "ops-pw"), "/api/v1/channels",
+                             [](const Json& j) { return j["channels"].size() == 3; });
+  EXPECT_EQ(topics_of(all, "channels", "topic"), (Topics{"EQ/A", "FX/EUR", "PUB/NEWS"})) << all.dump();
+  EXPECT_EQ(topics_of(get_json(target_of(broker, "ops", "ops-pw"), "/api/v1/services"), "services", "name"),
+            (Topics{"EQ", "FX", "PUB"}));
+  const admin::HttpTarget alice = target_of(broker, "alice", "alice-pw");
+  EXPECT_EQ(topics_of(get_json(alice, "/api/v1/channels"), "channels", "topic"), Topics{"EQ/A"});
+  EXPECT_EQ(topics_of(get_json(alice, "/api/v1/services"), "services", "name"), Topics{"EQ"});
+  const admin::HttpTarget anonymous = target_of(broker);
+  EXPECT_EQ(topics_of(get_json(anonymous, "/api/v1/channels"), "channels", "topic"), Topics{"PUB/NEWS"});
+  EXPECT_EQ(topics_of(get_json(anonymous, "/api/v1/services"), "services", "name"), Topics{"PUB"});
+  EXPECT_EQ(topics_of(get_json(feed, "/api/v1/channels"), "channels", "topic"), Topics{}) << "publish only";
+}
+
+TEST(AdminHttpMetrics, PerUserSeriesGoToAdminsAndEachUserSeesItsOwn) {
+  testing::TempDir dir;
+  std::string users = user_entry("ops", true) + user_entry("alice", false, eq_subscriber_rules("alice")) +
+                      user_entry("bob", false, eq_subscriber_rules("bob"));
+  BrokerOptions options = with_http();
+  options.config_toml = "auth_file = \"" + dir.write("users.toml", users) + "\"\nauth_failure_delay_ms = 10\n" +
+                        "usage_log = \"" + dir.file("usage.log") + "\"\nusage_interval_ms = 100\n";
+  BrokerProcess broker(options);
+  ASSERT_TRUE(broker.ready()) << broker.err();
+  RawClient alice_client, bob_client;
+  ASSERT_TRUE(alice_client.connect(broker.port()));
+  ASSERT_TRUE(alice_client.login("it24-alice", "alice", "alice-pw"));
+  ASSERT_TRUE(bob_client.connect(broker.port()));
+  ASSERT_TRUE(bob_client.login("it24-bob", "bob", "bob-pw"));
+  auto metrics = [&](const std::string& user) {
+    auto reply = admin::http_request(target_of(broker, user, user.empty() ? "" : user + "-pw"), "GET", "/metrics");
+    return reply ? std::to_string(reply->status) + "\n" + reply->body : std::string("no reply");
+  };
+  // The admin sees both users once the loops reported their logins.
+  std::string ops;
+  for (int i = 0; i < 200; ++i) {
+    ops = metrics("ops");
+    if (ops.find("user=\"alice\"") != std::string::npos && ops.find("user=\"bob\"") != std::string::npos) break;
+    std::this_thread::sleep_for(std::chrono::milliseconds(25));
+  }
+  EXPECT_NE(ops.find("tickwire_user_logins_total{user=\"alice\"} 1"), std::string::npos) << ops;
+  EXPECT_NE(ops.find("tickwire_user_logins_total{user=\"bob\"} 1"), std::string::npos) << ops;
+  const std::string alice = metrics("alice");
+  EXPECT_EQ(alice.find("200\n"), 0u) << alice;
+  EXPECT_NE(alice.find("tickwire_user_logins_total{user=\"alice\"} 1"), std::string::npos) << alice;
+  EXPECT_EQ(alice.find("user=\"bob\""), std::string::npos) << alice;
+  EXPECT_EQ(alice.find("user=\"ops\""), std::string::npos) << alice;
+  EXPECT_NE(alice.find("tickwire_messages_in_total"), std::string::npos) << "the broker's counts stay";
+  // Without credentials (anonymous off): no metrics at all (item 14).
+  EXPECT_EQ(metrics("").find("401\n"), 0u);
+}
+
+}  // namespace security
 
 }  // namespace
 }  // namespace tw::it
