@@ -2,7 +2,8 @@
 #   cpack -G DEB --config build/CPackConfig.cmake
 # gives three packages:
 #   tickwire         tickwired (a systemd service, Type=notify with a watchdog, as user tickwire),
-#                    the tickwire CLI, /etc/tickwire/tickwired.toml (a conffile)
+#                    the tickwire CLI, /etc/tickwire/tickwired.toml (a conffile; PREFIX/etc/tickwire
+#                    when installed with another prefix)
 #   libtickwire0     the shared client library
 #   libtickwire-dev  headers, the static library, the CMake package and tickwire.pc
 # tests/package checks their contents and lintian's verdict on every CI run.
@@ -10,7 +11,17 @@ include(GNUInstallDirs)
 
 install(TARGETS tickwired tickwire RUNTIME DESTINATION ${CMAKE_INSTALL_BINDIR} COMPONENT broker)
 install(FILES ${CMAKE_SOURCE_DIR}/packaging/tickwired.service DESTINATION lib/systemd/system COMPONENT broker)
-install(FILES ${CMAKE_SOURCE_DIR}/packaging/tickwired.toml DESTINATION /etc/tickwire COMPONENT broker)
+# The broker's configuration goes to /etc/tickwire when the prefix is /usr (the
+# Debian package; GNU's rule for /usr) and to PREFIX/etc/tickwire otherwise, so
+# that `cmake --install --prefix P` writes nothing outside P. Decided at install
+# time, when the prefix is known (cpack installs with its packaging prefix).
+install(CODE "
+  set(tw_sysconfdir \"\${CMAKE_INSTALL_PREFIX}/etc/tickwire\")
+  if(CMAKE_INSTALL_PREFIX STREQUAL \"/usr\")
+    set(tw_sysconfdir /etc/tickwire)
+  endif()
+  file(INSTALL DESTINATION \"\${tw_sysconfdir}\" TYPE FILE FILES \"${CMAKE_SOURCE_DIR}/packaging/tickwired.toml\")
+" COMPONENT broker)
 install(FILES ${CMAKE_SOURCE_DIR}/README.md ${CMAKE_SOURCE_DIR}/docs/configuration.md ${CMAKE_SOURCE_DIR}/docs/security.md
         DESTINATION ${CMAKE_INSTALL_DOCDIR} COMPONENT broker)
 # Each package carries the copyright file and a compressed changelog, as Debian policy asks.

@@ -7,6 +7,12 @@ set -euo pipefail
 BUILD=$1 SRC=$2 WORK=$3
 PREFIX=$WORK/prefix
 cmake --install "$BUILD" --prefix "$PREFIX" >"$WORK/install.log"
+# Nothing outside the prefix: an unprivileged user installs into a prefix of its own.
+if grep -v "^$PREFIX/" "$BUILD/install_manifest.txt"; then
+  echo "installed outside the prefix $PREFIX (above)" >&2
+  exit 1
+fi
+[[ -f $PREFIX/etc/tickwire/tickwired.toml ]] || { echo "not installed: etc/tickwire/tickwired.toml" >&2; exit 1; }
 for f in include/tickwire/client/client.h lib/libtickwire.a lib/libtickwire.so lib/cmake/Tickwire/TickwireConfig.cmake \
          lib/pkgconfig/tickwire.pc; do
   [[ -e $PREFIX/$f || -e $PREFIX/${f/lib\//lib/x86_64-linux-gnu/} ]] || { echo "not installed: $f" >&2; exit 1; }
