@@ -231,7 +231,7 @@ bool Server::authenticate(Connection& c, Request& request, Response& refusal) {
   }
   auto credentials = parse_basic(authorization);
   std::shared_ptr<auth::Login> login;
-  if (credentials) login = authority_->authenticate(credentials->user, credentials->password);
+  if (credentials) login = authority_->authenticate(credentials->user, credentials->password, auth::address_of(c.peer));
   const auto deadline = std::chrono::steady_clock::now() + kLoginWait;
   while (login && !login->done.load(std::memory_order_acquire) && std::chrono::steady_clock::now() < deadline) {
     std::this_thread::sleep_for(std::chrono::milliseconds(1));

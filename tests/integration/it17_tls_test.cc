@@ -186,6 +186,37 @@ TEST(It17Tls, AClientCertificateLogsInAsTheUserItsSubjectOrAltNameNames) {
   EXPECT_TRUE(tls.logged("('it17-watcher-pub') disconnected: NOT_AUTHORIZED")) << tls.broker->err();
 }
 
+// A certificate from the trusted CA whose common name is the text of a
+// users-file SAN entry ("DNS:feed.example.com") is not `feed`: typed entries
+// match subjectAltNames of their kind only. Without anonymous access it is
+// refused; a certificate with that name as a real DNS SAN still maps.
+TEST(It17Tls, ACommonNameWrittenLikeASubjectAltNameMapsToNoOne) {
+  TlsBroker tls({.mutual = true,
+                 .users_toml = "[users.feed]\ncertificates = [\"DNS:feed.example.com\"]\n"
+                               "[[users.feed.rule]]\nallow = [\"publish\", \"subscribe\"]\ntopics = [\"TLS/>\"]\n"});
+  ASSERT_TRUE(tls.broker->ready()) << tls.broker->err();
+  const std::string cert = tls.pki.dir().file("posing.pem"), key = tls.pki.dir().file("posing.key");
+  tls.pki.issue_client_cert(cert, key, "DNS:feed.example.com", "");
+  client::Options posing = tls.options("it17-posing");
+  posing.cert = cert;
+  posing.key = key;
+  client::Client impostor;
+  auto connected = impostor.connect(posing);
+  ASSERT_FALSE(connected.ok()) << "the CN 'DNS:feed.example.com' logged in";
+  EXPECT_NE(connected.error().message.find("AUTH_FAILED"), std::string::npos) << connected.error().message;
+
+  const std::string real_cert = tls.pki.dir().file("real.pem"), real_key = tls.pki.dir().file("real.key");
+  tls.pki.issue_client_cert(real_cert, real_key, "some-host", "DNS:feed.example.com");
+  client::Options real = tls.options("it17-real");
+  real.cert = real_cert;
+  real.key = real_key;
+  client::Client feed;
+  ASSERT_TRUE(feed.connect(real).ok());
+  ASSERT_TRUE(publish_values(feed, "TLS/CERT", 1, 1).ok());
+  auto fence = feed.snapshot("TLS/CERT", kSafetyMs);
+  EXPECT_TRUE(fence.ok()) << "feed may subscribe TLS/>, so its snapshot is answered";
+}
+
 // An interactive provider over TLS, through the client library: it answers
 // every REQUEST with an image whose field 1 is its number.
 struct TlsProvider {
