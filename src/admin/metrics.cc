@@ -126,6 +126,8 @@ std::vector<Counted> broker_counts(const Statistics::View& v) {
        c.frame_deadline_closes},
       {"tickwire_fd_exhausted_total", "counter", "Connections refused for lack of file descriptors.", c.fd_exhausted},
       {"tickwire_auth_failures_total", "counter", "Logins refused.", c.auth_failures},
+      {"tickwire_auth_source_refusals_total", "counter",
+       "Logins refused unchecked: auth_max_pending_per_source from one address in progress.", v.now.auth_source_refusals},
       {"tickwire_entitlement_refusals_total", "counter",
        "SUBSCRIBE, REGISTER, PROVIDE refused by entitlements; MQTT resends and Wills dropped as no longer entitled.",
        c.entitlement_refusals},

@@ -65,6 +65,7 @@ Sample Statistics::sample() const {
   if (const auth::Authority* authority = broker_.authority(); authority && authority->accounts_usage()) {
     s.users = authority->usage_totals();
   }
+  if (const auth::Authority* authority = broker_.authority()) s.auth_source_refusals = authority->source_refusals();
   if (auto all = connections()) {
     ConnectionSummary summary;
     summary.open = all->size();

@@ -43,6 +43,7 @@ struct Sample {
   std::vector<LoopSample> loops;
   std::optional<ConnectionSummary> connections;  // nullopt: an access point did not answer in time
   std::map<std::string, auth::Usage> users;      // usage per user since start, with usage accounting on
+  uint64_t auth_source_refusals = 0;             // logins refused past auth_max_pending_per_source
 };
 
 struct LoopRates {

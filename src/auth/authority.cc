@@ -1,5 +1,6 @@
 #include "auth/authority.h"
 
+#include <arpa/inet.h>
 #include <sys/resource.h>
 #include <unistd.h>
 
@@ -20,12 +21,16 @@ namespace {
 constexpr uint64_t kMs = 1'000'000;
 constexpr uint32_t kLogLinesPerSecond = 5;
 constexpr const char* kRefused = "unknown user or wrong password";
+constexpr const char* kSourceBusy = "too many login attempts from this address, try again later";
+constexpr const char* kAllBusy = "too many logins in progress, try again later";
 
 // Verified when the user does not exist, so an unknown name costs what a
 // known one does and timing tells nothing: a hash made once per cost, with
-// the cost of the first user's hash. The verifier thread's only.
+// the cost of the first user's hash. Shared by the verifiers.
 const std::string& dummy_hash(const Policy& policy) {
+  static std::mutex mutex;
   static std::map<std::string, std::string> by_cost;
+  std::lock_guard lock(mutex);
   std::string params = policy.sample_hash_params();
   HashCost cost;
   if (std::sscanf(params.c_str(), "m=%u,t=%u,p=%u", &cost.memory_kib, &cost.time, &cost.lanes) != 3) cost = {};
@@ -44,7 +49,10 @@ Authority::Authority(Settings settings, std::shared_ptr<const Policy> policy)
 Authority::~Authority() { stop(); }
 
 void Authority::start() {
-  thread_ = std::thread([this] { run(); });
+  const uint32_t cores = std::max(1u, std::thread::hardware_concurrency());
+  const uint32_t count = std::clamp(settings_.verifier_threads, 1u, cores);
+  for (uint32_t i = 0; i < count; ++i) verifiers_.emplace_back([this] { run_verifier(); });
+  housekeeper_ = std::thread([this] { housekeep(); });
 }
 
 void Authority::stop() {
@@ -53,7 +61,11 @@ void Authority::stop() {
     stop_ = true;
   }
   jobs_cv_.notify_all();
-  if (thread_.joinable()) thread_.join();
+  house_cv_.notify_all();
+  for (std::thread& t : verifiers_) {
+    if (t.joinable()) t.join();
+  }
+  if (housekeeper_.joinable()) housekeeper_.join();
   write_usage();
 }
 
@@ -103,18 +115,31 @@ std::shared_ptr<const Policy> Authority::policy() const {
   return policy_;
 }
 
-std::shared_ptr<Login> Authority::authenticate(std::string_view user, std::string_view password) {
+std::shared_ptr<Login> Authority::authenticate(std::string_view user, std::string_view password,
+                                               std::string_view source) {
   auto login = std::make_shared<Login>();
+  std::string key = source_key(source);
   {
     std::lock_guard lock(jobs_mutex_);
-    if (jobs_.size() < settings_.max_pending) {
-      jobs_.push_back({login, std::string(user), std::string(password)});
+    auto it = sources_.find(key);
+    const size_t in_progress = it == sources_.end() ? 0 : it->second.in_progress;
+    if (in_progress < settings_.max_pending_per_source && queued_ < settings_.max_pending) {
+      if (it == sources_.end()) it = sources_.try_emplace(key).first;
+      if (it->second.queued.empty()) turns_.push_back(key);
+      it->second.queued.push_back({login, std::string(user), std::string(password), std::move(key)});
+      ++it->second.in_progress;
+      ++queued_;
       jobs_cv_.notify_one();
       return login;
     }
+    login->error = in_progress >= settings_.max_pending_per_source ? kSourceBusy : kAllBusy;
   }
   failures_.fetch_add(1, std::memory_order_relaxed);
-  login->error = "too many logins in progress, try again later";
+  if (login->error == kSourceBusy) {
+    source_refusals_.fetch_add(1, std::memory_order_relaxed);
+    note_source_refusal(key);
+  }
+  login->busy = true;
   login->done.store(true, std::memory_order_release);
   return login;
 }
@@ -123,19 +148,40 @@ std::shared_ptr<Login> Authority::reload_for() {
   auto answer = std::make_shared<Login>();
   {
     std::lock_guard lock(jobs_mutex_);
-    jobs_.push_back({answer, {}, {}, true});
+    reloads_.push_back(answer);
   }
-  jobs_cv_.notify_one();
+  house_cv_.notify_one();
   return answer;
 }
 
-std::shared_ptr<const Grants> Authority::for_certificate(const std::vector<std::string>& names) const {
+std::shared_ptr<const Grants> Authority::for_certificate(const CertificateNames& names) const {
+  using Kind = CertificateName::Kind;
   if (names.empty()) return nullptr;
   auto p = policy();
-  const User* u = p->find_by_certificate(names.front());
-  if (u == nullptr) u = p->find_by_certificate(common_name(names.front()));
-  for (size_t i = 1; u == nullptr && i < names.size(); ++i) u = p->find_by_certificate(names[i]);
+  const User* u = p->find_by_certificate({Kind::Subject, names.subject});
+  if (u == nullptr) u = p->find_by_certificate({Kind::Subject, std::string(common_name(names.subject))});
+  for (const CertificateName& alt : names.alt_names) {
+    if (u != nullptr) break;
+    if (alt.kind != Kind::Subject) u = p->find_by_certificate(alt);  // a SAN never stands for a subject
+  }
   return u ? u->grants : nullptr;
+}
+
+std::string_view address_of(std::string_view peer) {
+  const size_t colon = peer.rfind(':');
+  std::string_view host = colon == std::string_view::npos ? peer : peer.substr(0, colon);
+  if (host.size() >= 2 && host.front() == '[' && host.back() == ']') host = host.substr(1, host.size() - 2);
+  return host;
+}
+
+std::string source_key(std::string_view address) {
+  in6_addr a6{};
+  const std::string text(address);
+  if (inet_pton(AF_INET6, text.c_str(), &a6) != 1) return text;
+  char buf[INET6_ADDRSTRLEN] = {};
+  if (IN6_IS_ADDR_V4MAPPED(&a6)) return inet_ntop(AF_INET, &a6.s6_addr[12], buf, sizeof buf) ? buf : text;
+  std::fill(std::begin(a6.s6_addr) + 8, std::end(a6.s6_addr), uint8_t{0});
+  return inet_ntop(AF_INET6, &a6, buf, sizeof buf) ? std::string(buf) + "/64" : text;
 }
 
 // "CN=alice,O=Example" (RFC 2253, as TlsTransport::peer_identity gives it) -> "alice".
@@ -178,21 +224,24 @@ Status Authority::reload() {
   return Ok{};
 }
 
-void Authority::run() {
+// Reloads, held answers and usage lines: whatever is not a password check.
+void Authority::housekeep() {
   setpriority(PRIO_PROCESS, static_cast<id_t>(gettid()), 10);  // loops preempt it
   std::unique_lock lock(jobs_mutex_);
   while (!stop_) {
-    if (reload_requested_.exchange(false, std::memory_order_relaxed)) {
+    if (!reloads_.empty() || reload_requested_.exchange(false, std::memory_order_relaxed)) {
+      std::shared_ptr<Login> answer;
+      if (!reloads_.empty()) {
+        answer = std::move(reloads_.front());
+        reloads_.pop_front();
+      }
       lock.unlock();
-      (void)reload();
-      lock.lock();
-      continue;
-    }
-    if (!jobs_.empty()) {
-      Job job = std::move(jobs_.front());
-      jobs_.pop_front();
-      lock.unlock();
-      verify(job);
+      const bool reloaded = reload().ok();
+      if (answer) {
+        answer->reloaded = reloaded;
+        if (!reloaded) answer->error = "the users file has errors (the broker's log says which); the rules in force stay";
+        answer->done.store(true, std::memory_order_release);
+      }
       lock.lock();
       continue;
     }
@@ -204,20 +253,43 @@ void Authority::run() {
       next_usage_write_ns_ = now + settings_.usage_interval_ms * kMs;
     }
     lock.lock();
-    // Wakes for jobs at once, and often enough for held answers and reload requests.
-    jobs_cv_.wait_for(lock, std::chrono::milliseconds(20), [&] { return stop_ || !jobs_.empty(); });
+    // Often enough for held answers and signalled reloads; at once for an admin's.
+    house_cv_.wait_for(lock, std::chrono::milliseconds(20), [&] { return stop_ || !reloads_.empty(); });
   }
   lock.unlock();
   release_due(UINT64_MAX);
 }
 
-void Authority::verify(Job& job) {
-  if (job.reload) {
-    job.login->reloaded = reload().ok();
-    if (!job.login->reloaded) job.login->error = "the users file has errors (the broker's log says which); the rules in force stay";
-    job.login->done.store(true, std::memory_order_release);
-    return;
+void Authority::run_verifier() {
+  setpriority(PRIO_PROCESS, static_cast<id_t>(gettid()), 10);  // loops preempt it
+  std::unique_lock lock(jobs_mutex_);
+  for (;;) {
+    jobs_cv_.wait(lock, [&] { return stop_ || !turns_.empty(); });
+    if (stop_) return;
+    Job job = next_job();
+    lock.unlock();
+    verify(job);
+    lock.lock();
+    auto it = sources_.find(job.source);
+    if (--it->second.in_progress == 0) sources_.erase(it);
   }
+}
+
+// Round-robin across sources: the first source's oldest login; the source
+// goes to the back of the turns while it has more queued.
+Authority::Job Authority::next_job() {
+  std::string source = std::move(turns_.front());
+  turns_.pop_front();
+  Source& s = sources_.find(source)->second;
+  Job job = std::move(s.queued.front());
+  s.queued.pop_front();
+  --queued_;
+  job.login->turn = ++turns_taken_;
+  if (!s.queued.empty()) turns_.push_back(std::move(source));
+  return job;
+}
+
+void Authority::verify(Job& job) {
   auto p = policy();
   const User* u = p->find_user(job.user);
   const bool known = u != nullptr && !u->password_hash.empty();
@@ -231,11 +303,19 @@ void Authority::verify(Job& job) {
   failures_.fetch_add(1, std::memory_order_relaxed);
   note_failure(job.user);
   job.login->error = kRefused;
-  held_.push_back({monotonic_ns() + settings_.failure_delay_ms * kMs, std::move(job.login)});
-  release_due(monotonic_ns());
+  hold(std::move(job.login));
+}
+
+// The failed answer waits out failure_delay_ms in held_, which the
+// housekeeper releases: the verifier goes on to the next login at once.
+void Authority::hold(std::shared_ptr<Login> login) {
+  if (settings_.failure_delay_ms == 0) return login->done.store(true, std::memory_order_release);
+  std::lock_guard lock(held_mutex_);
+  held_.push_back({monotonic_ns() + settings_.failure_delay_ms * kMs, std::move(login)});
 }
 
 void Authority::release_due(uint64_t now_ns) {
+  std::lock_guard lock(held_mutex_);
   auto due = [&](const Held& h) { return h.release_ns <= now_ns; };
   for (Held& h : held_) {
     if (due(h)) h.login->done.store(true, std::memory_order_release);
@@ -244,7 +324,8 @@ void Authority::release_due(uint64_t now_ns) {
 }
 
 // At most a few lines a second: a password guesser must not fill the log.
-void Authority::note_failure(const std::string& user) {
+bool Authority::may_log() {
+  std::lock_guard lock(log_mutex_);
   const uint64_t now = monotonic_ns();
   if (now - log_window_ns_ >= 1'000 * kMs) {
     if (suppressed_ > 0) TW_WARN("%llu more failed logins not logged", static_cast<unsigned long long>(suppressed_));
@@ -254,9 +335,27 @@ void Authority::note_failure(const std::string& user) {
   }
   if (logged_in_window_ >= kLogLinesPerSecond) {
     ++suppressed_;
-    return;
+    return false;
   }
   ++logged_in_window_;
+  return true;
+}
+
+// Rate-limited apart from the failures, so that refusals (which come faster)
+// never crowd the failed logins out of the log.
+void Authority::note_source_refusal(const std::string& source) {
+  uint64_t suppressed = 0;
+  {
+    std::lock_guard lock(log_mutex_);
+    if (!refusal_log_.allow(monotonic_ns(), suppressed)) return;
+  }
+  TW_WARN("login from %s refused unchecked: %zu logins from there in progress already "
+          "(auth_max_pending_per_source; %llu such refusals not logged before this one)",
+          source.c_str(), settings_.max_pending_per_source, static_cast<unsigned long long>(suppressed));
+}
+
+void Authority::note_failure(const std::string& user) {
+  if (!may_log()) return;
   // The user name only, printable bytes only; never the password.
   std::string shown = user.substr(0, 64);
   for (char& c : shown) {

@@ -5,6 +5,8 @@
 
 #include "auth/policy.h"
 
+#include <algorithm>
+#include <cctype>
 #include <cerrno>
 #include <cstring>
 #include <fstream>
@@ -47,7 +49,7 @@ class PolicyReader {
     for (auto&& [key, node] : table) {
       const std::string_view k = key.str();
       Status s = k == "password"       ? string(node, u.password_hash)
-                 : k == "certificates" ? strings(node, u.certificates)
+                 : k == "certificates" ? certificates(node, u.certificates)
                  : k == "groups"       ? strings(node, u.groups)
                  : k == "admin"        ? boolean(node, u.admin)
                  : k == "rule"         ? rules(node, u.rules)
@@ -174,6 +176,12 @@ class PolicyReader {
     }
     return Ok{};
   }
+  static Status certificates(const toml::node& node, std::vector<CertificateName>& out) {
+    std::vector<std::string> texts;
+    if (auto s = strings(node, texts); !s) return s;
+    for (const std::string& t : texts) out.push_back(certificate_entry(t));
+    return Ok{};
+  }
   static std::string line(const toml::node& node) { return std::to_string(node.source().begin.line); }
   std::string where(const toml::node& node) const { return source_ + ":" + line(node); }
 
@@ -217,11 +225,37 @@ std::string Policy::sample_hash_params() const {
   return {};
 }
 
-const User* Policy::find_by_certificate(std::string_view identity) const {
-  if (identity.empty()) return nullptr;
+namespace {
+bool same_letters(std::string_view a, std::string_view b) {
+  return a.size() == b.size() && std::equal(a.begin(), a.end(), b.begin(), [](char x, char y) {
+           return std::tolower(static_cast<unsigned char>(x)) == std::tolower(static_cast<unsigned char>(y));
+         });
+}
+}  // namespace
+
+CertificateName certificate_entry(std::string_view text) {
+  using Kind = CertificateName::Kind;
+  static constexpr std::pair<std::string_view, Kind> kKinds[] = {
+      {"DNS", Kind::Dns}, {"email", Kind::Email}, {"URI", Kind::Uri}, {"IP", Kind::Ip}, {"IP Address", Kind::Ip}};
+  const size_t colon = text.find(':');
+  if (colon != std::string_view::npos) {
+    for (const auto& [prefix, kind] : kKinds) {
+      if (same_letters(text.substr(0, colon), prefix)) return {kind, std::string(text.substr(colon + 1))};
+    }
+  }
+  return {Kind::Subject, std::string(text)};
+}
+
+const User* Policy::find_by_certificate(const CertificateName& wanted) const {
+  if (wanted.value.empty()) return nullptr;
+  auto matches = [&](const CertificateName& entry) {
+    if (entry.kind != wanted.kind) return false;
+    // DNS names are case-insensitive (RFC 4343); every other kind is compared as written.
+    return entry.kind == CertificateName::Kind::Dns ? same_letters(entry.value, wanted.value) : entry.value == wanted.value;
+  };
   for (const auto& [name, u] : users_) {
-    for (const std::string& c : u.certificates) {
-      if (c == identity) return &u;
+    for (const CertificateName& c : u.certificates) {
+      if (matches(c)) return &u;
     }
   }
   return nullptr;

@@ -8,6 +8,7 @@
 #include <string_view>
 #include <vector>
 
+#include "auth/certificate_names.h"
 #include "auth/entitlements.h"
 #include "base/result.h"
 
@@ -16,12 +17,17 @@ namespace tw::auth {
 struct User {
   std::string name;
   std::string password_hash;               // argon2id encoded ("$argon2id$v=19$..."); "" = no password login
-  std::vector<std::string> certificates;   // TLS client certificate subject CNs or SANs mapped to this user
+  std::vector<CertificateName> certificates;  // TLS client certificate subjects, CNs or SANs mapped to this user
   std::vector<std::string> groups;
   bool admin = false;
   std::vector<Rule> rules;
   std::shared_ptr<const Grants> grants;    // its rules and its groups' rules
 };
+
+// A users-file `certificates` entry: "DNS:", "email:", "URI:" and "IP:"
+// (the kind in any case; "IP Address:" too) name a subjectAltName of that
+// kind; anything else names a subject (RFC 2253) or a common name.
+CertificateName certificate_entry(std::string_view text);
 
 class Policy {
  public:
@@ -30,8 +36,9 @@ class Policy {
   static Result<std::shared_ptr<const Policy>> load(const std::string& path);
 
   const User* find_user(std::string_view name) const;
-  // The user a TLS client certificate identity ("CN" or a SAN) is mapped to, if any.
-  const User* find_by_certificate(std::string_view identity) const;
+  // The user a TLS client certificate name is mapped to, if any: only
+  // entries of the name's kind match (a Subject name matches subject entries).
+  const User* find_by_certificate(const CertificateName& name) const;
   // The rules of connections without a user (the [anonymous] table; none = nothing allowed).
   const std::shared_ptr<const Grants>& anonymous() const { return anonymous_; }
   size_t user_count() const { return users_.size(); }

@@ -61,6 +61,8 @@ const std::array kIntegerKeys = {
     TW_INTEGER_KEY(delay_bucket_ms, 10, 60'000),
     TW_INTEGER_KEY(auth_failure_delay_ms, 0, 60'000),
     TW_INTEGER_KEY(usage_interval_ms, 100, kDayMs),
+    TW_INTEGER_KEY(auth_verifier_threads, 1, kMaxLoopThreads),
+    TW_INTEGER_KEY(auth_max_pending_per_source, 1, 1'024),
     TW_INTEGER_KEY_OR_OFF(loop_slice_us, kMinSliceUs, kMaxSliceUs),
     TW_INTEGER_KEY(limits.max_frame, 64, int64_t{1} << 30),
     TW_INTEGER_KEY(limits.max_subscriptions, 1, kU32Max),

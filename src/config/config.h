@@ -95,6 +95,8 @@ struct BrokerConfig {
   uint32_t auth_failure_delay_ms = 1'000;      // a failed login's answer waits this long
   std::string usage_log;                       // per-user usage lines appended here; "" = none
   uint32_t usage_interval_ms = 60'000;         // one line per user per interval
+  uint32_t auth_verifier_threads = 2;          // password checks at once (at most the hardware threads)
+  uint32_t auth_max_pending_per_source = 4;    // one address's logins in progress; more are refused at once
   Limits limits;
 };
 

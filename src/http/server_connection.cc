@@ -281,7 +281,7 @@ bool Server::start_login(Connection& c, const Request& request) {
   }
   stats_.logins.fetch_add(1, std::memory_order_relaxed);
   c.login_generation = authority_->generation();  // a reload during the check: checked again next time
-  c.login = authority_->authenticate(credentials->user, credentials->password);
+  c.login = authority_->authenticate(credentials->user, credentials->password, auth::address_of(c.peer));
   c.login_authorization.assign(authorization);
   c.login_deadline_ns = monotonic_ns() + kLoginWaitNs;
   c.deadline_ns = 0;  // the login's deadline stands for the request's
@@ -308,6 +308,9 @@ void Server::poll_logins(uint64_t now_ns) {
     const auth::Login& login = *c->login;
     if (!login.done.load(std::memory_order_acquire)) {
       c->auth_refusal = Response::text(503, "authentication is busy, try again\n");
+    } else if (login.busy) {  // refused unchecked: too many logins from its address (or in all)
+      c->auth_refusal = Response::text(503, std::string(login.error) + "\n");
+      c->auth_refusal->headers.emplace_back("Retry-After", "1");
     } else if (login.grants == nullptr) {
       TW_WARN_LIMITED("http %s: 401, login refused", c->peer.c_str());
       stats_.auth_failures.fetch_add(1, std::memory_order_relaxed);

@@ -99,6 +99,7 @@ const char* reason_name(Reason r) {
     case Reason::PacketTooLarge: return "packet too large";
     case Reason::QuotaExceeded: return "quota exceeded";
     case Reason::PayloadFormatInvalid: return "payload format invalid";
+    case Reason::ConnectionRateExceeded: return "connection rate exceeded";
     default: return "error";
   }
 }

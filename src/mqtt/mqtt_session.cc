@@ -160,7 +160,7 @@ void MqttSession::handle_connect(const Packet& packet) {
 void MqttSession::on_login(std::shared_ptr<const auth::Grants> grants, std::string_view error) {
   if (!grants) {
     ++env().counters.auth_failures;
-    return refuse_connect(version_, Reason::BadUserNameOrPassword, error);
+    return refuse_connect(version_, login_was_busy() ? Reason::ConnectionRateExceeded : Reason::BadUserNameOrPassword, error);
   }
   set_grants(std::move(grants));
   Connect c;

@@ -50,6 +50,7 @@ enum class Reason : uint8_t {
   RetainNotSupported = 0x9A,
   QosNotSupported = 0x9B,
   SharedSubscriptionsNotSupported = 0x9E,
+  ConnectionRateExceeded = 0x9F,  // 3.1.1: server unavailable (3)
   SubscriptionIdentifiersNotSupported = 0xA1,
   WildcardSubscriptionsNotSupported = 0xA2,
 };

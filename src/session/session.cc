@@ -405,13 +405,14 @@ bool Session::tick_input(uint64_t now_ns) {
 }
 
 void Session::begin_login(std::string_view user, std::string_view password) {
-  login_ = env_.authority->authenticate(user, password);
+  login_ = env_.authority->authenticate(user, password, auth::address_of(peer_));
   pause_input(true);
 }
 
 void Session::poll_login() {
   if (!login_->done.load(std::memory_order_acquire)) return;
   std::shared_ptr<auth::Login> login = std::move(login_);
+  login_busy_ = login->busy;
   // The check ran under the policy of its time: a reload since then must not be missed.
   std::shared_ptr<const auth::Grants> grants = login->grants ? env_.authority->refresh(*login->grants) : nullptr;
   on_login(std::move(grants), login->grants && !grants ? "the user was removed from the users file" : login->error);

@@ -186,12 +186,16 @@ class Session : public broker::Outlet, public reactor::IoHandler, private InputB
   void end_paced();
   // Authentication, for any protocol's hello (docs/security.md).
   void set_grants(std::shared_ptr<const auth::Grants> grants) { grants_ = std::move(grants); }
-  // Checks a password off the loop thread: input pauses until the answer,
-  // which on_login() gets on a later tick.
+  // Checks a password off the loop thread, queued under the peer's address
+  // (auth/authority.h): input pauses until the answer, which on_login()
+  // gets on a later tick.
   void begin_login(std::string_view user, std::string_view password);
   bool login_pending() const { return login_ != nullptr; }
   // The answer to begin_login: grants, or null and why (for the client).
   virtual void on_login(std::shared_ptr<const auth::Grants> grants, std::string_view error) = 0;
+  // In on_login: the refusal was "busy" (too many logins from this address,
+  // or in all), not a checked password; a protocol may answer it as such.
+  bool login_was_busy() const { return login_busy_; }
   // After reentitle(): what the protocol holds beyond subscriptions (native publish ids).
   virtual void on_reentitled() {}
   // A protocol that must wait before it answers its hello (MQTT: a takeover
@@ -206,7 +210,7 @@ class Session : public broker::Outlet, public reactor::IoHandler, private InputB
   Output& output() { return output_; }
   // The TLS client certificate's identity (subject CN or a SAN), "" if none.
   std::string peer_identity() const { return transport_ ? transport_->peer_identity() : std::string(); }
-  std::vector<std::string> peer_names() const { return transport_ ? transport_->peer_names() : std::vector<std::string>(); }
+  auth::CertificateNames peer_names() const { return transport_ ? transport_->peer_names() : auth::CertificateNames(); }
   uint64_t last_tx_ns() const { return last_tx_ns_; }
   void set_last_tx_ns(uint64_t now_ns) { last_tx_ns_ = now_ns; }
 
@@ -263,6 +267,7 @@ class Session : public broker::Outlet, public reactor::IoHandler, private InputB
   std::string close_text_;
   std::shared_ptr<const auth::Grants> grants_;
   std::shared_ptr<auth::Login> login_;  // a password check in flight
+  bool login_busy_ = false;             // the last login was refused unchecked
   auth::Usage usage_;                   // since the connection opened
   auth::Usage reported_;                // what take_usage handed out so far
   uint64_t frames_in_ = 0;              // counted per read (the loop counter's growth), not per frame

@@ -9,6 +9,7 @@
 #include <algorithm>
 #include <cerrno>
 #include <cstring>
+#include <optional>
 
 #include "io/socket.h"
 
@@ -258,38 +259,43 @@ std::string TlsTransport::peer_identity() const {
 
 namespace {
 
-// One subjectAltName entry as the users file names it; "" for kinds that name no one (otherName, X.400, ...).
-std::string alt_name(const GENERAL_NAME& name) {
+// One subjectAltName entry, by kind; nullopt for kinds that name no one (otherName, X.400, ...).
+std::optional<auth::CertificateName> alt_name(const GENERAL_NAME& name) {
+  using Kind = auth::CertificateName::Kind;
   auto text = [](const ASN1_STRING* s) {
     return std::string(reinterpret_cast<const char*>(ASN1_STRING_get0_data(s)), static_cast<size_t>(ASN1_STRING_length(s)));
   };
   switch (name.type) {
-    case GEN_DNS: return "DNS:" + text(name.d.dNSName);
-    case GEN_EMAIL: return "email:" + text(name.d.rfc822Name);
-    case GEN_URI: return "URI:" + text(name.d.uniformResourceIdentifier);
+    case GEN_DNS: return auth::CertificateName{Kind::Dns, text(name.d.dNSName)};
+    case GEN_EMAIL: return auth::CertificateName{Kind::Email, text(name.d.rfc822Name)};
+    case GEN_URI: return auth::CertificateName{Kind::Uri, text(name.d.uniformResourceIdentifier)};
     case GEN_IPADD: {
       const int len = ASN1_STRING_length(name.d.iPAddress);
-      if (len != 4 && len != 16) return {};
+      if (len != 4 && len != 16) return std::nullopt;
       char buf[INET6_ADDRSTRLEN] = {};
-      if (!inet_ntop(len == 4 ? AF_INET : AF_INET6, ASN1_STRING_get0_data(name.d.iPAddress), buf, sizeof buf)) return {};
-      return std::string("IP:") + buf;
+      if (!inet_ntop(len == 4 ? AF_INET : AF_INET6, ASN1_STRING_get0_data(name.d.iPAddress), buf, sizeof buf)) {
+        return std::nullopt;
+      }
+      return auth::CertificateName{Kind::Ip, buf};
     }
-    default: return {};
+    default: return std::nullopt;
   }
 }
 
 }  // namespace
 
-std::vector<std::string> TlsTransport::peer_names() const {
-  std::vector<std::string> names;
+auth::CertificateNames TlsTransport::peer_names() const {
+  auth::CertificateNames names;
   X509* cert = SSL_get0_peer_certificate(ssl_);
   if (!cert) return names;
-  names.push_back(peer_identity());
+  names.subject = peer_identity();
   auto* alt = static_cast<GENERAL_NAMES*>(X509_get_ext_d2i(cert, NID_subject_alt_name, nullptr, nullptr));
   for (int i = 0; alt && i < sk_GENERAL_NAME_num(alt); ++i) {
-    std::string name = alt_name(*sk_GENERAL_NAME_value(alt, i));
+    std::optional<auth::CertificateName> name = alt_name(*sk_GENERAL_NAME_value(alt, i));
     // A name with a NUL inside could pose as a shorter one: it names no user.
-    if (!name.empty() && name.find('\0') == std::string::npos) names.push_back(std::move(name));
+    if (name && !name->value.empty() && name->value.find('\0') == std::string::npos) {
+      names.alt_names.push_back(std::move(*name));
+    }
   }
   GENERAL_NAMES_free(alt);
   return names;

@@ -53,7 +53,7 @@ class TlsTransport final : public Transport {
   std::string_view kind() const override { return "tls"; }
   std::string error_text() const override { return error_; }
   std::string peer_identity() const override;
-  std::vector<std::string> peer_names() const override;
+  auth::CertificateNames peer_names() const override;
 
   // Bytes staged for OpenSSL but not yet on the socket (they are still the caller's).
   size_t staged_bytes() const { return end_ - begin_; }

@@ -15,6 +15,7 @@
 #include <string_view>
 #include <vector>
 
+#include "auth/certificate_names.h"
 #include "io/out_queue.h"
 
 namespace tw::session {
@@ -47,10 +48,10 @@ class Transport : public io::Writer {
   virtual std::string error_text() const { return {}; }
   // The authenticated peer (a TLS client certificate's subject), "" if none.
   virtual std::string peer_identity() const { return {}; }
-  // Every name the peer's certificate carries, for mapping it to a user: its
-  // subject first (as peer_identity), then each subjectAltName as
-  // "DNS:name", "email:address", "URI:uri" or "IP:address". Empty if none.
-  virtual std::vector<std::string> peer_names() const { return {}; }
+  // Every name the peer's certificate carries, by kind, for mapping it to a
+  // user: its subject (as peer_identity) and its DNS, email, URI and IP
+  // subjectAltNames. Empty if none.
+  virtual auth::CertificateNames peer_names() const { return {}; }
 };
 
 }  // namespace tw::session

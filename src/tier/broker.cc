@@ -252,8 +252,13 @@ Status Broker::start_auth() {
   }
   auto policy = auth::Policy::load(c.auth_file);
   if (!policy) return Error{"auth_file: " + policy.error().message};
-  auth::Authority::Settings settings{c.auth_file, c.allow_anonymous, c.auth_failure_delay_ms, 1'024, c.usage_log,
-                                     c.usage_interval_ms};
+  auth::Authority::Settings settings{.path = c.auth_file,
+                                     .allow_anonymous = c.allow_anonymous,
+                                     .failure_delay_ms = c.auth_failure_delay_ms,
+                                     .usage_log = c.usage_log,
+                                     .usage_interval_ms = c.usage_interval_ms,
+                                     .verifier_threads = c.auth_verifier_threads,
+                                     .max_pending_per_source = c.auth_max_pending_per_source};
   impl_->authority = std::make_unique<auth::Authority>(std::move(settings), std::move(*policy));
   impl_->authority->start();
   for (auto& ap : impl_->access_points) ap->set_authority(impl_->authority.get());

@@ -49,7 +49,7 @@ class Transport final : public session::Transport {
   std::string_view kind() const override { return tls_ ? "wss" : "ws"; }
   std::string error_text() const override { return error_.empty() ? inner_->error_text() : error_; }
   std::string peer_identity() const override { return inner_->peer_identity(); }
-  std::vector<std::string> peer_names() const override { return inner_->peer_names(); }
+  auth::CertificateNames peer_names() const override { return inner_->peer_names(); }
 
  private:
   // Steps through out[begin, end) (raw frames), moving binary payload down to

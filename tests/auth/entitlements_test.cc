@@ -120,12 +120,17 @@ TEST(Policy, ErrorsNameFileLineAndKey) {
   }
 }
 
-TEST(Policy, CertificatesMapToUsers) {
-  auto policy = parse("[users.bob]\ncertificates = [\"bob.example.com\"]\n");
+TEST(Policy, CertificatesMapToUsersByKind) {
+  using Kind = CertificateName::Kind;
+  auto policy = parse("[users.bob]\ncertificates = [\"bob.example.com\"]\n"
+                      "[users.feed]\ncertificates = [\"DNS:feed.example.com\"]\n");
   ASSERT_TRUE(policy);
-  EXPECT_EQ(policy->find_by_certificate("bob.example.com")->name, "bob");
-  EXPECT_EQ(policy->find_by_certificate("eve.example.com"), nullptr);
-  EXPECT_EQ(policy->find_by_certificate(""), nullptr);
+  EXPECT_EQ(policy->find_by_certificate({Kind::Subject, "bob.example.com"})->name, "bob");
+  EXPECT_EQ(policy->find_by_certificate({Kind::Dns, "bob.example.com"}), nullptr) << "a subject entry is no DNS name";
+  EXPECT_EQ(policy->find_by_certificate({Kind::Dns, "feed.example.com"})->name, "feed");
+  EXPECT_EQ(policy->find_by_certificate({Kind::Subject, "DNS:feed.example.com"}), nullptr) << "nor the reverse";
+  EXPECT_EQ(policy->find_by_certificate({Kind::Subject, "eve.example.com"}), nullptr);
+  EXPECT_EQ(policy->find_by_certificate({Kind::Subject, ""}), nullptr);
 }
 
 }  // namespace

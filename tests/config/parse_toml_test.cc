@@ -192,17 +192,21 @@ namespace {
 
 TEST(ParseTomlAuth, UsersKeysAreRead) {
   auto result = parse_toml("auth_file = \"/etc/tickwire/users.toml\"\nallow_anonymous = true\n"
-                           "auth_failure_delay_ms = 250\n",
+                           "auth_failure_delay_ms = 250\nauth_verifier_threads = 3\nauth_max_pending_per_source = 8\n",
                            "broker.toml");
   ASSERT_TRUE(result.ok()) << result.error().message;
   EXPECT_EQ(result->auth_file, "/etc/tickwire/users.toml");
   EXPECT_TRUE(result->allow_anonymous);
   EXPECT_EQ(result->auth_failure_delay_ms, 250u);
+  EXPECT_EQ(result->auth_verifier_threads, 3u);
+  EXPECT_EQ(result->auth_max_pending_per_source, 8u);
   auto defaults = parse_toml("", "broker.toml");
   ASSERT_TRUE(defaults.ok());
   EXPECT_EQ(defaults->auth_file, "");
   EXPECT_FALSE(defaults->allow_anonymous);
   EXPECT_EQ(defaults->auth_failure_delay_ms, 1000u);
+  EXPECT_EQ(defaults->auth_verifier_threads, 2u);
+  EXPECT_EQ(defaults->auth_max_pending_per_source, 4u);
 }
 
 TEST(ParseTomlAuth, AllowAnonymousMustBeABoolean) {

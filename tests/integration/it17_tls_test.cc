@@ -186,6 +186,36 @@ TEST(It17Tls, AClientCertificateLogsInAsTheUserItsSubjectOrAltNameNames) {
   EXPECT_TRUE(tls.logged("('it17-watcher-pub') disconnected: NOT_AUTHORIZED")) << tls.broker->err();
 }
 
+// A certificate from the trusted CA whose common name is the text of a
+// users-file SAN entry ("DNS:feed.example.com") is not `feed`: typed entries
+// match subjectAltNames of their kind only. Without anonymous access it is
+// refused; a certificate with that name as a real DNS SAN still maps.
+TEST(It17Tls, ACommonNameWrittenLikeASubjectAltNameMapsToNoOne) {
+  TlsBroker tls({.mutual = true,
+                 .users_toml = "[users.feed]\ncertificates = [\"DNS:feed.example.com\"]\n"
+                               "[[users.feed.rule]]\nallow = [\"publish\", \"subscribe\"]\ntopics = [\"TLS/>\"]\n"});
+  ASSERT_TRUE(tls.broker->ready()) << tls.broker->err();
+  // Options for a client whose certificate has this CN and subjectAltName ("" = none).
+  auto with_certificate = [&](const std::string& name, const std::string& cn, const std::string& san) {
+    const std::string cert = tls.pki.dir().file(name + ".pem"), key = tls.pki.dir().file(name + ".key");
+    tls.pki.issue_client_cert(cert, key, cn, san);
+    client::Options options = tls.options("it17-" + name);
+    options.cert = cert;
+    options.key = key;
+    return options;
+  };
+  client::Client impostor;
+  auto connected = impostor.connect(with_certificate("posing", "DNS:feed.example.com", ""));
+  ASSERT_FALSE(connected.ok()) << "the CN 'DNS:feed.example.com' logged in";
+  EXPECT_NE(connected.error().message.find("AUTH_FAILED"), std::string::npos) << connected.error().message;
+
+  client::Client feed;
+  ASSERT_TRUE(feed.connect(with_certificate("real", "some-host", "DNS:feed.example.com")).ok());
+  ASSERT_TRUE(publish_values(feed, "TLS/CERT", 1, 1).ok());
+  auto fence = feed.snapshot("TLS/CERT", kSafetyMs);
+  EXPECT_TRUE(fence.ok()) << "feed may subscribe TLS/>, so its snapshot is answered";
+}
+
 // An interactive provider over TLS, through the client library: it answers
 // every REQUEST with an image whose field 1 is its number.
 struct TlsProvider {

@@ -6,6 +6,7 @@
 // except into services. The broker answers failed logins after 100 ms.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <chrono>
 #include <fstream>
 #include <map>
@@ -17,7 +18,9 @@
 #include "admin/http_client.h"
 #include "auth/password.h"
 #include "fields/field_list.h"
+#include "http/basic_auth.h"
 #include "it_support.h"
+#include "testlib/blocking_socket.h"
 #include "testlib/fields.h"
 
 namespace tw::it {
@@ -50,6 +53,17 @@ std::string users_file(bool with_fx_eur, bool feed_provides = true) {
   t += "[[groups.equities.rule]]\nallow = [\"subscribe\"]\ntopics = [\"EQ/>\"]\n";
   t += "[[groups.equities.rule]]\ndeny = [\"subscribe\"]\ntopics = [\"EQ/SECRET\"]\n";
   return t;
+}
+
+// Connects and sends a HELLO as alice with a wrong password, without waiting for the answer.
+bool send_wrong_password(RawClient& c, uint16_t port) {
+  if (!c.connect(port)) return false;
+  wire::Hello m;
+  m.client_name = "guess";
+  m.credentials = true;
+  m.user = "alice";
+  m.password = "not-the-password";
+  return c.send_encoded([&](std::span<uint8_t> out) { return wire::encode(out, m); });
 }
 
 class EntitlementsTest : public ::testing::Test {
@@ -85,6 +99,7 @@ class EntitlementsTest : public ::testing::Test {
 };
 
 wire::Code ack_code(const std::optional<testing::AckReply>& ack) { return ack ? ack->code : wire::Code::Ok; }
+std::optional<uint64_t> metric(uint16_t http_port, const std::string& sample);
 
 TEST_F(EntitlementsTest, RefusedSubscribeProvideAndPublishCarryTheirCodes) {
   RawClient alice, feed, mallory, alice_pub;
@@ -197,15 +212,7 @@ TEST_F(EntitlementsTest, ADelayedOnlyUserNeverGetsFresherDataThanItsDelay) {
 TEST_F(EntitlementsTest, AWrongPasswordIsRefusedCountedAndLoggedSparingly) {
   constexpr int kTries = 12;
   std::vector<RawClient> tries(kTries);
-  for (auto& c : tries) {
-    ASSERT_TRUE(c.connect(broker_->port()));
-    wire::Hello m;
-    m.client_name = "guess";
-    m.credentials = true;
-    m.user = "alice";
-    m.password = "not-the-password";
-    ASSERT_TRUE(c.send_encoded([&](std::span<uint8_t> out) { return wire::encode(out, m); }));
-  }
+  for (auto& c : tries) ASSERT_TRUE(send_wrong_password(c, broker_->port()));
   for (auto& c : tries) EXPECT_EQ(c.wait_closed_with(), wire::Code::AuthFailed);
   // Without credentials, where anonymous connections are not allowed.
   RawClient anonymous;
@@ -274,6 +281,130 @@ TEST_F(EntitlementsTest, AThousandFailedLoginsASecondLeaveOtherSubscribersWhole)
   size_t lines = 0;
   for (size_t at = log.find("failed login for user"); at != std::string::npos; at = log.find("failed login for user", at + 1)) ++lines;
   EXPECT_LE(lines, 5u + 5u * size_t(storm_seconds)) << "5 lines a second at most, in " << storm_seconds << " s";
+}
+
+// Logins checked at the default password cost (argon2id, 64 MiB, 3 passes:
+// each check takes long enough for a backlog to form behind it), many at
+// once from 127.0.0.1, one from 127.0.0.2 (loopback takes any 127/8 source).
+class LoginQueueTest : public ::testing::Test {
+ protected:
+  void start(const std::string& settings) {
+    auto costly = auth::hash_password("alice-pw");
+    ASSERT_TRUE(costly.ok());
+    const std::string users = "[users.alice]\npassword = \"" + *costly + "\"\n[users.ops]\npassword = \"" +
+                              hash("ops-pw") + "\"\nadmin = true\n";
+    BrokerOptions options;
+    options.args = {"--http-listen", "127.0.0.1:0"};
+    options.config_toml = "auth_file = \"" + dir_.write("users.toml", users) + "\"\n" + settings;
+    broker_ = std::make_unique<BrokerProcess>(options);
+    ASSERT_TRUE(broker_->ready()) << broker_->err();
+  }
+
+  // n connections from 127.0.0.1, each sending a HELLO with a wrong password.
+  void guess(std::vector<RawClient>& tries, size_t n) {
+    tries.resize(n);
+    for (auto& c : tries) ASSERT_TRUE(send_wrong_password(c, broker_->port()));
+  }
+
+  // The ERROR a refused login gets (its code and text), or nullopt if none came in time.
+  static std::optional<std::pair<wire::Code, std::string>> error_of(RawClient& c, int timeout_ms) {
+    const auto deadline = SteadyClock::now() + std::chrono::milliseconds(timeout_ms);
+    for (;;) {
+      const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(deadline - SteadyClock::now()).count();
+      auto f = c.next(static_cast<int>(std::max<int64_t>(0, left)));
+      if (!f) return std::nullopt;
+      if (auto e = f->as<wire::ErrorMsg>()) return std::make_pair(e->code, std::string(e->text));
+    }
+  }
+
+  testing::TempDir dir_;
+  std::unique_ptr<BrokerProcess> broker_;
+};
+
+// One verifier, 16 guesses queued from 127.0.0.1, then alice's right
+// password from 127.0.0.2: the verifier takes the two addresses in turn, so
+// her WELCOME comes after one or two more guesses are checked, not after all
+// 16 (one queue for everyone answered the guesses first: 16 checks, seconds).
+// An order, not a time: how many guesses were answered when she was welcomed.
+TEST_F(LoginQueueTest, AGuessersBacklogWaitsBehindItsOwnAddressOnly) {
+  ASSERT_NO_FATAL_FAILURE(start("auth_failure_delay_ms = 0\nauth_verifier_threads = 1\nauth_max_pending_per_source = 32\n"));
+  constexpr size_t kGuesses = 16;
+  std::vector<RawClient> tries;
+  ASSERT_NO_FATAL_FAILURE(guess(tries, kGuesses));
+  std::vector<bool> answered(kGuesses, false);
+  auto count_answered = [&] {
+    for (size_t i = 0; i < kGuesses; ++i) {
+      if (answered[i]) continue;
+      if (auto error = error_of(tries[i], 0)) {
+        EXPECT_EQ(error->first, wire::Code::AuthFailed) << error->second;
+        answered[i] = true;
+      }
+    }
+    return std::count(answered.begin(), answered.end(), true);
+  };
+  // The first answer: the verifier is at work, the other guesses wait behind it.
+  const auto deadline = SteadyClock::now() + std::chrono::milliseconds(testing::kDefaultTimeoutMs);
+  while (count_answered() == 0 && SteadyClock::now() < deadline) std::this_thread::sleep_for(std::chrono::milliseconds(5));
+  ASSERT_GT(count_answered(), 0);
+
+  RawClient alice;
+  ASSERT_TRUE(alice.connect_from("127.0.0.2", broker_->port()));
+  auto answer = alice.login("alice", "alice", "alice-pw");
+  ASSERT_TRUE(answer.has_value());
+  ASSERT_TRUE(answer->as<wire::Welcome>().has_value()) << describe(*answer);
+  EXPECT_LE(count_answered(), 8) << "of " << kGuesses << " guesses answered before 127.0.0.2's login";
+  for (size_t i = 0; i < kGuesses; ++i) {
+    if (!answered[i]) {
+      EXPECT_EQ(tries[i].wait_closed_with(), wire::Code::AuthFailed);
+    }
+  }
+}
+
+// Default settings (2 verifiers, 4 logins in progress per address): 16
+// guesses sent at once from 127.0.0.1 cannot all be in progress, and those
+// past the bound are refused at once with a clear text (AUTH_FAILED) and
+// counted in /metrics. Once the others are answered, 127.0.0.1 may log in.
+TEST_F(LoginQueueTest, PastItsBoundAnAddressGetsAClearRefusalAndACount) {
+  ASSERT_NO_FATAL_FAILURE(start("auth_failure_delay_ms = 100\n"));
+  std::vector<RawClient> tries;
+  ASSERT_NO_FATAL_FAILURE(guess(tries, 16));
+  uint64_t refused = 0;
+  for (auto& c : tries) {
+    auto error = error_of(c, testing::kDefaultTimeoutMs);
+    ASSERT_TRUE(error.has_value());
+    EXPECT_EQ(error->first, wire::Code::AuthFailed);
+    if (error->second == "too many login attempts from this address, try again later") {
+      ++refused;
+    } else {
+      EXPECT_EQ(error->second, "unknown user or wrong password");
+    }
+  }
+  EXPECT_GE(refused, 1u);
+  EXPECT_LE(refused, 12u) << "the first 4 were checked";
+  EXPECT_EQ(metric(broker_->http_port(), "tickwire_auth_source_refusals_total"), refused);
+  RawClient alice;
+  ASSERT_TRUE(alice.connect(broker_->port()));
+  auto answer = alice.login("alice", "alice", "alice-pw");
+  ASSERT_TRUE(answer.has_value());
+  EXPECT_TRUE(answer->as<wire::Welcome>().has_value()) << describe(*answer);
+}
+
+// The bound holds for every protocol, HTTP Basic included: while 127.0.0.1
+// has its logins in progress (16 native guesses, one verifier), a request
+// from 127.0.0.1 with credentials is refused unchecked with 503, the reason
+// and Retry-After (not 401: its password was never looked at).
+TEST_F(LoginQueueTest, AnHttpLoginPastTheBoundIsAnsweredBusy) {
+  ASSERT_NO_FATAL_FAILURE(start("auth_failure_delay_ms = 100\nauth_verifier_threads = 1\n"));
+  std::vector<RawClient> tries;
+  ASSERT_NO_FATAL_FAILURE(guess(tries, 16));
+  testing::BlockingSocket http(broker_->http_port());
+  ASSERT_TRUE(http.send("GET /metrics HTTP/1.1\r\nHost: t\r\nAuthorization: Basic " +
+                        http::base64_encode("alice:not-the-password") + "\r\nConnection: close\r\n\r\n"));
+  http.read_to_close();
+  const std::string& reply = http.received();
+  EXPECT_EQ(reply.rfind("HTTP/1.1 503", 0), 0u) << reply;
+  EXPECT_NE(reply.find("Retry-After: 1"), std::string::npos) << reply;
+  EXPECT_NE(reply.find("too many login attempts from this address"), std::string::npos) << reply;
 }
 
 TEST_F(EntitlementsTest, AReloadRevokingOnePatternClosesExactlyThoseChannels) {

@@ -62,19 +62,29 @@ TEST_F(TlsTransportTest, MutualTlsNamesTheClient) {
   EXPECT_EQ(TlsPair::send(*pair.client, "x"), 1);
   EXPECT_EQ(TlsPair::drain(*pair.server), "x");
   EXPECT_EQ(pair.server->peer_identity(), "CN=tickwire-test-client");
-  EXPECT_EQ(pair.server->peer_names(), std::vector<std::string>{"CN=tickwire-test-client"}) << "no SAN";
+  EXPECT_EQ(pair.server->peer_names().subject, "CN=tickwire-test-client");
+  EXPECT_TRUE(pair.server->peer_names().alt_names.empty()) << "no SAN";
 }
 
-TEST_F(TlsTransportTest, PeerNamesAreTheSubjectThenEverySubjectAltName) {
+// "KIND:value", for readable comparisons.
+std::vector<std::string> alt_names(const auth::CertificateNames& names) {
+  static constexpr const char* kKinds[] = {"subject", "DNS", "email", "URI", "IP"};
+  std::vector<std::string> out;
+  for (const auth::CertificateName& n : names.alt_names) out.push_back(kKinds[static_cast<int>(n.kind)] + (":" + n.value));
+  return out;
+}
+
+TEST_F(TlsTransportTest, PeerNamesAreTheSubjectAndEverySubjectAltNameByKind) {
   auto server = server_context(pki_->ca());
   auto client = client_context(pki_->ca(), pki_->named_client_cert(), pki_->named_client_key());
   TlsPair pair(*server, *client);
   ASSERT_TRUE(pair.handshake()) << pair.server->error_text() << " / " << pair.client->error_text();
-  const std::vector<std::string> expected{"CN=tickwire-test-named-client", "DNS:feed.example.com",
-                                          "email:feed@example.com", "URI:spiffe://example.com/feed", "IP:10.1.2.3"};
-  EXPECT_EQ(pair.server->peer_names(), expected);
-  EXPECT_EQ(pair.client->peer_names(),
-            (std::vector<std::string>{"CN=tickwire-test-server", "IP:127.0.0.1", "DNS:localhost"}));
+  EXPECT_EQ(pair.server->peer_names().subject, "CN=tickwire-test-named-client");
+  const std::vector<std::string> expected{"DNS:feed.example.com", "email:feed@example.com",
+                                          "URI:spiffe://example.com/feed", "IP:10.1.2.3"};
+  EXPECT_EQ(alt_names(pair.server->peer_names()), expected);
+  EXPECT_EQ(pair.client->peer_names().subject, "CN=tickwire-test-server");
+  EXPECT_EQ(alt_names(pair.client->peer_names()), (std::vector<std::string>{"IP:127.0.0.1", "DNS:localhost"}));
 }
 
 // The server reads a message delivered as two TLS records cut at every byte

@@ -60,11 +60,26 @@ RawClient::RawClient(RawClient&& other) noexcept
   other.fd_ = -1;
 }
 
-bool RawClient::connect(uint16_t port, int timeout_ms, int rcvbuf) {
+bool RawClient::connect(uint16_t port, int timeout_ms, int rcvbuf) { return open(port, timeout_ms, rcvbuf, nullptr); }
+
+bool RawClient::connect_from(const std::string& source, uint16_t port, int timeout_ms) {
+  return open(port, timeout_ms, 0, source.c_str());
+}
+
+bool RawClient::open(uint16_t port, int timeout_ms, int rcvbuf, const char* source) {
   close();
   fd_ = ::socket(AF_INET, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
   if (fd_ < 0) return false;
   if (rcvbuf > 0) ::setsockopt(fd_, SOL_SOCKET, SO_RCVBUF, &rcvbuf, sizeof rcvbuf);
+  if (source != nullptr) {
+    sockaddr_in from{};
+    from.sin_family = AF_INET;
+    if (::inet_pton(AF_INET, source, &from.sin_addr) != 1 ||
+        ::bind(fd_, reinterpret_cast<sockaddr*>(&from), sizeof from) != 0) {
+      close();
+      return false;
+    }
+  }
   int one = 1;
   ::setsockopt(fd_, IPPROTO_TCP, TCP_NODELAY, &one, sizeof one);
   sockaddr_in addr{};

@@ -106,6 +106,9 @@ class RawClient {
   // Connects to 127.0.0.1:port. rcvbuf > 0 shrinks the socket receive buffer
   // (set before connecting, so the TCP window stays small).
   bool connect(uint16_t port, int timeout_ms = kDefaultTimeoutMs, int rcvbuf = 0);
+  // Connects to 127.0.0.1:port from `source` (loopback takes any 127/8
+  // address): the broker sees another client address.
+  bool connect_from(const std::string& source, uint16_t port, int timeout_ms = kDefaultTimeoutMs);
   bool connected() const { return fd_ >= 0; }
   // Bytes written to and read from the socket since it was made (the admin API's counts, it24).
   uint64_t bytes_sent() const { return bytes_sent_; }
@@ -172,6 +175,7 @@ class RawClient {
 
  private:
   std::optional<AckReply> await_ack(uint32_t request_id, int timeout_ms);
+  bool open(uint16_t port, int timeout_ms, int rcvbuf, const char* source);
   // Reads until the ACK of request_id. Each other frame is offered to
   // `claim` (with the unclaimed frames so far); what it does not take is kept,
   // in order, for next().

@@ -116,4 +116,12 @@ void TestPki::issue_server_cert(const std::string& cert_path, const std::string&
   write_pem(server, cert_path, key_path);
 }
 
+void TestPki::issue_client_cert(const std::string& cert_path, const std::string& key_path,
+                                const std::string& common_name, const std::string& san) const {
+  Issued authority, client;
+  read_pem(authority, ca(), dir_.file("ca.key"));
+  issue(client, &authority, common_name.c_str(), false, san.empty() ? nullptr : san.c_str());
+  write_pem(client, cert_path, key_path);
+}
+
 }  // namespace tw::testing

@@ -37,6 +37,10 @@ class TestPki {
   // before a reload.
   void issue_server_cert(const std::string& cert_path, const std::string& key_path,
                          const std::string& common_name) const;
+  // Issues a client certificate from ca with this common name and
+  // subjectAltNames (OpenSSL's "DNS:a,email:b" form; "" = none).
+  void issue_client_cert(const std::string& cert_path, const std::string& key_path, const std::string& common_name,
+                         const std::string& san) const;
 
  private:
   TempDir dir_;
