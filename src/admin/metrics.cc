@@ -140,7 +140,10 @@ std::vector<Counted> broker_counts(const Statistics::View& v) {
        r.failovers},
       {"tickwire_not_found_cached_total", "counter", "Requests answered from the NOT_FOUND memory.",
        r.not_found_cached},
-      {"tickwire_channels_freed_total", "counter", "Unused channels freed after channel_linger_ms.", r.channels_freed},
+      {"tickwire_channels_freed_total", "counter", "Unused channels without a value freed after channel_linger_ms.",
+       r.channels_freed},
+      {"tickwire_channels_evicted_total", "counter",
+       "Unused channels freed with their last value, oldest first, near max_channels.", r.channels_evicted},
       {"tickwire_delay_compactions_total", "counter", "Delayed entries merged to stay within delay_max_bytes.",
        r.delay_compactions},
   };

@@ -279,7 +279,9 @@ Outcome Router::advertise(std::string_view topic, wire::PayloadKind kind, cache:
   cache::Channel* ch = channels_.find(topic);
   if (ch && ch->kind != kind) return {wire::Code::KindMismatch, "topic already carries the other payload kind"};
   if (!ch) {
-    if (channels_.size() >= limits_.max_channels) return {wire::Code::TooManyChannels, "channel limit reached"};
+    if (channels_.size() >= limits_.max_channels && evict_kept(1) == 0) {
+      return {wire::Code::TooManyChannels, "channel limit reached"};
+    }
     if (by && !by->may_create) {
       return {wire::Code::ChannelQuota, "this connection created max_channels_per_connection channels already"};
     }
@@ -288,8 +290,9 @@ Outcome Router::advertise(std::string_view topic, wire::PayloadKind kind, cache:
     if (by) by->created = true;
   }
   if (by && by->outlet) hold_publisher(by->outlet, *ch);
-  // A gateway's publishers are held in the directory (checked when it would free).
-  if (directory_) consider_freeing(*ch);
+  // Unheld (REST publishes; a gateway's publishers are held in the directory,
+  // checked when it would free): it lingers, then is kept or freed.
+  consider_freeing(*ch);
   out = ch->id;
   return {};
 }

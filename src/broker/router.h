@@ -75,7 +75,8 @@ struct RouterStats {
   uint64_t failovers = 0;          // channels re-requested after their provider was lost
   uint64_t not_found_cached = 0;   // requests answered from the NOT_FOUND memory
   uint64_t stray_provider_messages = 0;  // for channels the provider was not asked for
-  uint64_t channels_freed = 0;     // unused channels freed after channel_linger_ms
+  uint64_t channels_freed = 0;     // unused channels freed after channel_linger_ms (no value to keep)
+  uint64_t channels_evicted = 0;   // unused channels freed with their last value, under max_channels pressure
   uint64_t delay_compactions = 0;  // delayed entries merged into the next to stay within delay_max_bytes
 };
 
@@ -299,6 +300,7 @@ class Router {
     uint32_t rate = 0;             // updates in the last full second
     uint32_t publishers = 0;       // outlets that registered it (advertise with an Advertiser)
     uint64_t free_at_ns = 0;       // when it may be freed, unused; 0 = in use
+    uint64_t kept_since_ns = 0;    // unused and kept for its last value since then; 0 = not kept
   };
 
   Route& route(const cache::Channel& ch) { return routes_[ch.id - 1]; }
@@ -361,6 +363,12 @@ class Router {
   void consider_freeing(cache::Channel& ch);
   void free_unused(uint64_t now);
   void free_channel(cache::Channel& ch);
+  // Last values kept (router_lifecycle.cc): whether an unused channel is kept
+  // rather than freed, and the eviction of the oldest kept ones under pressure.
+  bool keeps_last_value(cache::Channel& ch);
+  void keep(cache::Channel& ch, uint64_t now);
+  size_t evict_kept(size_t count);
+  void relieve_pressure();
   void hold_publisher(Outlet* outlet, cache::Channel& ch);
   void release_publisher(Outlet* outlet);
 
@@ -406,6 +414,11 @@ class Router {
   // constant, so their free times are nearly in order; one whose linger
   // restarted is freed late, never early): at most one entry per channel.
   std::deque<std::pair<uint64_t, cache::ChannelId>> unused_;
+  // Unused channels kept for their last value, oldest first: (kept_since_ns,
+  // id); an entry whose time is not its route's any more is stale (the
+  // channel was used again, or freed) and skipped.
+  std::deque<std::pair<uint64_t, cache::ChannelId>> kept_;
+  size_t kept_count_ = 0;  // channels kept now (kept_ may hold stale entries too)
   std::function<void(cache::ChannelId)> on_freed_;
   std::unordered_map<Outlet*, std::unordered_set<cache::ChannelId>> published_by_;  // what each publisher holds
   uint64_t next_rate_sample_ns_ = 0;

@@ -1,15 +1,27 @@
-// Channel lifecycle: a channel that nobody publishes, provides or subscribes
-// to is freed after channel_linger_ms, with its last-value image, so one
-// client that created many topics and left does not hold max_channels for
-// ever (issue 18). Wildcard subscribers count: a channel a wildcard covers
-// and delivers stays. Ids are not reused: a connection's channel ids stay
-// valid for its life (docs/protocol.md), and a freed id costs the table one
-// empty slot.
+// Channel lifecycle. A channel that nobody publishes, provides or subscribes
+// to (unused) is, channel_linger_ms after it became so:
+//   - kept with its last value when it has one and is not an interactive
+//     service's: a last-value cache answers a snapshot or a new subscriber
+//     long after the publisher left, as an MQTT retained message stays until
+//     cleared. Kept channels are freed only under pressure, oldest first:
+//     when the broker's channels come within a headroom of max_channels
+//     (max_channels / 64, at least one) the owning routers evict on their
+//     tick, and a single-threaded broker whose table is full evicts one at
+//     once for a new channel (counter channels_evicted);
+//   - freed otherwise (no value: a subscription's placeholder, a REGISTER
+//     that never published, an interactive channel after its release), so a
+//     client that created many topics and left does not hold max_channels
+//     for ever (counter channels_freed).
+// Wildcard subscribers count: a channel a wildcard covers and delivers is in
+// use. Ids are not reused: a connection's channel ids stay valid for its
+// life (docs/protocol.md), and a freed id costs the table one empty slot.
 //
 // The router that owns a channel frees it: the single-threaded broker's, or
 // the gateway's in a tiered broker, which also asks the shared directory
 // whether a publisher on an access point holds the name, and tells the access
 // points (on_channel_freed) so that their mirrors drop their copies.
+#include <algorithm>
+
 #include "broker/router.h"
 #include "broker/services.h"
 
@@ -40,10 +52,14 @@ void Router::free_unused(uint64_t now) {
       r.free_at_ns = 0;  // in use again: considered anew when it is left
     } else if (r.free_at_ns > now) {
       unused_.emplace_back(r.free_at_ns, id);  // left again later: its linger restarted
+    } else if (keeps_last_value(*ch)) {
+      r.free_at_ns = 0;
+      keep(*ch, now);
     } else if (directory_ && !directory_->forget_if_unheld(ch->topic, id)) {
       r.free_at_ns = 0;  // a publisher holds it on an access point: Op::Unheld brings it back here
     } else {
       free_channel(*ch);
+      ++stats_.channels_freed;
     }
   }
 }
@@ -51,10 +67,62 @@ void Router::free_unused(uint64_t now) {
 void Router::free_channel(cache::Channel& ch) {
   const cache::ChannelId id = ch.id;
   if (Service* s = interactive_service(ch.topic)) s->orphans.erase(id);
+  if (routes_[id - 1].kept_since_ns != 0) --kept_count_;
   routes_[id - 1] = Route{};
   channels_.erase(id);
-  ++stats_.channels_freed;
   if (on_freed_) on_freed_(id);
+}
+
+bool Router::keeps_last_value(cache::Channel& ch) { return ch.has_data() && !route(ch).interactive; }
+
+// A channel kept again (used, then left again) gets a new place at the back;
+// its older entry in kept_ is stale from now on.
+void Router::keep(cache::Channel& ch, uint64_t now) {
+  Route& r = route(ch);
+  if (r.kept_since_ns != 0) --kept_count_;
+  r.kept_since_ns = now == 0 ? 1 : now;
+  kept_.emplace_back(r.kept_since_ns, ch.id);
+  ++kept_count_;
+  if (kept_.size() > 2 * kept_count_ + 64) {  // mostly stale: compact
+    std::erase_if(kept_, [&](const auto& entry) {
+      const cache::Channel* c = channels_.get(entry.second);
+      return !c || route(*c).kept_since_ns != entry.first;
+    });
+  }
+}
+
+// Frees up to `count` of the oldest kept channels that are still unused;
+// the number freed. A kept channel found in use again is simply not kept any more.
+size_t Router::evict_kept(size_t count) {
+  size_t evicted = 0;
+  while (evicted < count && !kept_.empty()) {
+    const auto [since, id] = kept_.front();
+    kept_.pop_front();
+    cache::Channel* ch = channels_.get(id);
+    if (!ch || route(*ch).kept_since_ns != since) continue;  // stale
+    if (!unused(*ch) || (directory_ && !directory_->forget_if_unheld(ch->topic, id))) {
+      route(*ch).kept_since_ns = 0;
+      --kept_count_;
+      continue;
+    }
+    free_channel(*ch);
+    ++stats_.channels_evicted;
+    ++evicted;
+  }
+  return evicted;
+}
+
+// Keeps max_channels / 64 (at least one) free for new channels while kept
+// ones could make room: in a tiered broker each gateway evicts its share of
+// what is over, from its own kept channels.
+void Router::relieve_pressure() {
+  if (kept_count_ == 0) return;
+  const size_t limit = limits_.max_channels;
+  const size_t headroom = std::max<size_t>(1, limit / 64);
+  const size_t named = directory_ ? directory_->size() : channels_.size();
+  if (named + headroom <= limit) return;
+  const size_t owners = directory_ ? directory_->gateways() : 1;
+  evict_kept((named + headroom - limit + owners - 1) / owners);
 }
 
 void Router::channel_unheld(cache::ChannelId id) {

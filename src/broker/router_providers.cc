@@ -366,6 +366,7 @@ void Router::on_tick() {
   if (!lingering_.empty()) release_lingering(now);
   if (!delayed_.empty()) deliver_due_delayed(now);
   if (!unused_.empty()) free_unused(now);
+  if (!upstream_) relieve_pressure();
   for (auto it = not_found_until_.begin(); it != not_found_until_.end();) {
     it = it->second <= now ? not_found_until_.erase(it) : std::next(it);
   }

@@ -29,6 +29,11 @@ ChannelDirectory::Interned ChannelDirectory::intern(std::string_view topic, wire
   return {Intern::Ok, id, kind, true};
 }
 
+size_t ChannelDirectory::size() {
+  std::lock_guard lock(mutex_);
+  return by_topic_.size();
+}
+
 bool ChannelDirectory::release(std::string_view topic) {
   std::lock_guard lock(mutex_);
   auto it = by_topic_.find(std::string(topic));

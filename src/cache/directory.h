@@ -38,6 +38,10 @@ class ChannelDirectory {
   // holds it (registered meanwhile, on any thread). True when it went.
   bool forget_if_unheld(std::string_view topic, ChannelId id);
 
+  // Channels named now, over every gateway (locked: per tick, never per message).
+  size_t size();
+  size_t max_channels() const { return max_channels_; }
+
   uint32_t shard_of(std::string_view topic) const;
   uint32_t shard_of(ChannelId id) const { return (id - 1) % gateways_; }
   uint32_t gateways() const { return gateways_; }

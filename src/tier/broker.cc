@@ -145,10 +145,11 @@ struct Broker::Impl {
               static_cast<unsigned long>(c.dropped_messages), static_cast<unsigned long>(c.slow_consumers));
     }
     const broker::RouterStats& r = sum.router;
-    if (r.channels_freed != 0 || r.delay_compactions != 0 || c.channel_quota_hits != 0) {
-      TW_INFO("bounds: %lu unused channels freed, %lu delayed entries compacted, %lu channel quota refusals",
-              static_cast<unsigned long>(r.channels_freed), static_cast<unsigned long>(r.delay_compactions),
-              static_cast<unsigned long>(c.channel_quota_hits));
+    if (r.channels_freed != 0 || r.channels_evicted != 0 || r.delay_compactions != 0 || c.channel_quota_hits != 0) {
+      TW_INFO("bounds: %lu unused channels freed, %lu last values evicted, %lu delayed entries compacted, %lu channel "
+              "quota refusals",
+              static_cast<unsigned long>(r.channels_freed), static_cast<unsigned long>(r.channels_evicted),
+              static_cast<unsigned long>(r.delay_compactions), static_cast<unsigned long>(c.channel_quota_hits));
     }
     if (c.partial_input_closes != 0 || c.frame_deadline_closes != 0 || c.fd_exhausted != 0) {
       TW_INFO("input bounds: %lu connections closed past max_partial_input, %lu past frame_deadline_ms; %lu "

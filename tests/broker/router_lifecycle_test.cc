@@ -1,5 +1,7 @@
-// Channel lifecycle: unused channels are freed after channel_linger_ms, with
-// their image, so topics can be created again; REGISTER's per-connection quota.
+// Channel lifecycle: unused channels without a value are freed after
+// channel_linger_ms, so topics can be created again; those with a last value
+// are kept, and evicted oldest first only near max_channels; REGISTER's
+// per-connection quota.
 #include <gtest/gtest.h>
 
 #include <memory>
@@ -59,13 +61,11 @@ TEST_F(LifecycleTest, ChannelsLeftBehindAreFreedAfterTheLingerAndTopicsCanBeCrea
 TEST_F(LifecycleTest, SubscribersKeepAChannelWildcardsIncluded) {
   cache::ChannelId id = 0;
   Advertiser by{&pub};
-  ASSERT_TRUE(router->advertise("P/1", wire::PayloadKind::FieldList, id, &by).ok());
-  ASSERT_TRUE(router->publish(id, int_field(30, 7), false).ok());
+  ASSERT_TRUE(router->advertise("P/1", wire::PayloadKind::FieldList, id, &by).ok());  // no value: not kept
   ASSERT_TRUE(router->subscribe(&sub, "P/>").ok());
   router->remove_outlet(&pub);
   advance(1'000);
   ASSERT_EQ(router->channel_count(), 1u);
-  EXPECT_TRUE(router->channel(id)->has_data());
   ASSERT_TRUE(router->unsubscribe(&sub, "P/>").ok());
   advance(99);
   EXPECT_EQ(router->channel_count(), 1u);
@@ -86,6 +86,67 @@ TEST_F(LifecycleTest, AChannelUsedAgainDuringItsLingerIsKept) {
   advance(200);
   EXPECT_EQ(router->channel_count(), 1u);
   EXPECT_EQ(router->stats().channels_freed, 0u);
+}
+
+// The publisher of `topic` publishes one value and leaves; its channel stays with it.
+cache::ChannelId publish_and_leave(Router& router, RecordingOutlet& outlet, const std::string& topic, int64_t value) {
+  cache::ChannelId id = 0;
+  Advertiser by{&outlet};
+  EXPECT_TRUE(router.advertise(topic, wire::PayloadKind::FieldList, id, &by).ok());
+  EXPECT_TRUE(router.publish(id, int_field(30, value), true).ok());
+  router.remove_outlet(&outlet);
+  return id;
+}
+
+TEST_F(LifecycleTest, ALastValueOutlivesItsPublisher) {
+  const cache::ChannelId id = publish_and_leave(*router, pub, "P/1", 7);
+  advance(60'000);
+  ASSERT_EQ(router->channel_count(), 1u);
+  ASSERT_NE(router->channel(id), nullptr);
+  EXPECT_TRUE(router->channel(id)->has_data());
+  EXPECT_EQ(router->stats().channels_freed, 0u);
+  // A later subscriber gets it.
+  ASSERT_TRUE(router->subscribe(&sub, "P/1").ok());
+  EXPECT_EQ(sub.count("image"), 1u);
+}
+
+// Unheld channels (what REST publishes) linger like any other: kept with a
+// value, freed without one (they used to stay for ever).
+TEST_F(LifecycleTest, UnheldChannelsAreKeptWithAValueAndFreedWithout) {
+  cache::ChannelId valued = 0, empty = 0;
+  ASSERT_TRUE(router->advertise("R/1", wire::PayloadKind::FieldList, valued).ok());
+  ASSERT_TRUE(router->publish(valued, int_field(30, 1), true).ok());
+  ASSERT_TRUE(router->advertise("R/2", wire::PayloadKind::FieldList, empty).ok());
+  advance(200);
+  EXPECT_NE(router->channel(valued), nullptr);
+  EXPECT_EQ(router->channel(empty), nullptr);
+  EXPECT_EQ(router->stats().channels_freed, 1u);
+}
+
+// max_channels = 3, headroom 1: with three kept values the tick evicts the
+// oldest; a new channel at a full table evicts one at once. Never a channel
+// in use, whatever its age.
+TEST_F(LifecycleTest, NearTheLimitTheOldestKeptValuesAreEvicted) {
+  RecordingOutlet a{fanout, "a"}, b{fanout, "b"}, c{fanout, "c"};
+  const cache::ChannelId k1 = publish_and_leave(*router, a, "K/1", 1);
+  advance(200);
+  const cache::ChannelId k2 = publish_and_leave(*router, b, "K/2", 2);
+  advance(200);
+  ASSERT_TRUE(router->subscribe(&sub, "K/1").ok());  // in use again: not evictable
+  ASSERT_EQ(router->channel_count(), 2u);
+  const cache::ChannelId k3 = publish_and_leave(*router, c, "K/3", 3);
+  advance(200);
+  EXPECT_NE(router->channel(k1), nullptr) << "subscribed: in use";
+  EXPECT_EQ(router->channel(k2), nullptr) << "the oldest unused kept value";
+  EXPECT_NE(router->channel(k3), nullptr);
+  EXPECT_EQ(router->stats().channels_evicted, 1u);
+  ASSERT_TRUE(register_topic(pub, "N/1").ok());  // room left: nothing evicted
+  EXPECT_NE(router->channel(k3), nullptr);
+  ASSERT_TRUE(register_topic(pub, "N/2").ok());  // a full table: the creation itself makes room
+  EXPECT_EQ(router->channel(k3), nullptr);
+  EXPECT_EQ(router->stats().channels_evicted, 2u);
+  EXPECT_NE(router->channel(k1), nullptr);
+  EXPECT_EQ(register_topic(pub, "N/3").code, wire::Code::TooManyChannels) << "nothing left that may go";
 }
 
 TEST_F(LifecycleTest, TheQuotaRefusesNewTopicsButNotExistingOnes) {

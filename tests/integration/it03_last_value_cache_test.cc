@@ -3,7 +3,10 @@
 // kPublishImage replaces the cached image.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <atomic>
+#include <chrono>
+#include <memory>
 #include <random>
 #include <thread>
 
@@ -184,6 +187,73 @@ TEST_F(LastValueCache, ImageThenUpdatesHasNoGapOrDuplicateUnderLoad) {
     }
   }
   EXPECT_TRUE(broker.alive());
+}
+
+}  // namespace
+}  // namespace tw::it
+
+namespace tw::it {
+namespace {
+
+// Last values outlive their publishers (issue 29, item 1): a channel with a
+// value is kept after channel_linger_ms, and evicted, oldest first, only when
+// the broker's channels near max_channels (headroom: one channel here).
+class KeptLastValues : public ::testing::Test {
+ protected:
+  void start(const std::string& max_channels) {
+    broker_ = std::make_unique<BrokerProcess>(
+        BrokerOptions{.args = {"--channel-linger-ms", "100", "--max-channels", max_channels}});
+    ASSERT_TRUE(broker_->ready()) << broker_->err();
+  }
+  // A publisher publishes `topic`'s image and, once the broker has it, leaves (or stays, into `stay`).
+  void publish_and_leave(const std::string& topic, int64_t value, RawClient* stay = nullptr) {
+    RawClient own;
+    RawClient& pub = stay ? *stay : own;
+    ASSERT_TRUE(open_client(pub, broker_->port(), "pub-" + topic));
+    ASSERT_TRUE(pub.register_topic(1, wire::PayloadKind::FieldList, topic));
+    ASSERT_TRUE(pub.publish(1, int_payload(value), true));
+    ASSERT_TRUE(pub.snapshot(2, topic).image) << "the broker has the value";
+  }
+  // Whether a fresh client's SNAPSHOT of `topic` finds a value.
+  bool cached(const std::string& topic) {
+    RawClient c;
+    EXPECT_TRUE(open_client(c, broker_->port(), "snapshot"));
+    auto reply = c.snapshot(1, topic);
+    EXPECT_TRUE(reply.ack) << topic;
+    return reply.ack && reply.ack->code == wire::Code::Ok && reply.image.has_value();
+  }
+  std::unique_ptr<BrokerProcess> broker_;
+};
+
+TEST_F(KeptLastValues, ALastValueOutlivesItsPublisher) {
+  ASSERT_NO_FATAL_FAILURE(start("100"));
+  ASSERT_NO_FATAL_FAILURE(publish_and_leave("KEEP/A", 7));
+  std::this_thread::sleep_for(std::chrono::milliseconds(600));  // several lingers
+  EXPECT_TRUE(cached("KEEP/A")) << "the value went with its publisher";
+}
+
+TEST_F(KeptLastValues, NearTheLimitTheOldestAreEvicted) {
+  ASSERT_NO_FATAL_FAILURE(start("4"));
+  for (int i = 0; i < 3; ++i) {
+    ASSERT_NO_FATAL_FAILURE(publish_and_leave("KEEP/" + std::to_string(i), i));
+    std::this_thread::sleep_for(std::chrono::milliseconds(300));  // kept, in this order
+  }
+  for (int i = 0; i < 3; ++i) EXPECT_TRUE(cached("KEEP/" + std::to_string(i))) << i;
+  RawClient live;
+  ASSERT_NO_FATAL_FAILURE(publish_and_leave("LIVE/0", 9, &live));  // 4 of 4: within the headroom
+  std::vector<bool> kept(3, true);
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::milliseconds(testing::kDefaultTimeoutMs);
+  while (std::count(kept.begin(), kept.end(), true) == 3 && std::chrono::steady_clock::now() < deadline) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(50));
+    for (int i = 0; i < 3; ++i) kept[i] = cached("KEEP/" + std::to_string(i));
+  }
+  EXPECT_LT(std::count(kept.begin(), kept.end(), true), 3) << "nothing was evicted near max_channels";
+  EXPECT_TRUE(cached("LIVE/0")) << "a channel in use is never evicted";
+  // One owner of every channel: it evicts the oldest exactly (a tiered
+  // broker's gateways each evict the oldest of their own).
+  if (gateways_under_test() == 1) {
+    EXPECT_EQ(kept, (std::vector<bool>{false, true, true}));
+  }
 }
 
 }  // namespace
