@@ -25,7 +25,7 @@ Result<client::Options> client_options(const CommonOptions& common, const std::s
   std::string server = client::resolve_server(common.server);
   if (!client::parse_server_address(server, options.host, options.port))
     return Error{"invalid server address '" + server + "' (expected HOST:PORT)"};
-  options.client_name = client_name;
+  options.client_name = common.client_name.empty() ? client_name : common.client_name;
   options.tls = wants_tls(common);
   options.ca = common.ca;
   options.cert = common.cert;

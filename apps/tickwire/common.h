@@ -26,6 +26,7 @@ struct CommonOptions {
   std::string key;
   std::string user;             // --user NAME: log in (docs/security.md)
   std::string password_file;    // --password-file FILE, else $TICKWIRE_PASSWORD
+  std::string client_name;      // --name NAME: the client name in HELLO, else the subcommand's ("tickwire-sub")
 };
 
 // Each subcommand registers itself; its callback stores its exit code in `exit_code`.
@@ -43,7 +44,8 @@ void add_perf_command(CLI::App& app, const CommonOptions& common, int& exit_code
 inline bool wants_tls(const CommonOptions& common) {
   return common.tls || !common.ca.empty() || !common.cert.empty() || !common.key.empty();
 }
-// Builds client Options from --server / $TICKWIRE_SERVER and the TLS flags.
+// Builds client Options from --server / $TICKWIRE_SERVER, --name (else
+// `client_name`, the subcommand's default) and the TLS flags.
 Result<client::Options> client_options(const CommonOptions& common, const std::string& client_name);
 // Connects, printing the failure to stderr; false on failure.
 bool connect_or_report(client::Client& client, const client::Options& options);

@@ -14,6 +14,15 @@ int main(int argc, char** argv) {
   tw::cli::CommonOptions common;
   app.add_option("-s,--server", common.server,
                  "broker HOST:PORT (default: $TICKWIRE_SERVER, else 127.0.0.1:9400)");
+  app.add_option("--name", common.client_name,
+                 "client name sent to the broker, as its connection listings and logs show it "
+                 "(default: tickwire-SUBCOMMAND, e.g. tickwire-sub)")
+      ->check(CLI::Validator(
+          [](std::string& name) -> std::string {
+            if (name.empty() || name.size() > 255) return "must be 1..255 bytes long";
+            return {};
+          },
+          "NAME"));
   app.add_option("--dictionary", common.dictionary_file, "field dictionary file (default: built-in)");
   app.add_flag("--tls", common.tls, "connect with TLS (docs/security.md)");
   app.add_option("--ca", common.ca, "CA file the broker's certificate must chain to (default: system CAs); implies --tls");

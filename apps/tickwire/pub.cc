@@ -1,10 +1,15 @@
 // tickwire pub TOPIC [--field NAME=VALUE ...] [--data TEXT] [--count N] [--rate R] [--image]
+// tickwire pub TOPIC [--json] [--rate R] [--image] < FILE   (one message per line: message_lines.h)
+#include <unistd.h>
+
 #include <chrono>
 #include <cstdio>
+#include <functional>
 #include <thread>
 
 #include "common.h"
 #include "field_args.h"
+#include "message_lines.h"
 
 namespace tw::cli {
 
@@ -17,6 +22,7 @@ struct PubOptions {
   uint64_t count = 1;
   double rate = 0;
   bool image = false;
+  bool json = false;  // stdin lines are JSON objects
 };
 
 // Publishes, waiting out back pressure instead of dropping the message.
@@ -32,22 +38,75 @@ bool publish_one(client::Client& client, client::PublisherId id, std::span<const
   }
 }
 
-int run_pub(const PubOptions& opts, const CommonOptions& common, bool data_given) {
+// What a source of messages gives the publishing loop.
+enum class Next { Message, End, Failed };
+struct Outgoing {
+  std::vector<uint8_t> payload;
+  bool image = false;
+};
+using Source = std::function<Next(client::Client&, Outgoing&)>;
+
+// --field / --data: the same message --count times.
+Source repeated(std::vector<uint8_t> payload, const PubOptions& opts) {
+  return [payload = std::move(payload), image = opts.image, left = opts.count](client::Client&,
+                                                                              Outgoing& out) mutable {
+    if (left == 0) return Next::End;
+    --left;
+    out.payload = payload;
+    out.image = image;
+    return Next::Message;
+  };
+}
+
+// stdin: one message per line (message_lines.h).
+Source lines_of_stdin(const PubOptions& opts, const fields::Dictionary& dict) {
+  auto reader = std::make_shared<LineReader>(STDIN_FILENO);
+  return [reader, &opts, &dict, number = uint64_t{0}](client::Client& client, Outgoing& out) mutable {
+    for (;;) {
+      auto line = reader->next(client);
+      if (!line) {
+        if (reader->error().empty()) return Next::End;
+        std::fprintf(stderr, "tickwire pub: %s\n", reader->error().c_str());
+        return Next::Failed;
+      }
+      ++number;
+      auto message = parse_message_line(*line, opts.json, dict);
+      if (!message) {
+        std::fprintf(stderr, "tickwire pub: stdin line %llu: %s\n", static_cast<unsigned long long>(number),
+                     message.error().message.c_str());
+        return Next::Failed;
+      }
+      if (message->skip) continue;
+      out.payload = std::move(message->field_list);
+      out.image = opts.image || message->image;
+      return Next::Message;
+    }
+  };
+}
+
+int run_pub(const PubOptions& opts, const CommonOptions& common, bool data_given, bool from_stdin) {
   auto dict = dictionary(common);
   if (!dict) {
     std::fprintf(stderr, "tickwire pub: %s\n", dict.error().message.c_str());
     return kExitError;
   }
-  std::vector<uint8_t> payload(opts.data.begin(), opts.data.end());
-  wire::PayloadKind kind = data_given ? wire::PayloadKind::Opaque : wire::PayloadKind::FieldList;
-  if (!data_given) {
+  Source source;
+  if (from_stdin) {
+    if (::isatty(STDIN_FILENO))
+      std::fprintf(stderr, "tickwire pub: reading messages from the terminal, one per line (%s); Ctrl-D ends\n",
+                   opts.json ? "JSON objects" : "NAME=VALUE ...");
+    source = lines_of_stdin(opts, **dict);
+  } else if (data_given) {
+    source = repeated(std::vector<uint8_t>(opts.data.begin(), opts.data.end()), opts);
+  } else {
     auto built = build_field_list(opts.fields, **dict);
     if (!built) {
       std::fprintf(stderr, "tickwire pub: %s\n", built.error().message.c_str());
       return kExitError;
     }
-    payload = std::move(*built);
+    source = repeated(std::move(*built), opts);
   }
+  const wire::PayloadKind kind = data_given ? wire::PayloadKind::Opaque : wire::PayloadKind::FieldList;
   auto options = client_options(common, "tickwire-pub");
   if (!options) {
     std::fprintf(stderr, "tickwire pub: %s\n", options.error().message.c_str());
@@ -70,13 +129,27 @@ int run_pub(const PubOptions& opts, const CommonOptions& common, bool data_given
 
   auto start = std::chrono::steady_clock::now();
   uint64_t sent = 0;
-  for (; sent < opts.count && !g_stop_requested; ++sent) {
+  bool failed = false;
+  Outgoing message;
+  while (!g_stop_requested && !broker_error) {
     if (opts.rate > 0) {
       auto due = start + std::chrono::duration<double>(static_cast<double>(sent) / opts.rate);
       while (std::chrono::steady_clock::now() < due && !g_stop_requested) client.poll(1);
     }
-    if (!publish_one(client, *id, payload, opts.image)) break;
-    if (sent % 1024 == 1023) client.poll(0);
+    const Next next = source(client, message);
+    if (next != Next::Message) {
+      failed = next == Next::Failed;
+      break;
+    }
+    if (!publish_one(client, *id, message.payload, message.image)) {
+      failed = true;
+      break;
+    }
+    if (++sent % 1024 == 0) client.poll(0);
+  }
+  if (sent == 0 && !broker_error) {  // nothing to confirm (an empty stdin)
+    std::printf("published 0 messages to %s\n", opts.topic.c_str());
+    return failed ? kExitError : kExitOk;
   }
   // A snapshot is answered after every earlier frame of this connection has
   // been handled, so it confirms the publishes (or surfaces the broker's ERROR).
@@ -90,27 +163,44 @@ int run_pub(const PubOptions& opts, const CommonOptions& common, bool data_given
   std::printf("published %llu message%s to %s (seq=%llu)\n", static_cast<unsigned long long>(sent),
               sent == 1 ? "" : "s", opts.topic.c_str(), static_cast<unsigned long long>(confirm->seq));
   client.close();
-  return sent == opts.count ? kExitOk : kExitError;
+  const bool all_sent = from_stdin ? !g_stop_requested : sent == opts.count;
+  return all_sent && !failed ? kExitOk : kExitError;
 }
 
 }  // namespace
 
 void add_pub_command(CLI::App& app, const CommonOptions& common, int& exit_code) {
   auto opts = std::make_shared<PubOptions>();
-  CLI::App* cmd = app.add_subcommand("pub", "publish a field list (or opaque data) to a topic");
+  CLI::App* cmd = app.add_subcommand(
+      "pub", "publish a field list (or opaque data) to a topic; without --field/--data, one message per line of stdin");
   cmd->add_option("topic", opts->topic, "topic, e.g. DEMO/EQ/AAPL")->required()->check(native_path());
   auto* field = cmd->add_option("-f,--field", opts->fields, "NAME=VALUE (dictionary name) or ID:TYPE=VALUE");
   auto* data = cmd->add_option("-d,--data", opts->data, "publish TEXT as an opaque payload");
   field->excludes(data);
   data->excludes(field);
-  cmd->add_option("-n,--count", opts->count, "messages to publish")->check(positive_number());
+  auto* count = cmd->add_option("-n,--count", opts->count, "messages to publish (with --field/--data)")
+                    ->check(positive_number());
   cmd->add_option("-r,--rate", opts->rate, "messages per second, 0 = as fast as possible")
       ->check(non_negative_number());
   cmd->add_flag("--image", opts->image, "replace the cached image instead of merging");
-  cmd->callback([opts, &common, &exit_code, data, field]() {
-    if (data->count() == 0 && field->count() == 0)
-      throw CLI::ValidationError("--field/--data", "pub needs --field NAME=VALUE or --data TEXT");
-    exit_code = run_pub(*opts, common, data->count() > 0);
+  auto* json = cmd->add_flag("--json", opts->json,
+                             "stdin lines are JSON objects as `tickwire sub --json` prints them "
+                             "({\"fields\":{\"BID\":\"189.25\"}}, or the bare object; \"image\" lines are "
+                             "published as images, \"status\" lines skipped)");
+  json->excludes(field)->excludes(data);
+  cmd->footer(
+      "Without --field or --data, each line of stdin is one field list message: NAME=VALUE words as --field "
+      "takes them (BID=189.25 ASK=189.27 NAME=\"two words\"), or with --json a JSON object. Blank lines and "
+      "lines starting with # are skipped; a bad line stops with its number (exit 2).\n"
+      "  tickwire pub DEMO/EQ/AAPL < ticks.txt\n"
+      "  tickwire sub --json 'DEMO/EQ/>' -n 100 | jq -c 'select(.topic==\"DEMO/EQ/AAPL\")' | "
+      "tickwire pub --json COPY/AAPL");
+  cmd->callback([opts, &common, &exit_code, data, field, count]() {
+    const bool from_stdin = data->count() == 0 && field->count() == 0;
+    if (from_stdin && count->count() > 0)
+      throw CLI::ValidationError("--count", "with messages from stdin each line is one message; --count repeats a "
+                                            "--field or --data message");
+    exit_code = run_pub(*opts, common, data->count() > 0, from_stdin);
   });
 }
 

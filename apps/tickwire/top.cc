@@ -2,11 +2,13 @@
 // A terminal view of the broker's live statistics, refreshed in place: the
 // totals and rates, each loop's busy fraction, the busiest connections and
 // channels. It reads the admin API (docs/operations.md) over HTTP, with
-// --user and --password-file as HTTP Basic credentials.
+// --user and --password-file as HTTP Basic credentials. Without --http it
+// asks the host of --server / $TICKWIRE_SERVER on the admin port, 9401.
+#include <unistd.h>
+
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
-#include <thread>
 
 #include <nlohmann/json.hpp>
 
@@ -14,6 +16,7 @@
 #include "client/message_format.h"
 #include "common.h"
 #include "config/config.h"
+#include "terminal.h"
 
 namespace tw::cli {
 
@@ -21,8 +24,14 @@ namespace {
 
 using Json = nlohmann::json;
 
+// The admin listener's default port: top looks for it on the native server's host.
+constexpr uint16_t kDefaultHttpPort = 9401;
+// The broker computes rates from its samples, taken at most once per 900 ms
+// (admin/statistics.h): --once waits this long between its two.
+constexpr int kSecondSampleMs = 1000;
+
 struct TopOptions {
-  std::string http = "127.0.0.1:9401";
+  std::string http;  // "" = the host of --server, port kDefaultHttpPort
   int interval_ms = 1000;
   int count = 0;      // 0 = until Ctrl-C
   bool once = false;  // one plain frame, no screen control (scripts, tests)
@@ -109,50 +118,112 @@ void render_channels(std::string& out, Json list, size_t rows) {
   }
 }
 
-// One frame of the view; the connections are left out when the user is not an admin.
-Result<std::string> frame(const admin::HttpTarget& target, size_t rows) {
+size_t lines_of(const std::string& text) { return static_cast<size_t>(std::count(text.begin(), text.end(), '\n')); }
+
+// One frame of the view; the connections are left out when the user is not an
+// admin. With a window `height` (0: none), the lists share the lines the
+// totals leave, so that the whole frame fits.
+Result<std::string> frame(const admin::HttpTarget& target, size_t rows, int height) {
   auto stats = get_json(target, "/api/v1/stats");
   if (!stats) return stats.error();
-  std::string out;
-  render_totals(out, *stats);
-  if (auto connections = get_json(target, "/api/v1/connections")) {
-    render_connections(out, (*connections)["connections"], rows);
-  }
   auto channels = get_json(target, "/api/v1/channels");
   if (!channels) return channels.error();
-  render_channels(out, (*channels)["channels"], rows);
+  auto connections = get_json(target, "/api/v1/connections");
+  std::string out;
+  render_totals(out, *stats);
+  size_t connection_rows = connections ? rows : 0;
+  size_t channel_rows = rows;
+  if (height > 0) {
+    const size_t used = lines_of(out) + (connections ? 4 : 2);  // each list: a blank line and its header
+    const size_t left = static_cast<size_t>(height) > used ? static_cast<size_t>(height) - used : 0;
+    const size_t channels_want = std::min(rows, (*channels)["channels"].size());
+    const size_t connections_want = connections ? std::min(rows, (*connections)["connections"].size()) : 0;
+    // Half each, and what one list does not need to the other.
+    connection_rows = std::min(connections_want, std::max(left / 2, left - std::min(left, channels_want)));
+    channel_rows = std::min(rows, left - std::min(left, connection_rows));
+  }
+  if (connections) render_connections(out, (*connections)["connections"], connection_rows);
+  render_channels(out, (*channels)["channels"], channel_rows);
   return out;
 }
 
-int run_top(const TopOptions& opts, const CommonOptions& common) {
+// --http, else the host of --server / $TICKWIRE_SERVER on the admin port.
+Result<admin::HttpTarget> http_target(const TopOptions& opts, const CommonOptions& common) {
   admin::HttpTarget target;
-  if (!config::split_host_port(opts.http, target.host, target.port)) {
-    std::fprintf(stderr, "tickwire top: --http %s is not HOST:PORT\n", opts.http.c_str());
-    return kExitError;
+  if (!opts.http.empty()) {
+    if (!config::split_host_port(opts.http, target.host, target.port))
+      return Error{"--http " + opts.http + " is not HOST:PORT"};
+  } else {
+    const std::string server = client::resolve_server(common.server);
+    if (!client::parse_server_address(server, target.host, target.port))
+      return Error{"invalid server address '" + server + "' (expected HOST:PORT)"};
+    target.port = kDefaultHttpPort;
   }
   if (!common.user.empty()) {
     auto password = client::resolve_password(common.password_file);
-    if (!password) {
-      std::fprintf(stderr, "tickwire top: %s\n", password.error().message.c_str());
-      return kExitError;
-    }
+    if (!password) return password.error();
     target.user = common.user;
     target.password = *password;
   }
-  for (int n = 0; !g_stop_requested; ++n) {
-    auto text = frame(target, opts.rows);
-    if (!text) {
-      std::fprintf(stderr, "tickwire top: %s\n", text.error().message.c_str());
-      return kExitError;
-    }
-    // Home and clear: the view refreshes in place.
-    std::printf("%s%s", opts.once ? "" : "\x1b[H\x1b[2J", text->c_str());
-    std::fflush(stdout);
-    if (opts.once || (opts.count > 0 && n + 1 >= opts.count)) break;
-    for (int waited = 0; waited < opts.interval_ms && !g_stop_requested; waited += 50) {
-      std::this_thread::sleep_for(std::chrono::milliseconds(50));
-    }
+  return target;
+}
+
+int report(const Error& error, const TopOptions& opts, const admin::HttpTarget& target) {
+  std::fprintf(stderr, "tickwire top: %s\n", error.message.c_str());
+  if (opts.http.empty()) {
+    std::fprintf(stderr,
+                 "tickwire top: asked the admin API on the --server host, %s:%u; "
+                 "give --http HOST:PORT where the broker's http_listen is elsewhere\n",
+                 target.host.c_str(), static_cast<unsigned>(target.port));
   }
+  return kExitError;
+}
+
+// Waits up to ms; true when the user pressed q (or a signal asked to stop).
+bool quit_within(KeyInput& keys, int ms) {
+  const auto until = std::chrono::steady_clock::now() + std::chrono::milliseconds(ms);
+  while (!g_stop_requested) {
+    const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(until - std::chrono::steady_clock::now());
+    if (left.count() <= 0) return false;
+    const char key = keys.wait_key(static_cast<int>(std::min<long>(left.count(), 100)));
+    if (key == 'q' || key == 'Q') return true;
+  }
+  return true;
+}
+
+// --once: the broker's rates are between its last two samples, so a first
+// request makes one and the view is the second's, a second later.
+int run_once(const TopOptions& opts, const admin::HttpTarget& target) {
+  if (auto first = get_json(target, "/api/v1/stats"); !first) return report(first.error(), opts, target);
+  KeyInput no_keys{false};
+  if (quit_within(no_keys, kSecondSampleMs)) return kExitOk;
+  auto text = frame(target, opts.rows, 0);
+  if (!text) return report(text.error(), opts, target);
+  std::fwrite(text->data(), 1, text->size(), stdout);
+  return kExitOk;
+}
+
+int run_top(const TopOptions& opts, const CommonOptions& common) {
+  auto target = http_target(opts, common);
+  if (!target) {
+    std::fprintf(stderr, "tickwire top: %s\n", target.error().message.c_str());
+    return kExitError;
+  }
+  if (opts.once) return run_once(opts, *target);
+  const bool on_terminal = ::isatty(STDOUT_FILENO);
+  KeyInput keys;
+  for (int n = 0; !g_stop_requested; ++n) {
+    const TerminalSize window = on_terminal ? terminal_size(STDOUT_FILENO) : TerminalSize{};
+    auto text = frame(*target, opts.rows, window.rows);
+    if (!text) return report(text.error(), opts, *target);
+    // Home and clear, then a frame that fits: the view refreshes in place.
+    const std::string screen = "\x1b[H\x1b[J" + fit_to(*text, window.rows, window.cols);
+    std::fwrite(screen.data(), 1, screen.size(), stdout);
+    std::fflush(stdout);
+    if (opts.count > 0 && n + 1 >= opts.count) break;
+    if (quit_within(keys, opts.interval_ms)) break;
+  }
+  std::fputc('\n', stdout);  // the shell's prompt below the last frame
   return kExitOk;
 }
 
@@ -161,11 +232,16 @@ int run_top(const TopOptions& opts, const CommonOptions& common) {
 void add_top_command(CLI::App& app, const CommonOptions& common, int& exit_code) {
   auto opts = std::make_shared<TopOptions>();
   CLI::App* cmd = app.add_subcommand("top", "a live view of the broker's statistics (its HTTP admin API)");
-  cmd->add_option("--http", opts->http, "the broker's HTTP listener, HOST:PORT (default 127.0.0.1:9401)");
+  cmd->add_option("--http", opts->http,
+                  "the broker's HTTP listener, HOST:PORT (default: the host of --server / $TICKWIRE_SERVER, "
+                  "port 9401: 127.0.0.1:9401 when neither is set)");
   cmd->add_option("--interval", opts->interval_ms, "milliseconds between refreshes")->check(CLI::PositiveNumber);
   cmd->add_option("--count", opts->count, "stop after this many refreshes (default: until Ctrl-C)");
   cmd->add_option("--rows", opts->rows, "connections and channels shown (the busiest)");
-  cmd->add_flag("--once", opts->once, "print one view as plain text and exit");
+  cmd->add_flag("--once", opts->once,
+                "print one view as plain text and exit; it takes two samples a second apart, so its rates are "
+                "over that second");
+  cmd->footer("Keys: q quits. The view fits the terminal's window (the lists get the lines the totals leave).");
   cmd->callback([opts, &common, &exit_code]() { exit_code = run_top(*opts, common); });
 }
 

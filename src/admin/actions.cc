@@ -11,8 +11,8 @@
 #include "admin/api.h"
 #include "admin/ask.h"
 #include "admin/collector.h"
+#include "client/json_fields.h"
 #include "client/message_format.h"
-#include "fields/assignments.h"
 #include "tier/access_point.h"
 
 namespace tw::admin {
@@ -53,34 +53,51 @@ bool parse_connection_id(std::string_view text, uint32_t& loop, uint32_t& token)
   return number(text.substr(0, dash), loop) && number(text.substr(dash + 1), token);
 }
 
-// A JSON value as the text fields::add_parsed reads: strings as they are, numbers as written.
-std::optional<std::string> value_text(const nlohmann::json& v) {
-  if (v.is_string()) return v.get<std::string>();
-  if (v.is_number()) return v.dump();
-  return std::nullopt;
+// The media type of a Content-Type header, lower-cased, without its parameters.
+std::string media_type_of(std::string_view header) {
+  std::string type(header.substr(0, header.find(';')));
+  while (!type.empty() && (type.back() == ' ' || type.back() == '\t')) type.pop_back();
+  for (char& c : type) c = static_cast<char>(c >= 'A' && c <= 'Z' ? c - 'A' + 'a' : c);
+  return type;
 }
 
-// The request's payload: a JSON field list ({"fields":{"BID":"189.25"}} as
-// `tickwire sub --json` prints it, or the bare object) when the body is
-// JSON, else the body as an opaque message.
+constexpr const char* kHowToPublishFields =
+    "publish a field list as JSON: -H 'Content-Type: application/json' -d '{\"BID\":189.25}'";
+constexpr const char* kHowToPublishOpaque =
+    "publish an opaque message as the body itself: -H 'Content-Type: application/octet-stream' (or text/plain)";
+
+// A form (what `curl -d` and `curl -F` send unless told otherwise) is never a
+// message: its body would become an opaque message by accident, and the
+// channel an opaque one that refuses field lists after it.
+bool is_form(const std::string& type) {
+  return type == "application/x-www-form-urlencoded" || type == "multipart/form-data";
+}
+
+http::Response form_refused(const std::string& type) {
+  return json_error(415, "UNSUPPORTED_MEDIA_TYPE",
+                    "the body is a form (" + type + ", what curl -d and -F send unless told otherwise), not a message: " +
+                        kHowToPublishFields + "; or " + kHowToPublishOpaque);
+}
+
+// A 409: the channel carries the other kind than this request's, so say which and how to publish to it.
+http::Response kind_refused(const std::string& topic, wire::PayloadKind sent) {
+  const bool sent_fields = sent == wire::PayloadKind::FieldList;
+  return json_error(409, "KIND_MISMATCH",
+                    topic + " carries " + (sent_fields ? "opaque messages" : "field lists") + ", not " +
+                        (sent_fields ? "field lists" : "opaque messages") + ": " +
+                        (sent_fields ? kHowToPublishOpaque : kHowToPublishFields));
+}
+
+// The request's payload: a JSON field list (client/json_fields.h) when the
+// body is JSON, else the body as an opaque message.
 Result<std::pair<wire::PayloadKind, std::vector<uint8_t>>> payload_of(const http::Request& req) {
-  const std::string_view type = req.header("content-type");
-  if (!type.starts_with("application/json")) {
+  if (media_type_of(req.header("content-type")) != "application/json") {
     return std::pair{wire::PayloadKind::Opaque, std::vector<uint8_t>(req.body.begin(), req.body.end())};
   }
-  const nlohmann::json body = nlohmann::json::parse(req.body, nullptr, /*allow_exceptions=*/false);
-  if (!body.is_object()) return Error{"the body is not a JSON object"};
-  const nlohmann::json& fields = body.contains("fields") ? body["fields"] : body;
-  if (!fields.is_object()) return Error{"\"fields\" is not a JSON object"};
-  std::vector<std::string> assignments;
-  for (const auto& [name, value] : fields.items()) {
-    auto text = value_text(value);
-    if (!text) return Error{"field '" + name + "': a value is a string or a number"};
-    assignments.push_back(name + "=" + *text);
-  }
-  auto list = fields::build_field_list(assignments, fields::Dictionary::builtin());
-  if (!list) return list.error();
-  return std::pair{wire::PayloadKind::FieldList, std::move(*list)};
+  auto message = client::parse_json_message(req.body, fields::Dictionary::builtin());
+  if (!message) return Error{"the body: " + message.error().message};
+  if (message->type == "status") return Error{"a \"type\":\"status\" object carries no fields to publish"};
+  return std::pair{wire::PayloadKind::FieldList, std::move(message->field_list)};
 }
 
 // The loop that owns `topic`'s channel: its inbox, and its router (used only from a job posted there).
@@ -130,8 +147,10 @@ http::Response Api::publish(const http::Request& req) {
     const wire::Code code = caller.grants->publish(topic);
     if (code != wire::Code::Ok) return refused({code, "the user may not publish this topic"});
   }
+  if (const std::string type = media_type_of(req.header("content-type")); is_form(type)) return form_refused(type);
   auto payload = payload_of(req);
   if (!payload) return json_error(400, "BAD_PAYLOAD", payload.error().message);
+  const wire::PayloadKind kind = payload->first;
   const bool image = req.param("image").value_or("") == "true";
   const auto owner = owner_of(stats_.broker(), topic);
   tier::LoopInbox* inbox = owner.first;
@@ -146,6 +165,7 @@ http::Response Api::publish(const http::Request& req) {
   };
   auto result = ask<std::pair<broker::Outcome, uint64_t>>(*inbox, job);
   if (!result) return loop_timeout();
+  if (result->first.code == wire::Code::KindMismatch) return kind_refused(topic, kind);
   if (!result->first.ok()) return refused(result->first);
   return ok_json(Json{{"topic", topic}, {"seq", result->second}});
 }

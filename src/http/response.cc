@@ -17,6 +17,7 @@ std::string_view reason_phrase(int status) {
     case 408: return "Request Timeout";
     case 409: return "Conflict";
     case 413: return "Content Too Large";
+    case 415: return "Unsupported Media Type";
     case 426: return "Upgrade Required";
     case 431: return "Request Header Fields Too Large";
     case 500: return "Internal Server Error";

@@ -152,6 +152,57 @@ TEST_F(AdminHttp, TopShowsTheView) {
   EXPECT_NE(top.out.find("BUSY"), std::string::npos) << top.out;
 }
 
+// curl (a real client) POSTing to REST publish: its status line and body.
+struct CurlReply {
+  int status = 0;
+  std::string body;
+};
+CurlReply curl_post(const BrokerProcess& broker, const std::string& topic, std::vector<std::string> args) {
+  args.insert(args.begin(), {"-s", "-w", "\n%{http_code}"});
+  args.push_back("http://127.0.0.1:" + std::to_string(broker.http_port()) + "/api/v1/publish/" + topic);
+  auto run = run_to_completion("/usr/bin/curl", args);
+  CurlReply reply;
+  const size_t last = run.out.rfind('\n');
+  if (!run.status.clean() || last == std::string::npos) return reply;
+  reply.status = std::atoi(run.out.c_str() + last + 1);
+  reply.body = run.out.substr(0, last);
+  return reply;
+}
+
+bool mentions(const std::string& text, const std::string& part) { return text.find(part) != std::string::npos; }
+
+// Issue 29, item 8: `curl -d` sends a form; it is refused with the way to
+// publish, and does not make the channel an opaque one.
+TEST_F(AdminHttp, CurlFormBodyIsRefusedWithHowToPublish) {
+  const CurlReply form = curl_post(broker_, "IT29/FORM", {"-d", "BID=189.25"});
+  EXPECT_EQ(form.status, 415) << form.body;
+  EXPECT_TRUE(mentions(form.body, "-H 'Content-Type: application/json'")) << form.body;
+  EXPECT_TRUE(mentions(form.body, "Content-Type: application/octet-stream")) << form.body;
+  EXPECT_TRUE(mentions(form.body, "text/plain")) << form.body;
+  const CurlReply multipart = curl_post(broker_, "IT29/FORM", {"-F", "BID=189.25"});
+  EXPECT_EQ(multipart.status, 415) << multipart.body;
+
+  const CurlReply json = curl_post(broker_, "IT29/FORM", {"-H", "Content-Type: application/json", "-d", R"({"BID":189.25})"});
+  EXPECT_EQ(json.status, 200) << "the refused form made no channel: " << json.body;
+  const CurlReply text = curl_post(broker_, "IT29/TEXT", {"-H", "Content-Type: text/plain", "-d", "hello"});
+  EXPECT_EQ(text.status, 200) << text.body;
+}
+
+TEST_F(AdminHttp, KindMismatchSaysWhatTheChannelCarriesAndHowToPublishIt) {
+  ASSERT_EQ(curl_post(broker_, "IT29/OPAQUE", {"-H", "Content-Type: application/octet-stream", "-d", "x"}).status, 200);
+  const CurlReply fields = curl_post(broker_, "IT29/OPAQUE", {"-H", "Content-Type: application/json", "-d", R"({"BID":1})"});
+  EXPECT_EQ(fields.status, 409) << fields.body;
+  EXPECT_TRUE(mentions(fields.body, "IT29/OPAQUE carries opaque messages, not field lists")) << fields.body;
+  EXPECT_TRUE(mentions(fields.body, "Content-Type: application/octet-stream")) << fields.body;
+
+  ASSERT_EQ(curl_post(broker_, "IT29/FIELDS", {"-H", "Content-Type: application/json", "-d", R"({"BID":1})"}).status,
+            200);
+  const CurlReply opaque = curl_post(broker_, "IT29/FIELDS", {"-H", "Content-Type: text/plain", "-d", "x"});
+  EXPECT_EQ(opaque.status, 409) << opaque.body;
+  EXPECT_TRUE(mentions(opaque.body, "IT29/FIELDS carries field lists, not opaque messages")) << opaque.body;
+  EXPECT_TRUE(mentions(opaque.body, "-H 'Content-Type: application/json'")) << opaque.body;
+}
+
 std::string hash(const std::string& password) {
   auto h = auth::hash_password(password, auth::HashCost{1, 1024, 1});  // cheap: tests only
   return h ? *h : std::string();
