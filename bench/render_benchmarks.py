@@ -132,7 +132,7 @@ def render_tables(results):
             late_cell = f"{late[0]:.1f} / {late[1]:.0f}" if late else "n/a"
             lines.append(f"| {num(rate)} | {name} | {m['p50']:.1f} [{lo['p50']:.0f}..{hi['p50']:.0f}] | "
                          f"{m['p99']:.1f} [{lo['p99']:.0f}..{hi['p99']:.0f}] | {m['p999']:.1f} | {m['max']:.1f} | "
-                         f"{spread_cell(m)} | {'yes' if p['clean'] else 'NO (loss or saturation)'} | {num(p['broker_cpu_us_per_delivery'], 3)} | "
+                         f"{spread_cell(m)} | {'yes' if p['clean'] else 'NO (' + (p.get('not_clean') or 'loss or saturation') + ')'} | {num(p['broker_cpu_us_per_delivery'], 3)} | "
                          f"{vs} | {late_cell} | {num(steal(results_w3[b], rate), 1)} |")
         f = floors.get(rate)
         if f:
@@ -172,7 +172,7 @@ def render_targets(results):
         load(results, "w3", "nats")).get(100000)
     if tw_p and nats_p:
         t, n = tw_p["probe_latency_us"], nats_p["probe_latency_us"]
-        clean = "" if tw_p["clean"] else " (Tickwire run not clean: loss or saturation)"
+        clean = "" if tw_p["clean"] else f" (Tickwire run not clean: {tw_p.get('not_clean') or 'loss or saturation'})"
         out.append(f"- 100K msg/s × fan-out 5 over 1,000 topics, p99: Tickwire {t['p99']:.1f} µs vs ½ × nats-server = "
                    f"{n['p99'] / 2:.1f} µs: {verdict(t['p99'] <= n['p99'] / 2)}{clean}")
         out.append(f"- same, p50 < 50 µs: Tickwire {t['p50']:.1f} µs: {verdict(t['p50'] < 50)}")

@@ -88,7 +88,7 @@ def latency_table(results):
             lost = sum(t.get("lost", 0) for t in trials)
             vs = ratio(m["p99"], mosq["probe_latency_us"]["p99"]) if mosq and b != "mqtt" else ""
             lines.append(f"| {num(rate)} | {name} | {m['p50']:.1f} | {m['p99']:.1f} | {m['p999']:.1f} | {m['max']:.1f} | "
-                         f"{'yes' if p['clean'] else 'NO (loss or saturation)'} | {lost} | "
+                         f"{'yes' if p['clean'] else 'NO (' + (p.get('not_clean') or 'loss or saturation') + ')'} | {lost} | "
                          f"{num(p['broker_cpu_us_per_delivery'], 3)} | {vs} | {num(worst_steal(trials), 1)} |")
     return "\n".join(lines) + "\n"
 
@@ -109,7 +109,7 @@ def goals(results):
     mosq = latency_points(load(results, "w3", "mqtt")).get(10000)
     if tw and mosq:
         t, m = tw["probe_latency_us"]["p99"], mosq["probe_latency_us"]["p99"]
-        clean = "" if tw["clean"] else " (Tickwire run not clean: loss or saturation)"
+        clean = "" if tw["clean"] else f" (Tickwire run not clean: {tw.get('not_clean') or 'loss or saturation'})"
         judged = verdict(t <= m / GOAL_P99)
         if not mosq["clean"]:
             judged = ("**not judged**: mosquitto's run is not clean, it did not keep up with this rate, so its p99 "

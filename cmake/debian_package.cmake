@@ -46,7 +46,9 @@ set(CPACK_GENERATOR DEB)
 set(CPACK_PACKAGE_NAME tickwire)
 set(CPACK_PACKAGE_VERSION ${PROJECT_VERSION})
 set(CPACK_PACKAGE_CONTACT "Tickwire maintainers <maintainers@tickwire.invalid>")
-set(CPACK_PACKAGE_DESCRIPTION_SUMMARY "market-data distribution broker")
+# No CPACK_PACKAGE_DESCRIPTION_SUMMARY: CPack would put it before every
+# component's description, giving the three packages one summary line; each
+# CPACK_DEBIAN_<COMPONENT>_DESCRIPTION below starts with its own.
 set(CPACK_PACKAGING_INSTALL_PREFIX /usr)
 set(CPACK_STRIP_FILES ON)
 set(CPACK_DEB_COMPONENT_INSTALL ON)
@@ -57,6 +59,9 @@ set(CPACK_DEBIAN_PACKAGE_SHLIBDEPS ON)
 set(CPACK_DEBIAN_PACKAGE_GENERATE_SHLIBS ON)
 set(CPACK_DEBIAN_BROKER_PACKAGE_NAME tickwire)
 set(CPACK_DEBIAN_BROKER_PACKAGE_DEPENDS "adduser")
+# `tickwire perf --transport mqtt|nats` opens these at run time (src/perf/peer_library.h);
+# nothing else in the package needs them, so they are not dependencies.
+set(CPACK_DEBIAN_BROKER_PACKAGE_SUGGESTS "libmosquitto1, libnats3.4")
 set(CPACK_DEBIAN_BROKER_DESCRIPTION "market-data distribution broker and its command-line client
  Tickwire distributes real-time market data: topic publish/subscribe with
  wildcards, a last-value cache, services with providers and failover,

@@ -52,6 +52,7 @@ struct PerfRunOptions {
   int runs = 3;
   int bisect_steps = 4;
   double max_rate = 50'000'000;
+  double p99_bound_us = run::kDefaultP99BoundUs;
   std::string out = "perf-run";
   std::string label;
 };
@@ -86,6 +87,7 @@ Result<run::RunOptions> build_options(const PerfRunOptions& o) {
   options.bisect_steps = o.bisect_steps;
   options.max_rate = o.max_rate;
   options.label = o.label;
+  options.p99_bound_us = o.p99_bound_us;
   run::TrialSpec& t = options.trial;
   t.tickwire = self_path();
   t.global_args = o.global_args;
@@ -206,6 +208,10 @@ void add_perf_run_command(CLI::App& perf, const CommonOptions& common, int& exit
       ->check(non_negative_number());
   cmd->add_flag("--probe-log", o->probe_log,
                "each perf sub appends every probe's send and arrival time to OUT/logs/probes-sub<k>.tsv");
+  cmd->add_option("--p99-bound-us", o->p99_bound_us,
+                  "latency, sweep: a point is clean only if every run's probe p99 is within this bound (and the p99 "
+                  "of all messages within it plus --load-batch-us), besides nothing lost (default 1000)")
+      ->check(positive_number());
   cmd->add_option("--rates", o->rates, "background rates for sweep, comma separated");
   cmd->add_option("--runs", o->runs, "repetitions (latency, sweep) or confirmation runs (throughput)")
       ->check(positive_number());

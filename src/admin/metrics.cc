@@ -1,7 +1,10 @@
 #include "admin/metrics.h"
 
+#include "admin/process_metrics.h"
+
+#include <charconv>
 #include <cinttypes>
-#include <cstdio>
+#include <map>
 
 namespace tw::admin {
 
@@ -63,12 +66,14 @@ void PromText::sample(std::string_view name, uint64_t value, const Labels& l) {
 }
 
 void PromText::sample(std::string_view name, double value, const Labels& l) {
+  // The shortest text that reads back as the same double: a fixed number of
+  // digits (%.9g) would round a time since the epoch to 10 s.
   char number[32];
-  std::snprintf(number, sizeof number, "%.9g", value);
+  const auto end = std::to_chars(number, number + sizeof number, value).ptr;
   text_ += name;
   labels(l);
   text_ += ' ';
-  text_ += number;
+  text_.append(number, end);
   text_ += '\n';
 }
 
@@ -92,8 +97,6 @@ std::vector<Counted> broker_counts(const Statistics::View& v) {
       {"tickwire_frames_in_total", "counter", "Frames (packets) received from client connections.", c.frames_in},
       {"tickwire_bytes_in_total", "counter", "Bytes read from client connections.", c.bytes_in},
       {"tickwire_bytes_out_total", "counter", "Bytes written to client connections.", c.bytes_out},
-      {"tickwire_connections", "gauge", "Client connections open now.",
-       v.now.connections ? v.now.connections->open : c.connections_open},
       {"tickwire_connections_accepted_total", "counter", "Client connections accepted.", c.connections_accepted},
       {"tickwire_connections_rejected_total", "counter", "Connections refused past max_connections.",
        c.connections_rejected},
@@ -147,6 +150,18 @@ std::vector<Counted> broker_counts(const Statistics::View& v) {
       {"tickwire_delay_compactions_total", "counter", "Delayed entries merged to stay within delay_max_bytes.",
        r.delay_compactions},
   };
+}
+
+// Open connections per protocol: every protocol the broker speaks has its
+// series, 0 when none is open, so that a sum or a graph never lacks one. Left
+// without samples when an access point did not answer (as the counts are
+// asked of them), rather than filled with a total that has no protocol.
+void write_connections(PromText& out, const Statistics::View& v) {
+  out.family("tickwire_connections", "gauge", "Client connections open now, by protocol.");
+  if (!v.now.connections) return;
+  std::map<std::string, uint64_t> by_protocol{{"native", 0}, {"mqtt", 0}, {"stream", 0}};
+  for (const auto& [protocol, count] : v.now.connections->by_protocol) by_protocol[protocol] = count;
+  for (const auto& [protocol, count] : by_protocol) out.sample("tickwire_connections", count, {{"protocol", protocol}});
 }
 
 void write_loops(PromText& out, const Statistics::View& v) {
@@ -209,6 +224,7 @@ std::string render_metrics(const Statistics::View& view, const http::ServerStats
     out.family(c.name, c.type, c.help);
     out.sample(c.name, c.value);
   }
+  write_connections(out, view);
   if (view.now.connections) {
     out.family("tickwire_subscriptions", "gauge", "Subscription patterns held by the open connections.");
     out.sample("tickwire_subscriptions", view.now.connections->subscriptions);
@@ -222,6 +238,9 @@ std::string render_metrics(const Statistics::View& view, const http::ServerStats
   out.family("tickwire_start_time_seconds", "gauge", "When the broker started, seconds since the Unix epoch.");
   out.sample("tickwire_start_time_seconds",
              static_cast<double>(view.now.wall_ms - view.uptime_ms) / 1000.0);
+  out.family("tickwire_build_info", "gauge", "Always 1; the label names the broker's version.");
+  out.sample("tickwire_build_info", uint64_t{1}, {{"version", TW_VERSION}});
+  if (auto process = read_process_stats()) write_process_metrics(out, *process);
   return out.text();
 }
 

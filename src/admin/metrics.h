@@ -1,7 +1,8 @@
 // /metrics: the Prometheus text exposition format (version 0.0.4), written
 // by hand and checked by `promtool check metrics` in the tests
 // (docs/ARCHITECTURE.md, "Dependencies": why not prometheus-cpp).
-// Every metric is named tickwire_*, counters end in _total, each family has
+// Every metric is named tickwire_* (but the client libraries' process_*
+// families, admin/process_metrics.h), counters end in _total, each family has
 // HELP and TYPE lines; docs/operations.md lists them all.
 #pragma once
 #include <string>

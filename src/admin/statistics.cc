@@ -70,6 +70,7 @@ Sample Statistics::sample() const {
     ConnectionSummary summary;
     summary.open = all->size();
     for (const tier::ConnectionInfo& c : *all) {
+      ++summary.by_protocol[c.protocol];
       summary.subscriptions += c.subscriptions;
       summary.slow += c.slow ? 1 : 0;
     }

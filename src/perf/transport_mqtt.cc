@@ -1,15 +1,16 @@
 // mqtt: libmosquitto, QoS 0, driven without its thread: poll() runs
 // mosquitto_loop() and then drains every readable packet, so one select()
 // serves many messages. libmosquitto sends each packet with its own send().
+// The library is opened at run time (perf/peer_library.h).
 #include <mosquitto.h>
 #include <unistd.h>
 
 #include <atomic>
-#include <mutex>
 #include <string>
 #include <vector>
 
 #include "base/clock.h"
+#include "perf/peer_library.h"
 #include "perf/transport.h"
 
 namespace tw::perf {
@@ -20,43 +21,72 @@ constexpr int kKeepaliveSeconds = 30;
 constexpr int kConnectTimeoutMs = 5000;
 constexpr int kReadBurstPackets = 4096;
 
-void init_library_once() {
-  static std::once_flag once;
-  std::call_once(once, [] { mosquitto_lib_init(); });
+// The functions of libmosquitto this transport calls.
+struct Mosquitto {
+  PeerLibrary library{TW_MOSQUITTO_SONAME, "libmosquitto1"};
+  TW_PEER_FUNCTION(mosquitto_lib_init);
+  TW_PEER_FUNCTION(mosquitto_new);
+  TW_PEER_FUNCTION(mosquitto_destroy);
+  TW_PEER_FUNCTION(mosquitto_connect_callback_set);
+  TW_PEER_FUNCTION(mosquitto_subscribe_callback_set);
+  TW_PEER_FUNCTION(mosquitto_message_callback_set);
+  TW_PEER_FUNCTION(mosquitto_connect);
+  TW_PEER_FUNCTION(mosquitto_connack_string);
+  TW_PEER_FUNCTION(mosquitto_strerror);
+  TW_PEER_FUNCTION(mosquitto_publish);
+  TW_PEER_FUNCTION(mosquitto_subscribe);
+  TW_PEER_FUNCTION(mosquitto_loop);
+  TW_PEER_FUNCTION(mosquitto_loop_read);
+  TW_PEER_FUNCTION(mosquitto_loop_write);
+  TW_PEER_FUNCTION(mosquitto_want_write);
+  TW_PEER_FUNCTION(mosquitto_socket);
+  TW_PEER_FUNCTION(mosquitto_disconnect);
+};
+
+// Opened and initialised once, on first use; kept for the process's life.
+const Mosquitto& mosquitto_library() {
+  static const Mosquitto* lib = [] {
+    auto* m = new Mosquitto;
+    if (m->library.ok()) m->mosquitto_lib_init();
+    return m;
+  }();
+  return *lib;
 }
 
 class MqttTransport final : public Transport {
  public:
-  explicit MqttTransport(const std::string& client_name) : client_id_(unique_client_id(client_name)) {
-    init_library_once();
-    mosq_ = mosquitto_new(client_id_.c_str(), true, this);
+  explicit MqttTransport(const std::string& client_name)
+      : lib_(mosquitto_library()), client_id_(unique_client_id(client_name)) {
+    if (!lib_.library.ok()) return;
+    mosq_ = lib_.mosquitto_new(client_id_.c_str(), true, this);
     if (mosq_ == nullptr) return;
-    mosquitto_connect_callback_set(mosq_, [](mosquitto*, void* self, int rc) {
+    lib_.mosquitto_connect_callback_set(mosq_, [](mosquitto*, void* self, int rc) {
       static_cast<MqttTransport*>(self)->on_connect(rc);
     });
-    mosquitto_subscribe_callback_set(mosq_, [](mosquitto*, void* self, int, int, const int*) {
+    lib_.mosquitto_subscribe_callback_set(mosq_, [](mosquitto*, void* self, int, int, const int*) {
       ++static_cast<MqttTransport*>(self)->subacks_;
     });
-    mosquitto_message_callback_set(mosq_, [](mosquitto*, void* self, const mosquitto_message* msg) {
+    lib_.mosquitto_message_callback_set(mosq_, [](mosquitto*, void* self, const mosquitto_message* msg) {
       static_cast<MqttTransport*>(self)->on_message(msg);
     });
   }
   ~MqttTransport() override {
     close();
-    if (mosq_ != nullptr) mosquitto_destroy(mosq_);
+    if (mosq_ != nullptr) lib_.mosquitto_destroy(mosq_);
   }
 
   Status connect(const std::string& host, uint16_t port) override {
+    if (!lib_.library.ok()) return Error{"mqtt: " + lib_.library.error()};
     if (mosq_ == nullptr) return Error{"mqtt: mosquitto_new failed"};
-    int rc = mosquitto_connect(mosq_, host.c_str(), port, kKeepaliveSeconds);
-    if (rc != MOSQ_ERR_SUCCESS) return Error{"mqtt: connect to " + host + ":" + std::to_string(port) + ": " + mosquitto_strerror(rc)};
+    int rc = lib_.mosquitto_connect(mosq_, host.c_str(), port, kKeepaliveSeconds);
+    if (rc != MOSQ_ERR_SUCCESS) return Error{"mqtt: connect to " + host + ":" + std::to_string(port) + ": " + lib_.mosquitto_strerror(rc)};
     uint64_t deadline = monotonic_ns() + kConnectTimeoutMs * 1'000'000ull;
     while (connack_rc_ < 0 && monotonic_ns() < deadline) {
-      if (mosquitto_loop(mosq_, 100, 1) != MOSQ_ERR_SUCCESS) break;
+      if (lib_.mosquitto_loop(mosq_, 100, 1) != MOSQ_ERR_SUCCESS) break;
     }
     if (connack_rc_ != 0)
       return Error{"mqtt: broker at " + host + ":" + std::to_string(port) + " did not accept the connection" +
-                   (connack_rc_ > 0 ? std::string(": ") + mosquitto_connack_string(connack_rc_) : "")};
+                   (connack_rc_ > 0 ? std::string(": ") + lib_.mosquitto_connack_string(connack_rc_) : "")};
     connected_ = true;
     return Ok{};
   }
@@ -69,7 +99,7 @@ class MqttTransport final : public Transport {
   PublishResult publish(uint32_t index, std::span<const uint8_t> payload) override {
     const std::string* topic = names_.find(index);
     if (topic == nullptr) return PublishResult::Failed;
-    int rc = mosquitto_publish(mosq_, nullptr, topic->c_str(), static_cast<int>(payload.size()),
+    int rc = lib_.mosquitto_publish(mosq_, nullptr, topic->c_str(), static_cast<int>(payload.size()),
                                payload.data(), 0, false);
     if (rc == MOSQ_ERR_SUCCESS) return PublishResult::Sent;
     if (rc == MOSQ_ERR_NOMEM) return PublishResult::BackPressure;
@@ -79,8 +109,8 @@ class MqttTransport final : public Transport {
 
   Status subscribe(std::string_view pattern) override {
     std::string mapped = map_pattern(TransportKind::Mqtt, pattern);
-    int rc = mosquitto_subscribe(mosq_, nullptr, mapped.c_str(), 0);
-    if (rc != MOSQ_ERR_SUCCESS) return Error{"mqtt: subscribe " + mapped + ": " + mosquitto_strerror(rc)};
+    int rc = lib_.mosquitto_subscribe(mosq_, nullptr, mapped.c_str(), 0);
+    if (rc != MOSQ_ERR_SUCCESS) return Error{"mqtt: subscribe " + mapped + ": " + lib_.mosquitto_strerror(rc)};
     ++subscribes_sent_;
     return Ok{};
   }
@@ -90,7 +120,7 @@ class MqttTransport final : public Transport {
     // in order, so the SUBACK of a throw-away subscription proves that every
     // earlier publish and subscribe was processed.
     std::string probe_topic = "tickwire-perf-sync/" + client_id_;
-    if (mosquitto_subscribe(mosq_, nullptr, probe_topic.c_str(), 0) != MOSQ_ERR_SUCCESS)
+    if (lib_.mosquitto_subscribe(mosq_, nullptr, probe_topic.c_str(), 0) != MOSQ_ERR_SUCCESS)
       return Error{"mqtt: connection lost"};
     ++subscribes_sent_;
     uint64_t deadline = monotonic_ns() + static_cast<uint64_t>(timeout_ms) * 1'000'000ull;
@@ -104,8 +134,8 @@ class MqttTransport final : public Transport {
   int poll(int timeout_ms) override {
     if (!connected_) return -1;
     handled_ = 0;
-    int rc = mosquitto_loop(mosq_, timeout_ms, 1);
-    if (rc == MOSQ_ERR_SUCCESS && handled_ > 0) rc = mosquitto_loop_read(mosq_, kReadBurstPackets);
+    int rc = lib_.mosquitto_loop(mosq_, timeout_ms, 1);
+    if (rc == MOSQ_ERR_SUCCESS && handled_ > 0) rc = lib_.mosquitto_loop_read(mosq_, kReadBurstPackets);
     if (rc != MOSQ_ERR_SUCCESS) {
       connected_ = false;
       return -1;
@@ -115,21 +145,21 @@ class MqttTransport final : public Transport {
 
   Status flush() override {
     if (!connected_) return Error{"mqtt: not connected"};
-    if (mosquitto_want_write(mosq_) && mosquitto_loop_write(mosq_, 1) != MOSQ_ERR_SUCCESS) {
+    if (lib_.mosquitto_want_write(mosq_) && lib_.mosquitto_loop_write(mosq_, 1) != MOSQ_ERR_SUCCESS) {
       connected_ = false;
       return Error{"mqtt: connection lost"};
     }
     return Ok{};
   }
 
-  int wait_fd() const override { return connected_ ? mosquitto_socket(mosq_) : -1; }
+  int wait_fd() const override { return connected_ ? lib_.mosquitto_socket(mosq_) : -1; }
 
   void close() override {
     if (!connected_) return;
     connected_ = false;
-    mosquitto_disconnect(mosq_);
+    lib_.mosquitto_disconnect(mosq_);
     // Let the DISCONNECT (and anything still queued) leave.
-    for (int i = 0; i < 50 && mosquitto_want_write(mosq_); ++i) mosquitto_loop_write(mosq_, 1);
+    for (int i = 0; i < 50 && lib_.mosquitto_want_write(mosq_); ++i) lib_.mosquitto_loop_write(mosq_, 1);
   }
 
  private:
@@ -141,6 +171,7 @@ class MqttTransport final : public Transport {
     handler_(Received{msg->topic, payload, false});
   }
 
+  const Mosquitto& lib_;
   std::string client_id_;
   mosquitto* mosq_ = nullptr;
   int connack_rc_ = -1;

@@ -3,7 +3,8 @@
 // when the inbox stops being empty, and poll() hands them to the handler on
 // the owning thread, so the handler needs no locking and any number of
 // subscriptions (and, through wait_fd(), connections) share one wait. Publishes are buffered by
-// libnats and written by its flusher thread.
+// libnats and written by its flusher thread. The library is opened at run
+// time (perf/peer_library.h).
 #include <nats/nats.h>
 #include <poll.h>
 #include <sys/eventfd.h>
@@ -14,6 +15,7 @@
 #include <string>
 #include <vector>
 
+#include "perf/peer_library.h"
 #include "perf/transport.h"
 
 namespace tw::perf {
@@ -25,30 +27,62 @@ constexpr int64_t kConnectTimeoutMs = 5000;
 constexpr int kPendingMsgLimit = 4 << 20;
 constexpr int kPendingBytesLimit = 1 << 30;
 
-Error nats_error(const std::string& what, natsStatus s) {
-  return Error{"nats: " + what + ": " + natsStatus_GetText(s)};
+// The functions of libnats this transport calls.
+struct Nats {
+  PeerLibrary library{TW_NATS_SONAME, "libnats3.4"};
+  TW_PEER_FUNCTION(natsOptions_Create);
+  TW_PEER_FUNCTION(natsOptions_SetURL);
+  TW_PEER_FUNCTION(natsOptions_SetName);
+  TW_PEER_FUNCTION(natsOptions_SetAllowReconnect);
+  TW_PEER_FUNCTION(natsOptions_SetTimeout);
+  TW_PEER_FUNCTION(natsOptions_Destroy);
+  TW_PEER_FUNCTION(natsConnection_Connect);
+  TW_PEER_FUNCTION(natsConnection_Publish);
+  TW_PEER_FUNCTION(natsConnection_Subscribe);
+  TW_PEER_FUNCTION(natsConnection_FlushTimeout);
+  TW_PEER_FUNCTION(natsConnection_IsClosed);
+  TW_PEER_FUNCTION(natsConnection_Destroy);
+  TW_PEER_FUNCTION(natsSubscription_SetPendingLimits);
+  TW_PEER_FUNCTION(natsSubscription_Unsubscribe);
+  TW_PEER_FUNCTION(natsSubscription_Destroy);
+  TW_PEER_FUNCTION(natsMsg_GetSubject);
+  TW_PEER_FUNCTION(natsMsg_GetData);
+  TW_PEER_FUNCTION(natsMsg_GetDataLength);
+  TW_PEER_FUNCTION(natsMsg_Destroy);
+  TW_PEER_FUNCTION(natsStatus_GetText);
+};
+
+// Opened once, on first use; kept for the process's life.
+const Nats& nats_library() {
+  static const Nats* lib = new Nats;
+  return *lib;
+}
+
+Error nats_error(const Nats& lib, const std::string& what, natsStatus s) {
+  return Error{"nats: " + what + ": " + lib.natsStatus_GetText(s)};
 }
 
 class NatsTransport final : public Transport {
  public:
   explicit NatsTransport(std::string client_name)
-      : client_name_(std::move(client_name)), inbox_event_(eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC)) {}
+      : lib_(nats_library()), client_name_(std::move(client_name)), inbox_event_(eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC)) {}
   ~NatsTransport() override {
     close();
     if (inbox_event_ >= 0) ::close(inbox_event_);
   }
 
   Status connect(const std::string& host, uint16_t port) override {
+    if (!lib_.library.ok()) return Error{"nats: " + lib_.library.error()};
     natsOptions* opts = nullptr;
-    natsStatus s = natsOptions_Create(&opts);
+    natsStatus s = lib_.natsOptions_Create(&opts);
     std::string url = "nats://" + host + ":" + std::to_string(port);
-    if (s == NATS_OK) s = natsOptions_SetURL(opts, url.c_str());
-    if (s == NATS_OK) s = natsOptions_SetName(opts, client_name_.c_str());
-    if (s == NATS_OK) s = natsOptions_SetAllowReconnect(opts, false);
-    if (s == NATS_OK) s = natsOptions_SetTimeout(opts, kConnectTimeoutMs);
-    if (s == NATS_OK) s = natsConnection_Connect(&conn_, opts);
-    natsOptions_Destroy(opts);
-    if (s != NATS_OK) return nats_error("connect to " + url, s);
+    if (s == NATS_OK) s = lib_.natsOptions_SetURL(opts, url.c_str());
+    if (s == NATS_OK) s = lib_.natsOptions_SetName(opts, client_name_.c_str());
+    if (s == NATS_OK) s = lib_.natsOptions_SetAllowReconnect(opts, false);
+    if (s == NATS_OK) s = lib_.natsOptions_SetTimeout(opts, kConnectTimeoutMs);
+    if (s == NATS_OK) s = lib_.natsConnection_Connect(&conn_, opts);
+    lib_.natsOptions_Destroy(opts);
+    if (s != NATS_OK) return nats_error(lib_, "connect to " + url, s);
     return Ok{};
   }
 
@@ -60,7 +94,7 @@ class NatsTransport final : public Transport {
   PublishResult publish(uint32_t index, std::span<const uint8_t> payload) override {
     const std::string* subject = names_.find(index);
     if (conn_ == nullptr || subject == nullptr) return PublishResult::Failed;
-    natsStatus s = natsConnection_Publish(conn_, subject->c_str(), payload.data(), static_cast<int>(payload.size()));
+    natsStatus s = lib_.natsConnection_Publish(conn_, subject->c_str(), payload.data(), static_cast<int>(payload.size()));
     if (s == NATS_OK) return PublishResult::Sent;
     if (s == NATS_INSUFFICIENT_BUFFER || s == NATS_NO_MEMORY) return PublishResult::BackPressure;
     return PublishResult::Failed;
@@ -70,22 +104,22 @@ class NatsTransport final : public Transport {
     if (conn_ == nullptr) return Error{"nats: not connected"};
     std::string subject = map_pattern(TransportKind::Nats, pattern);
     natsSubscription* sub = nullptr;
-    natsStatus s = natsConnection_Subscribe(&sub, conn_, subject.c_str(), &NatsTransport::on_nats_message, this);
-    if (s != NATS_OK) return nats_error("subscribe " + subject, s);
-    natsSubscription_SetPendingLimits(sub, kPendingMsgLimit, kPendingBytesLimit);
+    natsStatus s = lib_.natsConnection_Subscribe(&sub, conn_, subject.c_str(), &NatsTransport::on_nats_message, this);
+    if (s != NATS_OK) return nats_error(lib_, "subscribe " + subject, s);
+    lib_.natsSubscription_SetPendingLimits(sub, kPendingMsgLimit, kPendingBytesLimit);
     subs_.push_back(sub);
     return Ok{};
   }
 
   Status sync(int timeout_ms) override {
     if (conn_ == nullptr) return Error{"nats: not connected"};
-    natsStatus s = natsConnection_FlushTimeout(conn_, timeout_ms);  // PING/PONG round trip
-    if (s != NATS_OK) return nats_error("flush", s);
+    natsStatus s = lib_.natsConnection_FlushTimeout(conn_, timeout_ms);  // PING/PONG round trip
+    if (s != NATS_OK) return nats_error(lib_, "flush", s);
     return Ok{};
   }
 
   int poll(int timeout_ms) override {
-    if (conn_ == nullptr || natsConnection_IsClosed(conn_)) return -1;
+    if (conn_ == nullptr || lib_.natsConnection_IsClosed(conn_)) return -1;
     if (timeout_ms > 0) {
       pollfd ready{inbox_event_, POLLIN, 0};
       ::poll(&ready, 1, timeout_ms);
@@ -109,23 +143,23 @@ class NatsTransport final : public Transport {
   Status flush() override {
     // libnats' flusher thread writes the buffer soon after a publish; a
     // blocking round trip here would cost more than it saves.
-    if (conn_ == nullptr || natsConnection_IsClosed(conn_)) return Error{"nats: connection closed"};
+    if (conn_ == nullptr || lib_.natsConnection_IsClosed(conn_)) return Error{"nats: connection closed"};
     return Ok{};
   }
 
   void close() override {
     for (natsSubscription* sub : subs_) {
-      natsSubscription_Unsubscribe(sub);
-      natsSubscription_Destroy(sub);
+      lib_.natsSubscription_Unsubscribe(sub);
+      lib_.natsSubscription_Destroy(sub);
     }
     subs_.clear();
     if (conn_ != nullptr) {
-      natsConnection_FlushTimeout(conn_, 2000);
-      natsConnection_Destroy(conn_);
+      lib_.natsConnection_FlushTimeout(conn_, 2000);
+      lib_.natsConnection_Destroy(conn_);
       conn_ = nullptr;
     }
     std::lock_guard lock(inbox_mutex_);
-    for (natsMsg* msg : inbox_) natsMsg_Destroy(msg);
+    for (natsMsg* msg : inbox_) lib_.natsMsg_Destroy(msg);
     inbox_.clear();
   }
 
@@ -145,13 +179,14 @@ class NatsTransport final : public Transport {
 
   void deliver(natsMsg* msg) {
     if (handler_) {
-      std::span<const uint8_t> payload(reinterpret_cast<const uint8_t*>(natsMsg_GetData(msg)),
-                                       static_cast<size_t>(natsMsg_GetDataLength(msg)));
-      handler_(Received{natsMsg_GetSubject(msg), payload, false});
+      std::span<const uint8_t> payload(reinterpret_cast<const uint8_t*>(lib_.natsMsg_GetData(msg)),
+                                       static_cast<size_t>(lib_.natsMsg_GetDataLength(msg)));
+      handler_(Received{lib_.natsMsg_GetSubject(msg), payload, false});
     }
-    natsMsg_Destroy(msg);
+    lib_.natsMsg_Destroy(msg);
   }
 
+  const Nats& lib_;
   std::string client_name_;
   natsConnection* conn_ = nullptr;
   std::vector<natsSubscription*> subs_;

@@ -36,7 +36,7 @@ struct ConnectionInfo {
   std::string client;  // the name its hello gave ("" before the hello)
   std::string peer;    // "127.0.0.1:53122"
   std::string user;    // "" when authentication is off or anonymous
-  std::string protocol;   // "native", "mqtt"
+  std::string protocol;   // "native", "mqtt", "stream" (/stream's JSON)
   std::string transport;  // "tcp", "tls", ...
   uint32_t subscriptions = 0;
   uint64_t msgs_in = 0;    // frames received

@@ -6,6 +6,7 @@
 
 #include "admin/api.h"
 #include "admin/metrics.h"
+#include "admin/process_metrics.h"
 #include "client/message_format.h"
 #include "client/test_broker.h"
 
@@ -113,8 +114,14 @@ TEST_P(AdminApi, MetricsCountPublishesAndDeliveries) {
     text = api_.metrics(request("GET", "/metrics")).body;
     return text.find("\ntickwire_messages_in_total 4\n") != std::string::npos &&
            text.find("\ntickwire_messages_out_total 3\n") != std::string::npos &&
-           text.find("\ntickwire_connections 2\n") != std::string::npos;
+           text.find("\ntickwire_connections{protocol=\"native\"} 2\n") != std::string::npos;
   })) << text;
+  EXPECT_NE(text.find("\ntickwire_connections{protocol=\"mqtt\"} 0\n"), std::string::npos) << text;
+  EXPECT_NE(text.find("\ntickwire_build_info{version=\"" TW_VERSION "\"} 1\n"), std::string::npos) << text;
+  for (const char* family : {"process_cpu_seconds_total", "process_open_fds", "process_max_fds",
+                             "process_virtual_memory_bytes", "process_resident_memory_bytes",
+                             "process_start_time_seconds"})
+    EXPECT_NE(text.find(std::string("\n") + family + " "), std::string::npos) << family;
   EXPECT_NE(text.find("# TYPE tickwire_messages_out_total counter\n"), std::string::npos);
   EXPECT_NE(text.find("\ntickwire_subscriptions 1\n"), std::string::npos);
   EXPECT_NE(text.find("tickwire_loop_busy_seconds_total{loop="), std::string::npos);
@@ -246,16 +253,47 @@ INSTANTIATE_TEST_SUITE_P(Shapes, AdminApi, ::testing::Values(Shape{0, 0}, Shape{
                                   std::to_string(info.param.access_points);
                          });
 
+// /proc/<pid>/stat as proc(5) describes it; the command name may hold spaces and parentheses.
+TEST(ProcessMetrics, ParsesProcStatFromTheLastParenthesis) {
+  const std::string stat =
+      "4242 (tw (a) b) S 1 4242 4242 0 -1 4194560 1000 0 0 0 250 150 0 0 20 0 5 0 12345 104857600 2560 "
+      "18446744073709551615 1 1 0 0 0 0 0 4096 0 0 0 17 1 0 0 0 0 0\n";
+  auto s = parse_proc_stat(stat, 1'700'000'000, 100, 4096);
+  ASSERT_TRUE(s);
+  EXPECT_DOUBLE_EQ(s->cpu_seconds, 4.0);                      // (250 + 150) ticks of 10 ms
+  EXPECT_DOUBLE_EQ(s->start_time_seconds, 1'700'000'123.45);  // boot + 12345 ticks
+  EXPECT_EQ(s->virtual_bytes, 104'857'600u);
+  EXPECT_EQ(s->resident_bytes, 2560u * 4096);
+  EXPECT_FALSE(parse_proc_stat("4242 (short) S 1 2", 0, 100, 4096));
+  EXPECT_FALSE(parse_proc_stat("no name here", 0, 100, 4096));
+}
+
+TEST(ProcessMetrics, ThisProcessReadsAsTheClientLibrariesName) {
+  auto s = read_process_stats();
+  ASSERT_TRUE(s);
+  EXPECT_GT(s->resident_bytes, 0u);
+  EXPECT_GE(s->virtual_bytes, s->resident_bytes);
+  EXPECT_GE(s->open_fds, 3u);  // at least stdin, stdout, stderr
+  PromText out;
+  write_process_metrics(out, *s);
+  EXPECT_NE(out.text().find("# TYPE process_cpu_seconds_total counter\nprocess_cpu_seconds_total "),
+            std::string::npos)
+      << out.text();
+  EXPECT_NE(out.text().find("# TYPE process_resident_memory_bytes gauge\n"), std::string::npos) << out.text();
+}
+
 TEST(PromText, FamiliesSamplesAndEscapes) {
   PromText out;
   out.family("tickwire_x_total", "counter", "A help\nline with \\ in it.");
   out.sample("tickwire_x_total", uint64_t{7}, {{"loop", "a\"b\\c\nd"}});
   out.sample("tickwire_x_total", 0.25);
+  out.sample("tickwire_x_total", 1796193169.41);  // a time since the epoch, to the 10 ms
   EXPECT_EQ(out.text(),
             "# HELP tickwire_x_total A help\\nline with \\\\ in it.\n"
             "# TYPE tickwire_x_total counter\n"
             "tickwire_x_total{loop=\"a\\\"b\\\\c\\nd\"} 7\n"
-            "tickwire_x_total 0.25\n");
+            "tickwire_x_total 0.25\n"
+            "tickwire_x_total 1796193169.41\n");
 }
 
 }  // namespace

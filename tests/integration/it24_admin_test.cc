@@ -4,10 +4,12 @@
 // --json`, admin actions are refused to users who are not admins, and
 // `tickwire top` shows the view.
 #include <gtest/gtest.h>
+#include <unistd.h>
 
 #include <nlohmann/json.hpp>
 
 #include <algorithm>
+#include <optional>
 
 #include "admin/http_client.h"
 #include "auth/password.h"
@@ -386,6 +388,78 @@ TEST(AdminHttpMetrics, PerUserSeriesGoToAdminsAndEachUserSeesItsOwn) {
 }
 
 }  // namespace security
+
+// The value of the first sample that starts `line_start` ("name" or `name{labels}`); nullopt if absent.
+std::optional<double> sample_value(const std::string& text, const std::string& line_start) {
+  const size_t at = text.find("\n" + line_start + " ");
+  if (at == std::string::npos) return std::nullopt;
+  return std::stod(text.substr(at + line_start.size() + 2));
+}
+
+// Process metrics as the Prometheus client libraries name them, the build's
+// version, and connections by protocol: scraped from a real broker with one
+// native and one MQTT (mosquitto_sub) connection open. The broker runs with
+// 512 descriptors (soft and hard), so process_max_fds must be the broker's own.
+TEST(AdminHttpMetrics, ProcessBuildAndPerProtocolConnectionSeries) {
+  const std::string kSub = "/usr/bin/mosquitto_sub";
+  if (::access(kSub.c_str(), X_OK) != 0) GTEST_SKIP() << "mosquitto-clients missing: run scripts/deps.sh";
+  const double test_start =
+      std::chrono::duration<double>(std::chrono::system_clock::now().time_since_epoch()).count();
+  const uint16_t mqtt_port = testing::pick_free_port();
+  const uint16_t http_port = testing::pick_free_port();
+  BrokerOptions options;  // with [[listener]] tables, the HTTP listener is one of them
+  options.config_toml = native_and_mqtt_listeners(mqtt_port) + "[[listener]]\nprotocol = \"http\"\naddress = \"127.0.0.1:" +
+                        std::to_string(http_port) + "\"\n";
+  options.file_limit = 512;
+  BrokerProcess broker(options);
+  ASSERT_TRUE(broker.ready()) << broker.err();
+  RawClient native;
+  ASSERT_TRUE(open_client(native, broker.port(), "it24-native"));
+  testing::Process mqtt("/usr/bin/stdbuf", {"-oL", kSub, "-h", "127.0.0.1", "-p", std::to_string(mqtt_port), "-t",
+                                            "IT24/MQTT", "-d", "-W", "30"});
+  ASSERT_TRUE(mqtt.wait_for_out("SUBACK", 10'000)) << mqtt.out() << mqtt.err();
+
+  admin::HttpTarget t;
+  t.port = http_port;
+  std::string text;
+  for (int i = 0; i < 100; ++i) {  // until the connections' summary shows both (asked of the loops per scrape)
+    auto reply = admin::http_request(t, "GET", "/metrics");
+    text = reply && reply->status == 200 ? reply->body : "";
+    if (text.find("tickwire_connections{protocol=\"mqtt\"} 1\n") != std::string::npos &&
+        text.find("tickwire_connections{protocol=\"native\"} 1\n") != std::string::npos)
+      break;
+    std::this_thread::sleep_for(std::chrono::milliseconds(50));
+  }
+  EXPECT_NE(text.find("\ntickwire_connections{protocol=\"native\"} 1\n"), std::string::npos) << text;
+  EXPECT_NE(text.find("\ntickwire_connections{protocol=\"mqtt\"} 1\n"), std::string::npos) << text;
+  EXPECT_NE(text.find("\ntickwire_connections{protocol=\"stream\"} 0\n"), std::string::npos) << text;
+  EXPECT_NE(text.find("\ntickwire_build_info{version=\"" TW_VERSION "\"} 1\n"), std::string::npos) << text;
+  EXPECT_EQ(sample_value(text, "process_max_fds"), 512) << text;
+  // Listeners, the epoll and event descriptors and the two connections: more than a handful, fewer than the limit.
+  EXPECT_GT(sample_value(text, "process_open_fds").value_or(0), 5) << text;
+  EXPECT_LT(sample_value(text, "process_open_fds").value_or(1e9), 512) << text;
+  EXPECT_GT(sample_value(text, "process_resident_memory_bytes").value_or(0), 1 << 20) << text;
+  EXPECT_GE(sample_value(text, "process_virtual_memory_bytes").value_or(0),
+            sample_value(text, "process_resident_memory_bytes").value_or(1e18))
+      << text;
+  EXPECT_GE(sample_value(text, "process_cpu_seconds_total").value_or(-1), 0) << text;
+  // The process started after the test began and before the broker's statistics did, up to the resolution of
+  // what /proc gives: the boot time in whole seconds, the start in 10 ms ticks after it.
+  const auto process_start = sample_value(text, "process_start_time_seconds");
+  const auto broker_start = sample_value(text, "tickwire_start_time_seconds");
+  ASSERT_TRUE(process_start && broker_start) << text;
+  EXPECT_GE(*process_start, test_start - 1.1) << text;
+  EXPECT_LE(*process_start, *broker_start + 1.1) << text;
+  EXPECT_NE(text.find("# TYPE process_cpu_seconds_total counter\n"), std::string::npos) << text;
+
+  if (::access("/usr/bin/promtool", X_OK) == 0) {
+    testing::TempDir dir;
+    const std::string file = dir.write("metrics.txt", text);
+    auto check = run_to_completion("/bin/sh", {"-c", "/usr/bin/promtool check metrics < '" + file + "'"});
+    EXPECT_TRUE(check.status.clean()) << check.out << check.err;
+    EXPECT_EQ(check.out + check.err, "") << "promtool has remarks";
+  }
+}
 
 }  // namespace
 }  // namespace tw::it

@@ -25,7 +25,20 @@ expect_files libtickwire-dev usr/include/tickwire/client/client.h usr/lib/libtic
   usr/lib/cmake/Tickwire/TickwireConfig.cmake usr/lib/pkgconfig/tickwire.pc
 
 TW=$(deb tickwire)
-[[ $(dpkg-deb -f "$TW" Depends) == *adduser* ]] || { echo "tickwire does not depend on adduser" >&2; exit 1; }
+DEPENDS=$(dpkg-deb -f "$TW" Depends)
+[[ $DEPENDS == *adduser* ]] || { echo "tickwire does not depend on adduser" >&2; exit 1; }
+# perf's MQTT and NATS client libraries are opened at run time, not linked: the broker does not need them.
+if grep -Eq "libnats|libmosquitto" <<<"$DEPENDS"; then
+  echo "tickwire depends on perf's peer libraries: $DEPENDS" >&2
+  exit 1
+fi
+# Each package has its own summary line (the first line of Description).
+SUMMARIES=$(for package in tickwire libtickwire0 libtickwire-dev; do dpkg-deb -f "$(deb $package)" Description | head -1; done)
+if [[ $(sort -u <<<"$SUMMARIES" | wc -l) -ne 3 ]]; then
+  echo "the packages share a summary line:" >&2
+  echo "$SUMMARIES" >&2
+  exit 1
+fi
 dpkg-deb --ctrl-tarfile "$TW" | tar -xO ./conffiles | grep -qx /etc/tickwire/tickwired.toml
 dpkg-deb --ctrl-tarfile "$TW" | tar -xO ./postinst | grep -q "adduser --system"
 dpkg-deb --fsys-tarfile "$TW" | tar -xO ./usr/lib/systemd/system/tickwired.service | grep -qx "Type=notify"

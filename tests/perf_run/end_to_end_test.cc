@@ -109,8 +109,10 @@ TEST_F(PerfRunEndToEnd, Throughput) {
 }
 
 TEST_F(PerfRunEndToEnd, Latency) {
+  // "clean" here means nothing lost: this shared test machine's latency is no broker's, so the p99 bound is
+  // set out of reach (the bound itself: orchestrator_test's Clean tests).
   ASSERT_EQ(run({"--mode", "latency", "--rate", "1000", "--probe-rate", "200", "--runs", "1", "--subscribers", "2",
-                 "--fanout", "1", "--topics", "10"}),
+                 "--fanout", "1", "--topics", "10", "--p99-bound-us", "10000000"}),
             0)
       << output_;
   nlohmann::json result = check_outputs();

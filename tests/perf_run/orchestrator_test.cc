@@ -494,6 +494,65 @@ TEST(Modes, SweepMeasuresEveryRateRunsTimes) {
   EXPECT_TRUE(report->latency[1].clean);
 }
 
+// A runner whose every run is ok (nothing lost) but slow: probes at `probe_p99` us, all messages at `all_p99` us.
+TrialRunner slow_runner(double probe_p99, double all_p99) {
+  return [=](const TrialSpec& spec) -> Result<TrialResult> {
+    auto r = fake_runner(spec);
+    r->probe_latency.p99 = probe_p99;
+    r->latency.p99 = all_p99;
+    r->probes_received = 10;
+    return r;
+  };
+}
+
+TEST(Clean, ALatencyPointOverTheP99BoundIsNotCleanThoughNothingWasLost) {
+  RunOptions options;
+  options.mode = Mode::Latency;
+  options.trial.rate = 10'000;
+  options.runs = 2;
+  auto slow = run_measurement(options, slow_runner(10'000, 10'000));  // 10 ms
+  ASSERT_TRUE(slow);
+  ASSERT_EQ(slow->latency.size(), 1u);
+  for (const TrialRecord& trial : slow->trials) EXPECT_EQ(trial.result.verdict, Verdict::Ok);
+  EXPECT_FALSE(slow->latency[0].clean);
+  EXPECT_EQ(slow->latency[0].not_clean, "probe p99 10000 us over the 1000 us bound");
+  const std::string table = report_table(*slow);
+  EXPECT_NE(table.find("  NO "), std::string::npos) << table;
+  EXPECT_NE(table.find("not clean at 10000 msg/s: probe p99 10000 us over the 1000 us bound"), std::string::npos)
+      << table;
+  const nlohmann::json point = report_json(*slow, RunContext{})["summary"]["points"][0];
+  EXPECT_FALSE(point["clean"].get<bool>());
+  EXPECT_EQ(point["p99_bound_us"], 1000);
+
+  // Probes on time but the load queued: not clean either; the load's batching wait is allowed for.
+  auto queued = run_measurement(options, slow_runner(100, 5'000));
+  ASSERT_TRUE(queued);
+  EXPECT_EQ(queued->latency[0].not_clean, "p99 of all messages 5000 us over the 1000 us bound");
+  options.trial.load_batch_us = 200;
+  auto batched = run_measurement(options, slow_runner(100, 1'150));
+  ASSERT_TRUE(batched);
+  EXPECT_TRUE(batched->latency[0].clean) << batched->latency[0].not_clean;
+
+  options.p99_bound_us = 20'000;  // --p99-bound-us
+  auto lenient = run_measurement(options, slow_runner(10'000, 10'000));
+  ASSERT_TRUE(lenient);
+  EXPECT_TRUE(lenient->latency[0].clean) << lenient->latency[0].not_clean;
+}
+
+// The trials table shows both p99s under labels that say what each measures.
+TEST(Report, TheTwoP99sAreLabelledApart) {
+  RunOptions options;
+  options.mode = Mode::Latency;
+  options.trial.rate = 10'000;
+  options.runs = 1;
+  auto report = run_measurement(options, slow_runner(150, 2'400));
+  ASSERT_TRUE(report);
+  const std::string table = report_table(*report);
+  EXPECT_NE(table.find("p99 all us  p99 probe us"), std::string::npos) << table;
+  EXPECT_EQ(table.find("   p99 us "), std::string::npos) << table;
+  EXPECT_NE(table.find("2400.0         150.0"), std::string::npos) << table;
+}
+
 TEST(Modes, ThroughputResultJsonSchema) {
   RunOptions options;
   options.mode = Mode::Throughput;

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cstdio>
+#include <string>
 
 namespace tw::perf::run {
 
@@ -78,6 +79,7 @@ Result<LatencyPoint> measure_latency_at(const RunOptions& options, const TrialRu
                                         RunReport& report) {
   LatencyPoint point;
   point.rate = rate;
+  point.p99_bound_us = options.p99_bound_us;
   std::vector<double> cpu;
   for (int run = 0; run < options.runs; ++run) {
     TrialSpec spec = options.trial;
@@ -85,7 +87,8 @@ Result<LatencyPoint> measure_latency_at(const RunOptions& options, const TrialRu
     auto result = run_logged(options, runner, spec, "latency", report);
     if (!result) return result.error();
     point.runs.push_back(result->probe_latency);
-    point.clean = point.clean && result->verdict == Verdict::Ok;
+    if (point.clean) point.not_clean = unclean_reason(*result, options.p99_bound_us, spec.load_batch_us);
+    point.clean = point.not_clean.empty();
     cpu.push_back(result->broker_cpu_per_delivery_us());
   }
   summarize_runs(point);
@@ -109,6 +112,21 @@ const char* mode_name(Mode mode) {
     case Mode::Sweep: return "sweep";
   }
   return "?";
+}
+
+std::string unclean_reason(const TrialResult& run, double p99_bound_us, double load_batch_us) {
+  char text[160];
+  if (run.verdict != Verdict::Ok) return verdict_name(run.verdict);
+  if (run.probe_latency.p99 > p99_bound_us) {
+    std::snprintf(text, sizeof text, "probe p99 %.0f us over the %.0f us bound", run.probe_latency.p99, p99_bound_us);
+    return text;
+  }
+  if (run.latency.p99 > p99_bound_us + load_batch_us) {
+    std::snprintf(text, sizeof text, "p99 of all messages %.0f us over the %.0f us bound", run.latency.p99,
+                  p99_bound_us + load_batch_us);
+    return text;
+  }
+  return "";
 }
 
 double median(std::vector<double> values) {
