@@ -59,7 +59,9 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   }
   if (!hello.credentials) return 0;
   const auth::User* user = policy().find_user(hello.user);
-  (void)policy().find_by_certificate(auth::common_name(hello.user));
+  using Kind = auth::CertificateName::Kind;
+  (void)policy().find_by_certificate({Kind::Subject, std::string(auth::common_name(hello.user))});
+  (void)policy().find_by_certificate({Kind::Dns, std::string(hello.user)});
   const auth::Grants& grants = *policy().find_user("alice")->grants;
   if (user != nullptr && user->grants.get() != &grants) std::abort();
   // Entitlement questions are asked only of valid topics and patterns (the session checks first).
