@@ -90,12 +90,12 @@ class Authority {
   // The same user's grants under the current policy (after a reload); null: the user is gone.
   std::shared_ptr<const Grants> refresh(const Grants& old) const;
 
-  // Safe from a signal handler: the verifier thread reloads the users file soon.
+  // Safe from a signal handler: the housekeeping thread reloads the users file soon.
   void request_reload() { reload_requested_.store(true, std::memory_order_relaxed); }
-  // An admin's reload request: the verifier thread reloads and fills the
+  // An admin's reload request: the housekeeping thread reloads and fills the
   // answer (reloaded, or error); poll its done flag like a login.
   std::shared_ptr<Login> reload_for();
-  // Reloads now (the verifier thread, or tests); a bad file keeps the current policy.
+  // Reloads now (the housekeeping thread, or tests); a bad file keeps the current policy.
   Status reload();
 
   uint64_t failures() const { return failures_.load(std::memory_order_relaxed); }
