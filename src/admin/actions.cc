@@ -11,6 +11,7 @@
 #include "admin/api.h"
 #include "admin/ask.h"
 #include "admin/collector.h"
+#include "base/ascii.h"
 #include "client/json_fields.h"
 #include "client/message_format.h"
 #include "tier/access_point.h"
@@ -57,8 +58,7 @@ bool parse_connection_id(std::string_view text, uint32_t& loop, uint32_t& token)
 std::string media_type_of(std::string_view header) {
   std::string type(header.substr(0, header.find(';')));
   while (!type.empty() && (type.back() == ' ' || type.back() == '\t')) type.pop_back();
-  for (char& c : type) c = static_cast<char>(c >= 'A' && c <= 'Z' ? c - 'A' + 'a' : c);
-  return type;
+  return ascii::lower(type);
 }
 
 constexpr const char* kHowToPublishFields =

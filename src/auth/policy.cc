@@ -6,12 +6,12 @@
 #include "auth/policy.h"
 
 #include <algorithm>
-#include <cctype>
 #include <cerrno>
 #include <cstring>
 #include <fstream>
 #include <sstream>
 
+#include "base/ascii.h"
 #include "topic/topic.h"
 
 namespace tw::auth {
@@ -225,14 +225,6 @@ std::string Policy::sample_hash_params() const {
   return {};
 }
 
-namespace {
-bool same_letters(std::string_view a, std::string_view b) {
-  return a.size() == b.size() && std::equal(a.begin(), a.end(), b.begin(), [](char x, char y) {
-           return std::tolower(static_cast<unsigned char>(x)) == std::tolower(static_cast<unsigned char>(y));
-         });
-}
-}  // namespace
-
 CertificateName certificate_entry(std::string_view text) {
   using Kind = CertificateName::Kind;
   static constexpr std::pair<std::string_view, Kind> kKinds[] = {
@@ -240,7 +232,7 @@ CertificateName certificate_entry(std::string_view text) {
   const size_t colon = text.find(':');
   if (colon != std::string_view::npos) {
     for (const auto& [prefix, kind] : kKinds) {
-      if (same_letters(text.substr(0, colon), prefix)) return {kind, std::string(text.substr(colon + 1))};
+      if (ascii::equal_ignoring_case(text.substr(0, colon), prefix)) return {kind, std::string(text.substr(colon + 1))};
     }
   }
   return {Kind::Subject, std::string(text)};
@@ -251,7 +243,7 @@ const User* Policy::find_by_certificate(const CertificateName& wanted) const {
   auto matches = [&](const CertificateName& entry) {
     if (entry.kind != wanted.kind) return false;
     // DNS names are case-insensitive (RFC 4343); every other kind is compared as written.
-    return entry.kind == CertificateName::Kind::Dns ? same_letters(entry.value, wanted.value) : entry.value == wanted.value;
+    return entry.kind == CertificateName::Kind::Dns ? ascii::equal_ignoring_case(entry.value, wanted.value) : entry.value == wanted.value;
   };
   for (const auto& [name, u] : users_) {
     for (const CertificateName& c : u.certificates) {

@@ -5,9 +5,9 @@
 #include <strings.h>
 
 #include <algorithm>
-#include <cctype>
 
 #include "auth/authority.h"
+#include "base/ascii.h"
 #include "base/clock.h"
 #include "base/log.h"
 #include "base/rate_limit.h"
@@ -33,15 +33,9 @@ Response bad_credentials() {
   return r;
 }
 
-std::string lower(std::string_view text) {
-  std::string out(text);
-  for (char& ch : out) ch = static_cast<char>(std::tolower(static_cast<unsigned char>(ch)));
-  return out;
-}
-
 // "host:port", lower-cased, with the scheme's default port when none is written.
 std::string with_port(std::string_view authority, bool https) {
-  std::string out = lower(authority);
+  std::string out = ascii::lower(authority);
   const size_t colon = out.rfind(':');
   const bool has_port = colon != std::string::npos && out.find(']', colon) == std::string::npos;
   if (!has_port) out += https ? ":443" : ":80";
@@ -368,9 +362,9 @@ bool Server::authenticate(Connection& c, Request& request, Response& refusal) {
 bool Server::origin_allowed(const Connection& c, const Request& request) const {
   const std::string_view origin = request.header("origin");
   if (origin.empty()) return true;
-  const std::string asked = lower(origin);
+  const std::string asked = ascii::lower(origin);
   for (const std::string& allowed : settings_.allowed_origins) {
-    if (allowed == "*" || lower(allowed) == asked) return true;
+    if (allowed == "*" || ascii::equal_ignoring_case(allowed, asked)) return true;
   }
   const std::string_view host = request.header("host");
   if (host.empty()) return false;

@@ -6,6 +6,7 @@
 
 #include <cstdio>
 #include <fstream>
+#include <memory>
 #include <thread>
 
 #include "auth/password.h"
@@ -49,6 +50,13 @@ class AuthorityTest : public ::testing::Test {
                       ::testing::UnitTest::GetInstance()->current_test_info()->name() + "_" +
                       std::to_string(::getpid()) + ".toml";
   ~AuthorityTest() override { std::remove(path_.c_str()); }
+  // An Authority over alice's users file with these settings (not started); null if the file did not load.
+  std::unique_ptr<Authority> authority_with(const Authority::Settings& settings) {
+    write("");
+    auto policy = Policy::load(path_);
+    EXPECT_TRUE(policy.ok());
+    return policy.ok() ? std::make_unique<Authority>(settings, *policy) : nullptr;
+  }
 };
 
 TEST_F(AuthorityTest, LoginsAreCheckedOffTheCallersThread) {
@@ -119,14 +127,12 @@ Authority::Settings pool_settings(const std::string& path, uint32_t verifiers, s
 // checked, not the 21st (one verifier thread: the order it takes logins up
 // is the order of the answers).
 TEST_F(AuthorityTest, OneAddresssBacklogDoesNotHoldUpAnotherAddresssLogin) {
-  write("");
-  auto policy = Policy::load(path_);
-  ASSERT_TRUE(policy.ok());
-  Authority authority(pool_settings(path_, 1, 100), *policy);
+  auto authority = authority_with(pool_settings(path_, 1, 100));
+  ASSERT_TRUE(authority);
   std::vector<std::shared_ptr<Login>> backlog;
-  for (int i = 0; i < 20; ++i) backlog.push_back(authority.authenticate("alice", i % 2 ? "pw" : "guess", "10.0.0.1"));
-  auto other = authority.authenticate("alice", "pw", "10.0.0.2");
-  authority.start();
+  for (int i = 0; i < 20; ++i) backlog.push_back(authority->authenticate("alice", i % 2 ? "pw" : "guess", "10.0.0.1"));
+  auto other = authority->authenticate("alice", "pw", "10.0.0.2");
+  authority->start();
   ASSERT_TRUE(wait(other)->grants);
   for (auto& l : backlog) wait(l);
   EXPECT_EQ(other->turn, 2u) << "10.0.0.1's first login, then 10.0.0.2's";
@@ -138,16 +144,14 @@ TEST_F(AuthorityTest, OneAddresssBacklogDoesNotHoldUpAnotherAddresssLogin) {
 // Three addresses with backlogs and one with a single login, two verifiers:
 // the single login is taken up within one round of the addresses ahead of it.
 TEST_F(AuthorityTest, VerifiersTakeAddressesRoundRobin) {
-  write("");
-  auto policy = Policy::load(path_);
-  ASSERT_TRUE(policy.ok());
-  Authority authority(pool_settings(path_, 2, 100), *policy);
+  auto authority = authority_with(pool_settings(path_, 2, 100));
+  ASSERT_TRUE(authority);
   std::vector<std::shared_ptr<Login>> all;
   for (int i = 0; i < 10; ++i) {
-    for (const char* source : {"10.0.0.1", "10.0.0.2", "10.0.0.3"}) all.push_back(authority.authenticate("alice", "pw", source));
+    for (const char* source : {"10.0.0.1", "10.0.0.2", "10.0.0.3"}) all.push_back(authority->authenticate("alice", "pw", source));
   }
-  auto late = authority.authenticate("alice", "pw", "10.0.0.4");
-  authority.start();
+  auto late = authority->authenticate("alice", "pw", "10.0.0.4");
+  authority->start();
   ASSERT_TRUE(wait(late)->grants);
   for (auto& l : all) ASSERT_TRUE(wait(l)->grants);
   EXPECT_EQ(late->turn, 4u) << "one login from each of the three addresses ahead, then 10.0.0.4's";
@@ -157,47 +161,43 @@ TEST_F(AuthorityTest, VerifiersTakeAddressesRoundRobin) {
 // there is refused at once, busy, with a clear answer, and counted; another
 // address is not affected, nor that address once its logins are answered.
 TEST_F(AuthorityTest, PastItsBoundAnAddressIsRefusedAtOnceAndCounted) {
-  write("");
-  auto policy = Policy::load(path_);
-  ASSERT_TRUE(policy.ok());
-  Authority authority(pool_settings(path_, 1, 4), *policy);
+  auto authority = authority_with(pool_settings(path_, 1, 4));
+  ASSERT_TRUE(authority);
   std::vector<std::shared_ptr<Login>> first;
-  for (int i = 0; i < 4; ++i) first.push_back(authority.authenticate("alice", "pw", "10.0.0.1"));
+  for (int i = 0; i < 4; ++i) first.push_back(authority->authenticate("alice", "pw", "10.0.0.1"));
   for (auto& l : first) EXPECT_FALSE(l->done.load()) << "queued: the verifier has not started";
-  auto refused = authority.authenticate("alice", "pw", "10.0.0.1");
+  auto refused = authority->authenticate("alice", "pw", "10.0.0.1");
   ASSERT_TRUE(refused->done.load());
   EXPECT_TRUE(refused->busy);
   EXPECT_FALSE(refused->grants);
   EXPECT_STREQ(refused->error, "too many login attempts from this address, try again later");
-  EXPECT_EQ(authority.source_refusals(), 1u);
+  EXPECT_EQ(authority->source_refusals(), 1u);
   // IPv6: one /64 is one source.
   std::vector<std::shared_ptr<Login>> v6;
-  for (int i = 1; i <= 4; ++i) v6.push_back(authority.authenticate("alice", "pw", "2001:db8::" + std::to_string(i)));
-  EXPECT_TRUE(authority.authenticate("alice", "pw", "2001:db8::99")->busy);
-  EXPECT_EQ(authority.source_refusals(), 2u);
-  auto other = authority.authenticate("alice", "pw", "10.0.0.2");
+  for (int i = 1; i <= 4; ++i) v6.push_back(authority->authenticate("alice", "pw", "2001:db8::" + std::to_string(i)));
+  EXPECT_TRUE(authority->authenticate("alice", "pw", "2001:db8::99")->busy);
+  EXPECT_EQ(authority->source_refusals(), 2u);
+  auto other = authority->authenticate("alice", "pw", "10.0.0.2");
   EXPECT_FALSE(other->done.load());
-  authority.start();
+  authority->start();
   for (auto& l : first) EXPECT_TRUE(wait(l)->grants);
   for (auto& l : v6) EXPECT_TRUE(wait(l)->grants);
   EXPECT_TRUE(wait(other)->grants);
-  auto again = wait(authority.authenticate("alice", "pw", "10.0.0.1"));
+  auto again = wait(authority->authenticate("alice", "pw", "10.0.0.1"));
   EXPECT_TRUE(again->grants) << "the bound counts logins in progress, not logins ever";
-  EXPECT_EQ(authority.source_refusals(), 2u);
+  EXPECT_EQ(authority->source_refusals(), 2u);
 }
 
 // A failed answer waits out failure_delay_ms without a verifier: with one
 // verifier and a delay far longer than the test, another login is answered.
 TEST_F(AuthorityTest, TheFailureDelayOccupiesNoVerifier) {
-  write("");
-  auto policy = Policy::load(path_);
-  ASSERT_TRUE(policy.ok());
   Authority::Settings settings = pool_settings(path_, 1, 4);
   settings.failure_delay_ms = 60'000;
-  Authority authority(settings, *policy);
-  authority.start();
-  auto guess = authority.authenticate("alice", "guess", "10.0.0.1");
-  auto good = wait(authority.authenticate("alice", "pw", "10.0.0.1"));
+  auto authority = authority_with(settings);
+  ASSERT_TRUE(authority);
+  authority->start();
+  auto guess = authority->authenticate("alice", "guess", "10.0.0.1");
+  auto good = wait(authority->authenticate("alice", "pw", "10.0.0.1"));
   EXPECT_TRUE(good->grants);
   EXPECT_EQ(good->turn, 2u) << "the guess was checked first";
   EXPECT_FALSE(guess->done.load()) << "its answer is held, not its verifier";
