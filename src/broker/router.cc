@@ -309,6 +309,7 @@ Outcome Router::publish(cache::ChannelId id, std::span<const uint8_t> payload, b
   }
   ++stats_.publishes;
   ch->keep_properties(origin.properties);  // the last value's, for retained messages; the encoders read them
+  route(*ch).transient = origin.transient;
   origin_ = origin;
   fan_out(*ch, payload, image);
   origin_ = {};

@@ -1,7 +1,8 @@
 // Channel lifecycle. A channel that nobody publishes, provides or subscribes
 // to (unused) is, channel_linger_ms after it became so:
-//   - kept with its last value when it has one and is not an interactive
-//     service's: a last-value cache answers a snapshot or a new subscriber
+//   - kept with its last value when it has one, is not an interactive
+//     service's and did not come from an MQTT PUBLISH with RETAIN 0 (MQTT
+//     keeps only retained messages): a last-value cache answers a snapshot or a new subscriber
 //     long after the publisher left, as an MQTT retained message stays until
 //     cleared. Kept channels are freed only under pressure, oldest first:
 //     when the broker's channels come within a headroom of max_channels
@@ -73,7 +74,10 @@ void Router::free_channel(cache::Channel& ch) {
   if (on_freed_) on_freed_(id);
 }
 
-bool Router::keeps_last_value(cache::Channel& ch) { return ch.has_data() && !route(ch).interactive; }
+bool Router::keeps_last_value(cache::Channel& ch) {
+  const Route& r = route(ch);
+  return ch.has_data() && !r.interactive && !r.transient;
+}
 
 // A channel kept again (used, then left again) gets a new place at the back;
 // its older entry in kept_ is stale from now on.

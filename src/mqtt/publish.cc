@@ -114,7 +114,7 @@ Reason MqttSession::publish_to_channel(std::string_view topic, std::span<const u
   // Its origin, for No Local and Retain As Published: the token crosses the
   // tiers only when this client must recognise its own messages; and its
   // properties, for MQTT 5 subscribers and the retained message.
-  const broker::MessageOrigin origin{this, no_local_ ? token : 0, 0, retain, properties};
+  const broker::MessageOrigin origin{this, no_local_ ? token : 0, 0, retain, !retain, properties};
   broker::Outcome outcome = env().router.publish(id, payload, /*image=*/true, fields::Checked::No, origin);
   return outcome.ok() ? Reason::Success : reason_for(outcome);
 }

@@ -48,7 +48,7 @@ void AccessPoint::hold_origin(uint32_t gateway, const Record& r) {
   PendingOrigin& pending = pending_origins_[gateway];
   pending.properties.assign(r.bytes.begin(), r.bytes.end());
   pending.origin = {r.token != 0 ? session_of(r.token) : nullptr, r.token, 0, (r.flags & kFlagRetain) != 0,
-                    pending.properties};
+                    /*transient=*/false, pending.properties};
 }
 
 void AccessPoint::handle(uint32_t gateway, const Record& r) {

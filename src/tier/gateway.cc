@@ -276,7 +276,7 @@ void Gateway::Port::handle(const Record& r) {
     }
     case Op::Publish: {
       broker::MessageOrigin origin{nullptr, r.token, static_cast<uint32_t>(shared_.access_point),
-                                   (r.flags & kFlagRetain) != 0};
+                                   (r.flags & kFlagRetain) != 0, (r.flags & kFlagTransient) != 0};
       std::span<const uint8_t> payload = r.bytes;
       if ((r.flags & kFlagProperties) != 0 && r.arg <= payload.size()) {
         origin.properties = payload.first(r.arg);

@@ -68,6 +68,7 @@ inline constexpr uint8_t kFlagRetain = 4;     // Publish, Origin: an MQTT PUBLIS
 // Publish: the bytes start with the message's MQTT 5 properties (the
 // "forwarded" string of mqtt/codec.h), `arg` bytes of them.
 inline constexpr uint8_t kFlagProperties = 8;
+inline constexpr uint8_t kFlagTransient = 16;  // Publish: MessageOrigin::transient
 
 // request_id of a stream IMAGE a gateway sends while a subscription reaches
 // it (Op::Interest): the channel's state predates the subscription (MQTT:

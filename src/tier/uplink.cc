@@ -123,7 +123,8 @@ broker::Outcome Uplink::publish(cache::ChannelId id, std::span<const uint8_t> pa
   if (field_list && !fields::validate(payload)) return broker::payload_refusal(payload);
   Record r{Op::Publish};
   r.id = id;
-  r.flags = (image ? kFlagImage : 0) | (field_list ? kFlagValidated : 0) | (origin.retain ? kFlagRetain : 0);
+  r.flags = (image ? kFlagImage : 0) | (field_list ? kFlagValidated : 0) | (origin.retain ? kFlagRetain : 0) |
+            (origin.transient ? kFlagTransient : 0);
   r.token = origin.token;  // the publishing connection, when it must recognise its own messages
   r.bytes = payload;
   if (!origin.properties.empty()) {

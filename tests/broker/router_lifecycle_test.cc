@@ -110,6 +110,22 @@ TEST_F(LifecycleTest, ALastValueOutlivesItsPublisher) {
   EXPECT_EQ(sub.count("image"), 1u);
 }
 
+// MQTT keeps only retained messages: a value an MQTT PUBLISH with RETAIN 0
+// left is the channel's last while it is used, and goes with the channel.
+TEST_F(LifecycleTest, ATransientLastValueIsNotKept) {
+  cache::ChannelId id = 0;
+  Advertiser by{&pub};
+  ASSERT_TRUE(router->advertise("M/1", wire::PayloadKind::Opaque, id, &by).ok());
+  MessageOrigin transient;
+  transient.transient = true;
+  const uint8_t byte = 1;
+  ASSERT_TRUE(router->publish(id, {&byte, 1}, true, fields::Checked::No, transient).ok());
+  router->remove_outlet(&pub);
+  advance(200);
+  EXPECT_EQ(router->channel(id), nullptr);
+  EXPECT_EQ(router->stats().channels_freed, 1u);
+}
+
 // Unheld channels (what REST publishes) linger like any other: kept with a
 // value, freed without one (they used to stay for ever).
 TEST_F(LifecycleTest, UnheldChannelsAreKeptWithAValueAndFreedWithout) {
