@@ -269,10 +269,11 @@ Result<TrialResult> run_trial(const TrialSpec& spec) {
 
   auto threads_start = spec.broker_pid > 0 ? thread_cpu_seconds(spec.broker_pid) : std::map<std::string, double>{};
   auto machine_start = machine_ticks();
-  // The CPU window's first sample next to the window's start (the reads above take milliseconds under ASan).
+  // The CPU window's first sample right after the window's start (the reads above take milliseconds under
+  // ASan), so the span it covers never exceeds the window: both read CLOCK_MONOTONIC.
+  auto window_start = Clock::now();
   CpuTimeline broker_cpu;
   sample_broker_cpu(spec.broker_pid, broker_cpu);
-  auto window_start = Clock::now();
   std::vector<Child> pubs;
   for (int p = 0; p < spec.publishers; ++p) {
     auto child = Child::spawn(publisher_spec(spec, (*ranges)[static_cast<size_t>(p)], p));
