@@ -1,5 +1,7 @@
 #!/usr/bin/env bash
 # The one test command: installs what is missing, then
+#   0. the layering check (scripts/check_layering.py): no module includes a
+#      module it does not link
 #   1. Release build + every unit/integration test (ctest)
 #   2. Debug build with AddressSanitizer + UBSan + the same tests
 #   3. ThreadSanitizer build of the threaded parts: the tiered integration
@@ -145,6 +147,15 @@ if ! bash scripts/deps.sh; then
   echo "test: installing dependencies failed" >&2
   echo "summary: 0 passed, 1 failed"
   exit 1
+fi
+
+banner "layering"
+if python3 scripts/check_layering.py; then
+  record PASS "layering: every include of src/ is of a module its library links"
+  ((PASSED += 1))
+else
+  record FAIL "layering: includes of modules not linked (scripts/check_layering.py, above)"
+  ((FAILED += 1))
 fi
 
 build_step release

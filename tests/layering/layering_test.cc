@@ -1,0 +1,82 @@
+// scripts/check_layering.py: the sources keep their layers, and the checker
+// catches an include of a module that is not linked (on a small tree of its own).
+#include <gtest/gtest.h>
+
+#include <filesystem>
+#include <fstream>
+
+#include <unistd.h>
+
+#include "testlib/process.h"
+
+namespace tw {
+namespace {
+
+namespace fs = std::filesystem;
+const std::string kChecker = std::string(TW_SOURCE_DIR) + "/scripts/check_layering.py";
+
+struct Checked {
+  testing::ExitStatus status;
+  std::string out;
+};
+
+Checked check(const fs::path& src) {
+  testing::Process checker("/usr/bin/python3", {kChecker, src.string()});
+  auto status = checker.wait(60'000);
+  return {status.value_or(checker.stop()), checker.out() + checker.err()};
+}
+
+// Three modules: tw_low; tw_mid links tw_low; tw_top links tw_mid (and so tw_low).
+class LayeringTree : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    src_ = fs::temp_directory_path() / ("tw-layering-" + std::to_string(::getpid()));
+    fs::remove_all(src_);
+    write("low/CMakeLists.txt", "add_library(tw_low low.cc)\ntarget_link_libraries(tw_low PUBLIC Threads::Threads)\n");
+    write("mid/CMakeLists.txt", "add_library(tw_mid mid.cc)\ntarget_link_libraries(tw_mid PUBLIC tw_low)\n");
+    write("top/CMakeLists.txt", "add_library(tw_top top.cc)\ntarget_link_libraries(tw_top PRIVATE tw_mid)\n");
+    write("low/low.h", "#pragma once\n");
+    write("low/low.cc", "#include \"low/low.h\"\n#include <vector>\n");
+    write("mid/mid.h", "#pragma once\n#include \"low/low.h\"\n");
+    write("mid/mid.cc", "#include \"mid/mid.h\"\n");
+    write("top/top.cc", "#include \"mid/mid.h\"\n#include \"low/low.h\"  // through tw_mid\n");
+  }
+  void TearDown() override { fs::remove_all(src_); }
+  void write(const std::string& rel, const std::string& text) {
+    fs::create_directories((src_ / rel).parent_path());
+    std::ofstream(src_ / rel) << text;
+  }
+  fs::path src_;
+};
+
+TEST(Layering, TheSourcesIncludeOnlyTheModulesTheyLink) {
+  Checked result = check(fs::path(TW_SOURCE_DIR) / "src");
+  EXPECT_TRUE(result.status.clean()) << result.out;
+  EXPECT_NE(result.out.find("layering: 0 violation(s)"), std::string::npos) << result.out;
+}
+
+TEST_F(LayeringTree, IncludesOfLinkedModulesDirectlyOrThroughOthersPass) {
+  Checked result = check(src_);
+  EXPECT_TRUE(result.status.clean()) << result.out;
+}
+
+TEST_F(LayeringTree, AnIncludeOfAModuleAboveFails) {
+  write("low/low.cc", "#include \"low/low.h\"\n#include \"top/top.h\"\n");
+  write("top/top.h", "#pragma once\n");
+  Checked result = check(src_);
+  EXPECT_EQ(result.status.code, 1) << result.out;
+  EXPECT_NE(result.out.find("low/low.cc: includes \"top/top.h\" (tw_top), but tw_low does not link it"),
+            std::string::npos)
+      << result.out;
+}
+
+TEST_F(LayeringTree, AHeaderIsHeldToItsLibrarysLinks) {
+  write("mid/mid.h", "#pragma once\n#include \"top/top.h\"\n");
+  write("top/top.h", "#pragma once\n");
+  Checked result = check(src_);
+  EXPECT_EQ(result.status.code, 1) << result.out;
+  EXPECT_NE(result.out.find("mid/mid.h: includes \"top/top.h\""), std::string::npos) << result.out;
+}
+
+}  // namespace
+}  // namespace tw
