@@ -132,7 +132,7 @@ struct TieredBroker {
     auto fd = io::listen_tcp("127.0.0.1", 0);
     if (!fd) die(fd.error().message.c_str());
     listen_fd = *fd;
-    access_point.accept_for({{listen_fd, tier::Protocol::Native, nullptr, "native tcp"}}, {&access_point});
+    access_point.accept_for({{listen_fd, protocols.find("native"), nullptr, "native tcp"}}, {&access_point});
     return io::local_port(listen_fd);
   }
 
@@ -160,6 +160,7 @@ struct TieredBroker {
 
   config::BrokerConfig config;
   broker::RouterLimits limits;
+  tier::Protocols protocols = tier::builtin_protocols();  // before the access point: its sessions point into it
   std::atomic<uint32_t> open_connections{0};
   cache::ChannelDirectory directory;
   tier::Gateway gateway;

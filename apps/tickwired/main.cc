@@ -19,7 +19,6 @@
 #include "base/log.h"
 #include "admin/api.h"
 #include "http/route.h"
-#include "stream/stream_session.h"
 #include "tier/broker.h"
 #include "web/assets.h"
 #include "command_line.h"
@@ -119,8 +118,6 @@ int serve(const tw::tickwired::Invocation& invocation) {
   // Before the port file is written: whoever reads it may signal us at once.
   install_signal_handlers(broker);
   broker.serve(http_routes(*api));
-  // The browser JSON stream (docs/stream.md), beside the broker's own /mqtt.
-  broker.serve_websocket("/stream", "", tw::websocket::Framing::TextMessages, tw::stream::session_factory());
   if (auto status = broker.listen(); !status) {
     // The error already reads "cannot listen on HOST:PORT: <reason>".
     std::cerr << "tickwired: " << status.error().message << "\n";

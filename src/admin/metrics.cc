@@ -159,9 +159,7 @@ std::vector<Counted> broker_counts(const Statistics::View& v) {
 void write_connections(PromText& out, const Statistics::View& v) {
   out.family("tickwire_connections", "gauge", "Client connections open now, by protocol.");
   if (!v.now.connections) return;
-  std::map<std::string, uint64_t> by_protocol{{"native", 0}, {"mqtt", 0}, {"stream", 0}};
-  for (const auto& [protocol, count] : v.now.connections->by_protocol) by_protocol[protocol] = count;
-  for (const auto& [protocol, count] : by_protocol) out.sample("tickwire_connections", count, {{"protocol", protocol}});
+  for (const auto& [protocol, count] : v.now.connections->by_protocol) out.sample("tickwire_connections", count, {{"protocol", protocol}});
 }
 
 void write_loops(PromText& out, const Statistics::View& v) {

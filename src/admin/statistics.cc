@@ -69,6 +69,7 @@ Sample Statistics::sample() const {
   if (auto all = connections()) {
     ConnectionSummary summary;
     summary.open = all->size();
+    for (std::string_view name : broker_.protocols().names()) summary.by_protocol[std::string(name)] = 0;
     for (const tier::ConnectionInfo& c : *all) {
       ++summary.by_protocol[c.protocol];
       summary.subscriptions += c.subscriptions;

@@ -32,7 +32,7 @@ struct LoopSample {
 // The connections' part of a sample (asked of the access points).
 struct ConnectionSummary {
   uint64_t open = 0;  // connections open now (past their hello or not)
-  std::map<std::string, uint64_t> by_protocol;  // of those: per ConnectionInfo::protocol
+  std::map<std::string, uint64_t> by_protocol;  // of those: per protocol of the broker's table, 0 when none
   uint64_t subscriptions = 0;
   uint64_t slow = 0;
 };

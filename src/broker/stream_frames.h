@@ -25,8 +25,10 @@ namespace tw::broker {
 // Encodes stream messages (UPDATE, or a published full image) for one protocol.
 class StreamEncoder {
  public:
-  // Protocols that share a broker: each encoder has its own slot.
-  static constexpr size_t kSlots = 4;
+  // Protocols that share a broker: each encoder has its own slot (the
+  // broker's protocol table hands them out, tier/protocols.h). Four are taken
+  // by native, MQTT 3.1.1, MQTT 5 and the browser stream.
+  static constexpr size_t kSlots = 8;
   static constexpr uint8_t kNativeSlot = 0;  // also the tier link's format
 
   explicit StreamEncoder(uint8_t slot) : slot_(slot) {}
@@ -77,7 +79,12 @@ class StreamFrames {
   std::array<std::span<const uint8_t>, StreamEncoder::kSlots> frames_{};
   // The arena generation each frame was encoded in; kNever: not encoded.
   static constexpr uint64_t kNever = ~uint64_t{0} - 1;
-  std::array<uint64_t, StreamEncoder::kSlots> generation_{kNever, kNever, kNever, kNever};
+  std::array<uint64_t, StreamEncoder::kSlots> generation_ = never_encoded();
+  static constexpr std::array<uint64_t, StreamEncoder::kSlots> never_encoded() {
+    std::array<uint64_t, StreamEncoder::kSlots> all{};
+    all.fill(kNever);
+    return all;
+  }
 };
 
 }  // namespace tw::broker

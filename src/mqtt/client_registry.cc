@@ -2,11 +2,6 @@
 
 namespace tw::mqtt {
 
-ClientRegistry& ClientRegistry::instance() {
-  static ClientRegistry registry;
-  return registry;
-}
-
 bool ClientRegistry::claim(const ClientKey& key, std::atomic<bool>* taken_over, bool waits) {
   std::lock_guard lock(mutex_);
   std::atomic<bool>*& holder = holders_[key];

@@ -15,7 +15,7 @@
 // session. Every anonymous connection is the one user "" (as is every
 // connection when authentication is off): they share one namespace.
 //
-// Process-wide (a broker is one process), and shared by every loop thread:
+// One per broker (mqtt/server_state.h), shared by every loop thread:
 // a mutex guards it, taken at CONNECT and at a connection's end only, never
 // per message. A connection registers an atomic flag it owns and removes it
 // (under the mutex) before it is destroyed, so a flag in the map is alive.
@@ -81,7 +81,6 @@ struct StoredSession {
 
 class ClientRegistry {
  public:
-  static ClientRegistry& instance();
   // Stored sessions at most; past it, a session that ends is not kept.
   static constexpr size_t kMaxStored = 100'000;
 

@@ -33,12 +33,13 @@ const SessionEncoder& unconnected_encoder() {
 }
 }  // namespace
 
-MqttSession::MqttSession(Env env, std::unique_ptr<session::Transport> transport, std::string peer, uint64_t now_ns)
-    : Session(env, std::move(transport), std::move(peer), unconnected_encoder(), now_ns) {}
+MqttSession::MqttSession(Env env, ServerState& shared, std::unique_ptr<session::Transport> transport, std::string peer,
+                         uint64_t now_ns)
+    : Session(env, std::move(transport), std::move(peer), unconnected_encoder(), now_ns), server_(shared) {}
 
 MqttSession::~MqttSession() {
   for (Subscription& s : subscriptions_) leave_group(s);
-  if (registered_) ClientRegistry::instance().release(key_, &taken_over_);
+  if (registered_) server_.clients.release(key_, &taken_over_);
 }
 
 void MqttSession::on_open_tick(uint64_t now_ns) {
@@ -180,7 +181,7 @@ void MqttSession::accept_connect(const Connect& c, bool assigned) {
   key_ = {grants() != nullptr ? grants()->user() : std::string(), identity_.client_id};
   // [MQTT-3.1.4-2]: a live connection with this id is told to go. With Clean Start 0 its session
   // continues here [MQTT-3.1.2-5]: it is handed over as that connection ends, on its own loop thread.
-  const bool took_over = ClientRegistry::instance().claim(key_, &taken_over_, !c.clean_start);
+  const bool took_over = server_.clients.claim(key_, &taken_over_, !c.clean_start);
   registered_ = true;
   if (took_over && !c.clean_start) {
     handover_deadline_ns_ = monotonic_ns() + kHandoverWaitNs;
@@ -195,10 +196,10 @@ void MqttSession::accept_connect(const Connect& c, bool assigned) {
 void MqttSession::poll_held_hello(uint64_t now_ns) {
   if (notice_takeover()) return;  // taken over in turn while waiting
   std::optional<std::optional<StoredSession>> handed =
-      ClientRegistry::instance().take_handover(key_, &taken_over_);
+      server_.clients.take_handover(key_, &taken_over_);
   if (!handed && now_ns < handover_deadline_ns_) return;
   if (!handed) {
-    ClientRegistry::instance().stop_waiting(&taken_over_);
+    server_.clients.stop_waiting(&taken_over_);
     TW_DEBUG("session %s: '%s' was not handed over in time: a new session", peer().c_str(), identity_.client_id.c_str());
   }
   handover_deadline_ns_ = 0;

@@ -26,6 +26,7 @@
 #include <vector>
 
 #include "mqtt/client_registry.h"
+#include "mqtt/server_state.h"
 #include "mqtt/codec.h"
 #include "mqtt/encoder.h"
 #include "mqtt/outbound.h"
@@ -49,7 +50,9 @@ enum class Access { Connect, Publish, Subscribe };
 
 class MqttSession final : public session::Session {
  public:
-  MqttSession(Env env, std::unique_ptr<session::Transport> transport, std::string peer, uint64_t now_ns);
+  // `shared`: the broker's MQTT state (client identifiers, stored sessions, shared groups); outlives the session.
+  MqttSession(Env env, ServerState& shared, std::unique_ptr<session::Transport> transport, std::string peer,
+              uint64_t now_ns);
   ~MqttSession() override;
 
   // Outlet: what reaches an MQTT client (subscribe.cc).
@@ -228,6 +231,7 @@ class MqttSession final : public session::Session {
   uint64_t takeover_check_ns_ = 0;  // when the tick next reads taken_over_
   // A takeover flagged by another connection: DISCONNECT 0x8E and close. True if so.
   bool notice_takeover();
+  ServerState& server_;  // the broker's MQTT state
   ClientKey key_;            // whose session: the user and identity_.client_id, set once the login succeeded
   bool registered_ = false;  // this connection holds key_ in the registry
   bool graceful_ = false;         // DISCONNECT (without Will) received: the Will is discarded

@@ -16,7 +16,7 @@
 namespace tw::mqtt {
 
 std::optional<StoredSession> MqttSession::take_stored_session(const Connect& c) {
-  auto stored = ClientRegistry::instance().take(key_, monotonic_ns());
+  auto stored = server_.clients.take(key_, monotonic_ns());
   if (c.clean_start) return std::nullopt;  // Clean Start discards any stored session (3.1.2.4)
   return stored;
 }
@@ -64,7 +64,7 @@ void MqttSession::store_session() {
   if (!connacked_) return;
   const bool taken_over = taken_over_.load(std::memory_order_relaxed);
   if (session_expiry_s_ == 0) {
-    if (taken_over) ClientRegistry::instance().hand_over(key_, std::nullopt, monotonic_ns());
+    if (taken_over) server_.clients.hand_over(key_, std::nullopt, monotonic_ns());
     return;
   }
   StoredSession state;
@@ -73,8 +73,8 @@ void MqttSession::store_session() {
   state.outbound = outbound_.take();
   const uint64_t now = monotonic_ns();
   state.expires_ns = session_expiry_s_ == UINT32_MAX ? UINT64_MAX : now + session_expiry_s_ * 1'000'000'000ull;
-  if (taken_over) return ClientRegistry::instance().hand_over(key_, std::move(state), now);
-  if (!ClientRegistry::instance().store(key_, std::move(state), now)) {
+  if (taken_over) return server_.clients.hand_over(key_, std::move(state), now);
+  if (!server_.clients.store(key_, std::move(state), now)) {
     TW_WARN("session %s: '%s' not kept: %zu sessions are stored already", peer().c_str(),
             identity_.client_id.c_str(), ClientRegistry::kMaxStored);
   }

@@ -11,11 +11,6 @@ bool SharedGroups::Member::owns(std::string_view topic) const {
   return n <= 1 || std::hash<std::string_view>{}(topic) % n == index.load(std::memory_order_relaxed);
 }
 
-SharedGroups& SharedGroups::instance() {
-  static SharedGroups groups;
-  return groups;
-}
-
 // The user's name with its length first: no user and share name can spell another pair's key.
 std::string SharedGroups::key(std::string_view user, std::string_view share) {
   return std::to_string(user.size()) + ':' + std::string(user) + std::string(share);

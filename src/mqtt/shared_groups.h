@@ -46,7 +46,6 @@ class SharedGroups {
     bool owns(std::string_view topic) const;
   };
 
-  static SharedGroups& instance();
   // The key of `user`'s group `share` ("GROUP/filter": share name and filter).
   static std::string key(std::string_view user, std::string_view share);
   // Joins the group `key`; the member lives until leave().

@@ -99,7 +99,7 @@ void MqttSession::add_subscription(const TopicFilter& t, const Patterns& pattern
   update_rewrites();
   if (is_shared_filter(filter)) {
     s.filter_at = shared_filter_start(filter);
-    s.share = SharedGroups::instance().join(share_key(s));
+    s.share = server_.groups.join(share_key(s));
     shared_ = true;
   }
   dollar_filters_ = dollar_filters_ || reaches_dollar_topics(s.own_filter());
@@ -154,7 +154,7 @@ std::string MqttSession::share_key(const Subscription& s) const {
 
 void MqttSession::leave_group(Subscription& s) {
   if (s.share == nullptr) return;
-  SharedGroups::instance().leave(share_key(s), s.share);
+  server_.groups.leave(share_key(s), s.share);
   s.share = nullptr;
 }
 

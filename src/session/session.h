@@ -117,6 +117,10 @@ class Session : public broker::Outlet, public reactor::IoHandler, private InputB
   void finish();
   int fd() const { return transport_ ? transport_->fd() : -1; }
   std::string_view transport_kind() const { return transport_ ? transport_->kind() : std::string_view{}; }
+  // Its protocol's name in the broker's table (tier/protocols.h), whatever
+  // carries it: the admin API's and /metrics' label. The table outlives the session.
+  std::string_view protocol_name() const { return protocol_name_; }
+  void set_protocol_name(std::string_view name) { protocol_name_ = name; }
   // A paced reply (listed in LoopState::paced) produces its next part while
   // the output has room, and calls end_paced() once it is complete.
   virtual void pace() {}
@@ -243,6 +247,7 @@ class Session : public broker::Outlet, public reactor::IoHandler, private InputB
 
   Env env_;
   std::unique_ptr<Transport> transport_;  // null once finished
+  std::string_view protocol_name_ = "native";
   std::string peer_;
   std::string client_name_;
   std::string name_;  // "client@peer", for logs and the admin view
@@ -274,13 +279,11 @@ class Session : public broker::Outlet, public reactor::IoHandler, private InputB
   uint64_t bytes_in_ = 0;
 };
 
-// Makes the session of a connection whose protocol is not a listener's own:
-// a WebSocket path's (tier::Broker::serve_websocket), on the loop that adopts it.
+// Makes a connection's session, on the loop that adopts it (a protocol's
+// entry in the broker's table, tier/protocols.h). `user`: whom the HTTP listener
+// authenticated a WebSocket upgrade as, from its Basic credentials ("" = nobody,
+// and for a listener's connections): the browser stream's user.
 using SessionFactory = std::function<std::unique_ptr<Session>(Session::Env env, std::unique_ptr<Transport> transport,
-                                                              std::string peer, uint64_t now_ns)>;
-// A WebSocket path's factory also learns who the HTTP listener authenticated
-// from the upgrade's Basic credentials ("" = nobody): the browser stream's user.
-using UpgradeFactory = std::function<std::unique_ptr<Session>(Session::Env env, std::unique_ptr<Transport> transport,
                                                               std::string peer, const std::string& user,
                                                               uint64_t now_ns)>;
 

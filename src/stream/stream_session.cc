@@ -128,7 +128,7 @@ size_t StreamSession::encode_goodbye(std::span<uint8_t> out, wire::Code code, st
   return encode_text_message(out, error_json(code, text));
 }
 
-session::UpgradeFactory session_factory() {
+session::SessionFactory session_factory() {
   return [](session::Session::Env env, std::unique_ptr<session::Transport> transport, std::string peer,
             const std::string& user, uint64_t now_ns) -> std::unique_ptr<session::Session> {
     return std::make_unique<StreamSession>(env, std::move(transport), std::move(peer), user, now_ns);

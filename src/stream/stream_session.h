@@ -73,7 +73,7 @@ class StreamSession final : public session::Session {
   uint64_t last_ping_ns_ = 0;
 };
 
-// The factory of /stream sessions, for tier::Broker::serve_websocket.
-session::UpgradeFactory session_factory();
+// The factory of /stream sessions, for the broker's protocol table (tier/protocols.cc).
+session::SessionFactory session_factory();
 
 }  // namespace tw::stream

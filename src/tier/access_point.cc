@@ -11,8 +11,6 @@
 #include "base/log.h"
 #include "base/rate_limit.h"
 #include "io/socket.h"
-#include "mqtt/mqtt_session.h"
-#include "native/native_session.h"
 #include "session/tcp_transport.h"
 #include "session/tls_transport.h"
 #include "wire/codec.h"
@@ -58,17 +56,17 @@ void AccessPoint::accept_for(const std::vector<ListenSocket>& sockets, std::vect
   peers_ = std::move(all);
 }
 
-void AccessPoint::adopt(std::unique_ptr<session::Transport> transport, std::string peer, Protocol protocol) {
+void AccessPoint::adopt(std::unique_ptr<session::Transport> transport, std::string peer, const Protocol& protocol) {
   {
     std::lock_guard lock(handoff_mutex_);
-    handoffs_.push_back({std::move(transport), std::move(peer), protocol, {}});
+    handoffs_.push_back({std::move(transport), std::move(peer), &protocol, {}});
   }
   has_handoffs_.store(true, std::memory_order_release);
   waker_.notify();
 }
 
-void AccessPoint::adopt(std::unique_ptr<session::Transport> transport, std::string peer,
-                        session::SessionFactory factory) {
+void AccessPoint::adopt_upgrade(std::unique_ptr<session::Transport> transport, std::string peer,
+                                const Protocol& protocol, std::string user) {
   if (open_connections_.fetch_add(1, std::memory_order_relaxed) >= config_.limits.max_connections) {
     open_connections_.fetch_sub(1, std::memory_order_relaxed);
     TW_WARN_LIMITED("%s: websocket refused, connection limit reached", peer.c_str());
@@ -76,7 +74,7 @@ void AccessPoint::adopt(std::unique_ptr<session::Transport> transport, std::stri
   }
   {
     std::lock_guard lock(handoff_mutex_);
-    handoffs_.push_back({std::move(transport), std::move(peer), Protocol::Native, std::move(factory)});
+    handoffs_.push_back({std::move(transport), std::move(peer), &protocol, std::move(user)});
   }
   has_handoffs_.store(true, std::memory_order_release);
   // Always: a single-threaded loop never announces its sleep (Waker::may_sleep
@@ -130,7 +128,7 @@ void AccessPoint::accept_pending(const ListenSocket& socket) {
       return;
     }
     if (open_connections_.load(std::memory_order_relaxed) >= config_.limits.max_connections) {
-      reject(fd, socket.protocol);
+      reject(fd, *socket.protocol);
       continue;
     }
     open_connections_.fetch_add(1, std::memory_order_relaxed);
@@ -138,9 +136,9 @@ void AccessPoint::accept_pending(const ListenSocket& socket) {
     if (socket.tls != nullptr) {
       start_tls(fd, std::move(peer), socket, target);
     } else if (target == this) {
-      open_session(std::make_unique<session::TcpTransport>(fd), std::move(peer), socket.protocol);
+      open_session(std::make_unique<session::TcpTransport>(fd), std::move(peer), *socket.protocol, {});
     } else {
-      target->adopt(std::make_unique<session::TcpTransport>(fd), std::move(peer), socket.protocol);
+      target->adopt(std::make_unique<session::TcpTransport>(fd), std::move(peer), *socket.protocol);
     }
   }
 }
@@ -154,23 +152,15 @@ void AccessPoint::start_tls(int fd, std::string peer, const ListenSocket& socket
   }
   handshaker_->add(std::move(*transport), std::move(peer),
                    [target, protocol = socket.protocol](std::unique_ptr<session::Transport> ready, std::string peer) {
-                     target->adopt(std::move(ready), std::move(peer), protocol);
+                     target->adopt(std::move(ready), std::move(peer), *protocol);
                    });
 }
 
-Protocol protocol_named(std::string_view name) { return name == "mqtt" ? Protocol::Mqtt : Protocol::Native; }
-
-void AccessPoint::open_session(std::unique_ptr<session::Transport> transport, std::string peer, Protocol protocol,
-                               const session::SessionFactory& factory) {
+void AccessPoint::open_session(std::unique_ptr<session::Transport> transport, std::string peer,
+                               const Protocol& protocol, const std::string& user) {
   const int fd = transport->fd();
-  std::unique_ptr<session::Session> session;
-  if (factory) {
-    session = factory(env(), std::move(transport), peer, monotonic_ns());
-  } else if (protocol == Protocol::Mqtt) {
-    session = std::make_unique<mqtt::MqttSession>(env(), std::move(transport), peer, monotonic_ns());
-  } else {
-    session = std::make_unique<native::NativeSession>(env(), std::move(transport), peer, monotonic_ns());
-  }
+  std::unique_ptr<session::Session> session = protocol.open(env(), std::move(transport), peer, user, monotonic_ns());
+  session->set_protocol_name(protocol.name);
   if (!reactor_.add(fd, EPOLLIN, session.get())) {  // the session's destructor closes fd
     open_connections_.fetch_sub(1, std::memory_order_relaxed);
     return;
@@ -193,7 +183,7 @@ bool AccessPoint::take_handoffs() {
     has_handoffs_.store(false, std::memory_order_relaxed);
   }
   for (Handoff& handoff : taken) {
-    open_session(std::move(handoff.transport), std::move(handoff.peer), handoff.protocol, handoff.factory);
+    open_session(std::move(handoff.transport), std::move(handoff.peer), *handoff.protocol, handoff.user);
   }
   return !taken.empty();
 }
@@ -212,14 +202,12 @@ void AccessPoint::shed_one_connection(int listen_fd) {
                    open_connections_.load(std::memory_order_relaxed));
 }
 
-void AccessPoint::reject(int fd, Protocol protocol) {
+void AccessPoint::reject(int fd, const Protocol& protocol) {
   ++counters_.connections_rejected;
-  // An MQTT client has sent no CONNECT yet, so no reply can be in its version: just close.
-  if (protocol == Protocol::Mqtt) return io::close_fd(fd);
-  uint8_t buf[128];
-  size_t n = wire::encode({buf, sizeof buf}, wire::ErrorMsg{wire::Code::TooManyConnections, "connection limit reached"});
-  ssize_t rc = ::send(fd, buf, n, MSG_NOSIGNAL | MSG_DONTWAIT);
-  (void)rc;
+  if (!protocol.refusal.empty()) {
+    ssize_t rc = ::send(fd, protocol.refusal.data(), protocol.refusal.size(), MSG_NOSIGNAL | MSG_DONTWAIT);
+    (void)rc;
+  }
   io::close_fd(fd);
 }
 

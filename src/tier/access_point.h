@@ -26,20 +26,17 @@
 #include "tier/link.h"
 #include "tier/loop_inbox.h"
 #include "tier/loop_snapshot.h"
+#include "tier/protocols.h"
 #include "tier/uplink.h"
 #include "wire/codec.h"
 
 namespace tw::tier {
 
-// A socket the broker listens on, and the TLS its connections get (null:
-// plain TCP). The broker owns both; access points only use them.
-// What a listener's connections speak (config::kListenerProtocols).
-enum class Protocol : uint8_t { Native, Mqtt };
-Protocol protocol_named(std::string_view name);
-
+// A socket the broker listens on, what its connections speak, and the TLS
+// they get (null: plain TCP). The broker owns all three; access points only use them.
 struct ListenSocket {
   int fd = -1;
-  Protocol protocol = Protocol::Native;
+  const Protocol* protocol = nullptr;
   session::TlsContext* tls = nullptr;
   std::string name;  // "native tls://127.0.0.1:9443", for the log
 };
@@ -56,11 +53,12 @@ class AccessPoint final {
   // This access point accepts on every socket and deals connections out to `all` (itself included).
   void accept_for(const std::vector<ListenSocket>& sockets, std::vector<AccessPoint*> all);
   // Any thread: hands over an accepted connection, ready for application bytes.
-  void adopt(std::unique_ptr<session::Transport> transport, std::string peer, Protocol protocol);
-  // Any thread: the same for a connection whose session `factory` makes (a
-  // WebSocket upgrade from the HTTP thread). It counts as an open connection
-  // from here on; past max_connections it is closed at once.
-  void adopt(std::unique_ptr<session::Transport> transport, std::string peer, session::SessionFactory factory);
+  void adopt(std::unique_ptr<session::Transport> transport, std::string peer, const Protocol& protocol);
+  // Any thread: the same for a WebSocket upgrade from the HTTP thread, whose
+  // listener authenticated `user` ("" = nobody). It counts as an open
+  // connection from here on; past max_connections it is closed at once.
+  void adopt_upgrade(std::unique_ptr<session::Transport> transport, std::string peer, const Protocol& protocol,
+                     std::string user);
   // Any thread, and async-signal-safe (SIGHUP): the accepting access point
   // reloads every listener's certificate on its own thread.
   void request_tls_reload();
@@ -100,15 +98,15 @@ class AccessPoint final {
   struct Handoff {
     std::unique_ptr<session::Transport> transport;
     std::string peer;
-    Protocol protocol;
-    session::SessionFactory factory;  // set: it makes the session instead of `protocol`
+    const Protocol* protocol = nullptr;
+    std::string user;  // a WebSocket upgrade's authenticated user
   };
 
   void accept_pending(const ListenSocket& socket);
   void shed_one_connection(int listen_fd);
-  void reject(int fd, Protocol protocol);
-  void open_session(std::unique_ptr<session::Transport> transport, std::string peer, Protocol protocol,
-                    const session::SessionFactory& factory = {});
+  void reject(int fd, const Protocol& protocol);
+  void open_session(std::unique_ptr<session::Transport> transport, std::string peer, const Protocol& protocol,
+                    const std::string& user);
   // A TLS connection goes to the handshake thread first, then to `target`.
   void start_tls(int fd, std::string peer, const ListenSocket& socket, AccessPoint* target);
   void reload_tls();

@@ -2,21 +2,11 @@
 // admin's disconnect (docs/operations.md). Runs on the loop thread, from a
 // LoopInbox job.
 #include "base/clock.h"
-#include "mqtt/mqtt_session.h"
-#include "stream/stream_session.h"
 #include "tier/access_point.h"
 
 namespace tw::tier {
 
 namespace {
-
-// The protocol a connection speaks, whatever carries it (a native session
-// may run over TCP, TLS or a WebSocket; a /stream session is JSON over a WebSocket).
-const char* protocol_of(const session::Session& s) {
-  if (dynamic_cast<const mqtt::MqttSession*>(&s) != nullptr) return "mqtt";
-  if (dynamic_cast<const stream::StreamSession*>(&s) != nullptr) return "stream";
-  return "native";
-}
 
 ConnectionInfo describe(const session::Session& s, broker::Router& router, uint64_t max_output, uint64_t now_ns) {
   ConnectionInfo info;
@@ -24,7 +14,7 @@ ConnectionInfo describe(const session::Session& s, broker::Router& router, uint6
   info.client = s.client_name();
   info.peer = s.peer();
   if (s.grants() != nullptr) info.user = s.grants()->user();
-  info.protocol = protocol_of(s);
+  info.protocol = std::string(s.protocol_name());
   info.transport = std::string(s.transport_kind());
   info.subscriptions = static_cast<uint32_t>(router.subscription_count(const_cast<session::Session*>(&s)));
   const session::Session::Traffic t = s.traffic();

@@ -10,7 +10,6 @@
 #include "io/socket.h"
 #include "auth/authority.h"
 #include "http/server.h"
-#include "mqtt/mqtt_session.h"
 #include "tier/access_point.h"
 #include "broker/provider_loads.h"
 #include "tier/gateway.h"
@@ -165,6 +164,8 @@ struct Broker::Impl {
 
   config::BrokerConfig config;
   broker::RouterLimits limits;
+  // Before the access points: their sessions point into it, so it goes after them.
+  Protocols protocols = builtin_protocols();
   std::atomic<uint32_t> open_connections{0};
   std::unique_ptr<cache::ChannelDirectory> directory;
   broker::ProviderLoads provider_loads;  // shared by the gateways, so they balance providers as one
@@ -184,13 +185,6 @@ struct Broker::Impl {
   std::atomic<bool> stop_gateways{false};
   std::unique_ptr<auth::Authority> authority;  // when auth_file is set
   http::Routes routes;                         // what the HTTP listeners answer (serve())
-  struct WebSocketPath {
-    std::string path;
-    std::string subprotocol;
-    websocket::Framing framing;
-    session::UpgradeFactory factory;
-  };
-  std::vector<WebSocketPath> websockets;       // serve_websocket(), and /mqtt
   std::atomic<size_t> next_upgrade{0};         // round-robin over the access points
   std::unique_ptr<http::Server> http;          // when an HTTP listener is bound
 };
@@ -274,10 +268,9 @@ void Broker::reload_auth() {
 
 void Broker::serve(http::Routes routes) { impl_->routes = std::move(routes); }
 
-void Broker::serve_websocket(std::string path, std::string subprotocol, websocket::Framing framing,
-                             session::UpgradeFactory factory) {
-  impl_->websockets.push_back({std::move(path), std::move(subprotocol), framing, std::move(factory)});
-}
+Status Broker::add_protocol(Protocol protocol) { return impl_->protocols.add(std::move(protocol)); }
+
+const Protocols& Broker::protocols() const { return impl_->protocols; }
 
 namespace {
 
@@ -302,36 +295,43 @@ void Broker::start_http(const std::vector<http::ListenSocket>& sockets) {
   Impl& s = *impl_;
   s.http = std::make_unique<http::Server>(http_settings_for(s.config), s.routes, s.authority.get());
   for (const http::ListenSocket& socket : sockets) s.http->add_listener(socket);
-  // MQTT over WebSocket (docs/mqtt.md): the same MqttSession, over a websocket::Transport.
-  std::vector<Impl::WebSocketPath> paths = {{"/mqtt", "mqtt", websocket::Framing::BinaryStream,
-                                             [](session::Session::Env env, std::unique_ptr<session::Transport> t,
-                                                std::string peer, const std::string&,
-                                                uint64_t now_ns) -> std::unique_ptr<session::Session> {
-                                               return std::make_unique<mqtt::MqttSession>(env, std::move(t),
-                                                                                          std::move(peer), now_ns);
-                                             }}};
-  paths.insert(paths.end(), s.websockets.begin(), s.websockets.end());  // a later one for the same path wins
-  for (Impl::WebSocketPath& p : paths) {
+  // Protocols served over WebSocket too (MQTT on /mqtt, the browser stream on /stream): the same sessions over a
+  // websocket::Transport.
+  for (const auto& entry : s.protocols.all()) {
+    if (!entry->websocket) continue;
+    const Protocol& protocol = *entry;
     http::WebSocketRoute route;
-    route.subprotocol = p.subprotocol;
-    route.framing = p.framing;
-    route.adopt = [&s, factory = p.factory](std::unique_ptr<session::Transport> transport, const http::Request& request) {
+    route.subprotocol = protocol.websocket->subprotocol;
+    route.framing = protocol.websocket->framing;
+    route.adopt = [&s, &protocol](std::unique_ptr<session::Transport> transport, const http::Request& request) {
       AccessPoint& target = *s.access_points[s.next_upgrade.fetch_add(1) % s.access_points.size()];
-      target.adopt(std::move(transport), request.peer,
-                   [factory, user = request.user](session::Session::Env env, std::unique_ptr<session::Transport> t,
-                                                  std::string peer, uint64_t now_ns) {
-                     return factory(env, std::move(t), std::move(peer), user, now_ns);
-                   });
+      target.adopt_upgrade(std::move(transport), request.peer, protocol, request.user);
     };
-    s.http->add_websocket(p.path, std::move(route));
+    s.http->add_websocket(protocol.websocket->path, std::move(route));
   }
+}
+
+// Every listener speaks a protocol of the table (or is the HTTP listener).
+Status Broker::check_protocols(const std::vector<config::Listener>& listeners) const {
+  for (const config::Listener& listener : listeners) {
+    const Protocol* p = impl_->protocols.find(listener.protocol);
+    if (listener.protocol == "http" || (p != nullptr && p->listens)) continue;
+    std::string known = "http";
+    for (std::string_view name : impl_->protocols.names()) {
+      if (impl_->protocols.find(name)->listens) known += ", " + std::string(name);
+    }
+    return Error{"listener " + listener.address + ": protocol '" + listener.protocol + "' is not one of " + known};
+  }
+  return Ok{};
 }
 
 Status Broker::listen() {
   if (auto status = start_auth(); !status) return status;
   std::vector<ListenSocket> sockets;
   std::vector<http::ListenSocket> http_sockets;
-  for (const config::Listener& listener : config::effective_listeners(impl_->config)) {
+  const std::vector<config::Listener> listeners = config::effective_listeners(impl_->config);
+  if (auto status = check_protocols(listeners); !status) return status;
+  for (const config::Listener& listener : listeners) {
     Impl::Bound b;
     b.listener = listener;
     if (auto status = bind_listener(listener, b.fd, b.port, b.tls); !status) {
@@ -346,7 +346,7 @@ Status Broker::listen() {
     if (listener.protocol == "http") {
       http_sockets.push_back({b.fd, b.tls.get(), listener.describe(b.port)});
     } else {
-      sockets.push_back({b.fd, protocol_named(listener.protocol), b.tls.get(), listener.describe(b.port)});
+      sockets.push_back({b.fd, impl_->protocols.find(listener.protocol), b.tls.get(), listener.describe(b.port)});
     }
     impl_->bound.push_back(std::move(b));
   }

@@ -19,6 +19,7 @@
 #include "session/session.h"
 #include "websocket/transport.h"
 #include "tier/loop_snapshot.h"
+#include "tier/protocols.h"
 
 namespace tw::auth {
 class Authority;
@@ -44,13 +45,11 @@ class Broker {
   // Before listen(): what the HTTP listeners answer (src/http; /healthz,
   // the admin API, metrics). A broker with no HTTP listener ignores them.
   void serve(http::Routes routes);
-  // Before listen(): a WebSocket path of the HTTP listeners. An upgrade on
-  // `path` offering `subprotocol` ("" = none required) becomes a session
-  // made by `factory` on a loop (round-robin over the access points), over a
-  // websocket::Transport with `framing`. The broker itself serves /mqtt
-  // (subprotocol mqtt, MqttSession over BinaryStream).
-  void serve_websocket(std::string path, std::string subprotocol, websocket::Framing framing,
-                       session::UpgradeFactory factory);
+  // Before listen(): one more protocol for the table (tier/protocols.h; the
+  // broker starts with builtin_protocols()). Its [[listener]]s and its
+  // WebSocket path then serve it; refused when its name or an encoder slot is taken.
+  Status add_protocol(Protocol protocol);
+  const Protocols& protocols() const;
 
   // Binds every listener (config::effective_listeners) and loads their TLS
   // certificates; a one-line error when an address is in use or invalid, or
@@ -93,6 +92,7 @@ class Broker {
 
  private:
   Status start_auth();
+  Status check_protocols(const std::vector<config::Listener>& listeners) const;
   void start_http(const std::vector<http::ListenSocket>& sockets);
   struct Impl;
   std::unique_ptr<Impl> impl_;

@@ -23,7 +23,7 @@ std::string client_id() { return ::testing::UnitTest::GetInstance()->current_tes
 ClientKey id(const std::string& user = "") { return {user, client_id()}; }
 
 TEST(ClientRegistry, AWaitingSuccessorGetsTheSessionHandedOver) {
-  auto& r = ClientRegistry::instance();
+  ClientRegistry r;
   std::atomic<bool> old_flag{false}, new_flag{false};
   EXPECT_FALSE(r.claim(id(), &old_flag));
   EXPECT_TRUE(r.claim(id(), &new_flag, true));
@@ -40,7 +40,7 @@ TEST(ClientRegistry, AWaitingSuccessorGetsTheSessionHandedOver) {
 }
 
 TEST(ClientRegistry, ASessionThatEndsWithItsConnectionHandsOverNothing) {
-  auto& r = ClientRegistry::instance();
+  ClientRegistry r;
   std::atomic<bool> old_flag{false}, new_flag{false};
   r.claim(id(), &old_flag);
   r.claim(id(), &new_flag, true);
@@ -52,7 +52,7 @@ TEST(ClientRegistry, ASessionThatEndsWithItsConnectionHandsOverNothing) {
 }
 
 TEST(ClientRegistry, ACleanSuccessorDropsTheOldSession) {
-  auto& r = ClientRegistry::instance();
+  ClientRegistry r;
   std::atomic<bool> old_flag{false}, new_flag{false};
   r.claim(id(), &old_flag);
   r.claim(id(), &new_flag, false);  // Clean Start 1
@@ -63,7 +63,7 @@ TEST(ClientRegistry, ACleanSuccessorDropsTheOldSession) {
 }
 
 TEST(ClientRegistry, ASessionHandedOverToASuccessorTakenOverInTurnGoesToTheNewest) {
-  auto& r = ClientRegistry::instance();
+  ClientRegistry r;
   std::atomic<bool> a{false}, b{false}, c{false};
   r.claim(id(), &a);
   r.claim(id(), &b, true);
@@ -79,7 +79,7 @@ TEST(ClientRegistry, ASessionHandedOverToASuccessorTakenOverInTurnGoesToTheNewes
 }
 
 TEST(ClientRegistry, AHandoverAfterTheSuccessorLeftIsStoredAsAnEndedSession) {
-  auto& r = ClientRegistry::instance();
+  ClientRegistry r;
   std::atomic<bool> old_flag{false}, new_flag{false};
   r.claim(id(), &old_flag);
   r.claim(id(), &new_flag, true);
@@ -91,7 +91,7 @@ TEST(ClientRegistry, AHandoverAfterTheSuccessorLeftIsStoredAsAnEndedSession) {
 }
 
 TEST(ClientRegistry, ASuccessorThatStoppedWaitingGetsNothingLater) {
-  auto& r = ClientRegistry::instance();
+  ClientRegistry r;
   std::atomic<bool> old_flag{false}, new_flag{false};
   r.claim(id(), &old_flag);
   r.claim(id(), &new_flag, true);
@@ -103,7 +103,7 @@ TEST(ClientRegistry, ASuccessorThatStoppedWaitingGetsNothingLater) {
 }
 
 TEST(ClientRegistry, AnotherUsersClaimOfTheSameClientIdTakesNothingOver) {
-  auto& r = ClientRegistry::instance();
+  ClientRegistry r;
   std::atomic<bool> alice{false}, bob{false};
   EXPECT_FALSE(r.claim(id("alice"), &alice));
   EXPECT_FALSE(r.claim(id("bob"), &bob, true)) << "bob's session is another one";
@@ -116,7 +116,7 @@ TEST(ClientRegistry, AnotherUsersClaimOfTheSameClientIdTakesNothingOver) {
 }
 
 TEST(ClientRegistry, AStoredSessionIsOnlyItsUsersToResume) {
-  auto& r = ClientRegistry::instance();
+  ClientRegistry r;
   ASSERT_TRUE(r.store(id("alice"), with_filter("secret/#"), 0));
   EXPECT_FALSE(r.take(id("bob"), 0).has_value());
   EXPECT_FALSE(r.take(id(), 0).has_value()) << "anonymous is another user";
@@ -126,7 +126,7 @@ TEST(ClientRegistry, AStoredSessionIsOnlyItsUsersToResume) {
 }
 
 TEST(ClientRegistry, AHandoverGoesOnlyToTheSameUsersSuccessor) {
-  auto& r = ClientRegistry::instance();
+  ClientRegistry r;
   std::atomic<bool> alice{false}, bob{false}, alice_again{false};
   r.claim(id("alice"), &alice);
   r.claim(id("bob"), &bob, true);
@@ -143,7 +143,7 @@ TEST(ClientRegistry, AHandoverGoesOnlyToTheSameUsersSuccessor) {
 }
 
 TEST(ClientRegistry, KeysThatConcatenateAlikeAreDifferentUsers) {
-  auto& r = ClientRegistry::instance();
+  ClientRegistry r;
   ASSERT_TRUE(r.store({"ab", "c"}, with_filter("x"), 0));
   EXPECT_FALSE(r.take({"a", "bc"}, 0).has_value());
   EXPECT_TRUE(r.take({"ab", "c"}, 0).has_value());

@@ -48,17 +48,22 @@ struct MqttHarness {
   broker::Counters counters;
   broker::RouterLimits limits;
   broker::Router router;
+  // The broker's MQTT state (client ids, stored sessions, shared groups): its
+  // own, or another harness's when the two stand for connections to one broker.
+  ServerState own_server;
+  ServerState& server;
   session::LoopState loop{64u << 20};
   std::unique_ptr<MqttSession> session;
   int peer = -1;
 
-  explicit MqttHarness(broker::RouterLimits router_limits = {}) : limits(router_limits), router(limits, fanout) {
+  explicit MqttHarness(broker::RouterLimits router_limits = {}, ServerState* same_broker_as = nullptr)
+      : limits(router_limits), router(limits, fanout), server(same_broker_as ? *same_broker_as : own_server) {
     int fds[2];
     EXPECT_EQ(::socketpair(AF_UNIX, SOCK_STREAM, 0, fds), 0);
     ::fcntl(fds[0], F_SETFL, O_NONBLOCK);
     ::fcntl(fds[1], F_SETFL, O_NONBLOCK);
     peer = fds[1];
-    session = std::make_unique<MqttSession>(MqttSession::Env{config, reactor, router, fanout, counters, loop},
+    session = std::make_unique<MqttSession>(MqttSession::Env{config, reactor, router, fanout, counters, loop}, server,
                                             std::make_unique<session::TcpTransport>(fds[0]), "test", 0);
     EXPECT_TRUE(reactor.add(fds[0], EPOLLIN, session.get()));
   }

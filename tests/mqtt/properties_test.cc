@@ -94,9 +94,10 @@ TEST(MqttProperties, AnExpiredLastValueIsNotSentAsTheRetainedMessageNorLive) {
 }
 
 TEST(MqttProperties, AQos1MessageWhoseExpiryPassedIsNotResentAndTheOthersCarryWhatIsLeft) {
+  ServerState broker;  // the harnesses are connections to one broker
   const Bytes expiry_60s = {5, 0x11, 0, 0, 0, 60};
   {
-    MqttHarness h;
+    MqttHarness h({}, &broker);
     h.connect(expiry_60s, "expiring");
     h.subscribe("e/#", 1);
     publish_with(h, "e/short", "gone", forwarded(monotonic_ns() + 30'000'000));
@@ -107,7 +108,7 @@ TEST(MqttProperties, AQos1MessageWhoseExpiryPassedIsNotResentAndTheOthersCarryWh
     h.session->finish();  // neither acknowledged
   }
   ::usleep(60'000);  // the first one's expiry passes while the session is stored
-  MqttHarness back;
+  MqttHarness back({}, &broker);
   auto again = back.connect(expiry_60s, "expiring", 0x00);
   ASSERT_GE(again.size(), 1u);
   EXPECT_EQ(again[0].first, 0x3A);  // PUBLISH, DUP, QoS 1

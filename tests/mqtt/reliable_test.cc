@@ -86,10 +86,11 @@ TEST(MqttReliable, AFullWindowUnderTheDisconnectPolicyClosesAsASlowConsumer) {
 }
 
 TEST(MqttReliable, UnacknowledgedMessagesAreRedeliveredWithDupWhenTheSessionResumes) {
+  ServerState broker;  // the harnesses are connections to one broker
   const Bytes expiry_60s = {5, 0x11, 0, 0, 0, 60};
   uint16_t unacked = 0, released = 0;
   {
-    MqttHarness h;
+    MqttHarness h({}, &broker);
     h.connect(expiry_60s, "redeliver");
     h.subscribe("r/#", 2);
     h.publish("r/a", "first");
@@ -101,7 +102,7 @@ TEST(MqttReliable, UnacknowledgedMessagesAreRedeliveredWithDupWhenTheSessionResu
     ASSERT_EQ(h.send(ack(kPubrec, released)).size(), 1u);  // PUBREL sent, PUBCOMP not yet
     h.session->finish();
   }
-  MqttHarness back;
+  MqttHarness back({}, &broker);
   bool present = false;
   auto again = back.connect(expiry_60s, "redeliver", 0x00, &present);
   EXPECT_TRUE(present);

@@ -174,15 +174,16 @@ TEST(MqttSession, KeepAliveTimesOutAtOneAndAHalfTimesWithDisconnect0x8D) {
 }
 
 TEST(MqttSession, ASessionWithAnExpiryIsResumedWithItsSubscriptionsAndRetainedImages) {
+  ServerState broker;  // the harnesses are connections to one broker
   const Bytes expiry_60s = {5, 0x11, 0, 0, 0, 60};
   {
-    MqttHarness h;
+    MqttHarness h({}, &broker);
     h.connect(expiry_60s, "resume");
     h.subscribe("s/#");
     h.publish("s/x", "while connected");
     h.session->finish();  // the connection ends; the session is kept
   }
-  MqttHarness back;
+  MqttHarness back({}, &broker);
   back.publish("s/x", "while away");
   bool present = false;
   auto images = back.connect(expiry_60s, "resume", 0x00, &present);  // Clean Start 0
@@ -194,7 +195,7 @@ TEST(MqttSession, ASessionWithAnExpiryIsResumedWithItsSubscriptionsAndRetainedIm
   ASSERT_EQ(back.turn().size(), 1u);
   back.session->finish();
 
-  MqttHarness fresh;
+  MqttHarness fresh({}, &broker);
   fresh.connect(expiry_60s, "resume", 0x02, &present);  // Clean Start discards it
   EXPECT_FALSE(present);
   fresh.publish("s/x", "not subscribed");
@@ -210,8 +211,23 @@ TEST(MqttSession, AnIdleConnectionIsNotVisitedEveryTick) {
   EXPECT_LE(h.session->tick_due_ns(), now + MqttSession::kTakeoverPollNs);
 }
 
+// No MQTT state is process-wide (mqtt/server_state.h): a client id in use at one broker is free at another.
+TEST(MqttSession, TwoBrokersInOneProcessShareNoClientIds) {
+  MqttHarness at_one, at_other;  // each with its own ServerState
+  at_one.connect({0}, "same");
+  at_other.connect({0}, "same");
+  const uint64_t now = monotonic_ns();
+  at_one.session->on_tick(now);
+  at_other.session->on_tick(now);
+  EXPECT_FALSE(at_one.session->closing());
+  EXPECT_FALSE(at_other.session->closing());
+}
+
 TEST(MqttSession, ANewConnectionWithTheSameClientIdTakesOver) {
-  MqttHarness first, second, other;
+  ServerState broker;  // the harnesses are connections to one broker
+  MqttHarness first({}, &broker);
+  MqttHarness second({}, &broker);
+  MqttHarness other({}, &broker);
   first.connect({0}, "same");
   other.connect({0}, "different");
   second.connect({0}, "same");

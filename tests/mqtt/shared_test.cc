@@ -14,7 +14,9 @@ namespace {
 using namespace testing;
 
 TEST(MqttShared, EachChannelReachesOneMemberAndEveryMemberGetsSome) {
-  MqttHarness a, b;
+  ServerState broker;  // the harnesses are connections to one broker
+  MqttHarness a({}, &broker);
+  MqttHarness b({}, &broker);
   a.connect({0}, "a");
   b.connect({0}, "b");
   a.publish("s/retained", "old");

@@ -1,0 +1,20 @@
+// ServerState: what the MQTT sessions of one broker share across its loop
+// threads: who holds each client identifier, the sessions kept between
+// connections (client_registry.h), and the shared subscription groups
+// (shared_groups.h). The broker owns one and hands it to every MqttSession
+// it makes (tier/protocols.cc); nothing about MQTT is process-wide, so two
+// brokers in one process (tests, a cascade) never see each other's clients.
+// This is where a durable session store would plug in (docs/ARCHITECTURE.md,
+// "Storage seam").
+#pragma once
+#include "mqtt/client_registry.h"
+#include "mqtt/shared_groups.h"
+
+namespace tw::mqtt {
+
+struct ServerState {
+  ClientRegistry clients;
+  SharedGroups groups;
+};
+
+}  // namespace tw::mqtt
