@@ -59,7 +59,7 @@ set(CPACK_DEBIAN_PACKAGE_SHLIBDEPS ON)
 set(CPACK_DEBIAN_PACKAGE_GENERATE_SHLIBS ON)
 set(CPACK_DEBIAN_BROKER_PACKAGE_NAME tickwire)
 set(CPACK_DEBIAN_BROKER_PACKAGE_DEPENDS "adduser")
-# `tickwire perf --transport mqtt|nats` opens these at run time (src/perf/peer_library.h);
+# `tickwire perf --transport mqtt|nats` opens these at run time (tools/perf/peer_library.h);
 # nothing else in the package needs them, so they are not dependencies.
 set(CPACK_DEBIAN_BROKER_PACKAGE_SUGGESTS "libmosquitto1, libnats3.4")
 set(CPACK_DEBIAN_BROKER_DESCRIPTION "market-data distribution broker and its command-line client

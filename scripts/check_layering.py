@@ -1,14 +1,14 @@
 #!/usr/bin/env python3
 """Fails when a module includes a module it does not depend on.
 
-A module is one library of src/ (tw_<name>, declared in src/<folder>/CMakeLists.txt
-with add_library and target_link_libraries). A file may include headers of its
+A module is one library of src/ or tools/ (tw_<name>, declared in
+<root>/<folder>/CMakeLists.txt with add_library and target_link_libraries). A file may include headers of its
 own library and of the libraries it links, directly or through them; an include
 of anything else (a module above it, a sibling it does not link) is a layering
 violation, even when the build happens to succeed because the whole src/ is on
 the include path. Run by scripts/test.sh; tests/layering checks the checker.
 
-usage: check_layering.py [SRC_DIR]   (default: src/ beside this script)
+usage: check_layering.py [ROOT...]   (default: src/ and tools/ of the repository)
 """
 import pathlib
 import re
@@ -24,11 +24,11 @@ def strip_comments(text):
     return "\n".join(line.split("#", 1)[0] for line in text.splitlines())
 
 
-def read_libraries(src):
-    """{library: (folder, {source stem}, {linked library})}, for the tw_ libraries of src/."""
+def read_libraries(roots):
+    """{library: (folder, {source stem}, {linked library})}, for the tw_ libraries under the roots."""
     libraries = {}
-    for cmake in sorted(src.rglob("CMakeLists.txt")):
-        folder = cmake.parent.relative_to(src).as_posix()
+    for root, cmake in ((r, c) for r in roots for c in sorted(r.rglob("CMakeLists.txt"))):
+        folder = cmake.parent.relative_to(root).as_posix()
         text = strip_comments(cmake.read_text())
         for name, body in ADD_LIBRARY.findall(text):
             stems = {pathlib.PurePosixPath(word).stem for word in body.split() if word.endswith(".cc")}
@@ -36,7 +36,6 @@ def read_libraries(src):
         for name, body in LINK.findall(text):
             if name in libraries:
                 libraries[name][2].update(w for w in body.split() if w.startswith("tw_"))
-    # A library whose sources come from a glob owns its folder's headers without a .cc of the same stem.
     return libraries
 
 
@@ -59,20 +58,20 @@ def owners(libraries, path):
     return exact or in_folder
 
 
-def violations(src):
-    libraries = read_libraries(src)
+def violations(roots):
+    libraries = read_libraries(roots)
     closure = {name: reachable(libraries, name) for name in libraries}
     found = []
-    for path in sorted(p for p in src.rglob("*") if p.suffix in SOURCE_SUFFIXES):
-        rel = path.relative_to(src)
+    for root, path in ((r, p) for r in roots for p in sorted(r.rglob("*")) if p.suffix in SOURCE_SUFFIXES):
+        rel = path.relative_to(root)
         mine = owners(libraries, rel)
         if not mine:
             continue
         allowed = set().union(*(closure[name] for name in mine))
         for included in INCLUDE.findall(path.read_text(errors="replace")):
             target = pathlib.PurePosixPath(included)
-            if not (src / target).exists():
-                continue  # not a header of src/ (a system or generated header)
+            if not any((r / target).exists() for r in roots):
+                continue  # not a header of the roots (a system or generated header)
             theirs = owners(libraries, target)
             if theirs and not allowed.intersection(theirs):
                 found.append(f"{rel}: includes \"{included}\" ({' or '.join(theirs)}), "
@@ -81,11 +80,12 @@ def violations(src):
 
 
 def main():
-    src = pathlib.Path(sys.argv[1] if len(sys.argv) > 1 else pathlib.Path(__file__).resolve().parent.parent / "src")
-    found = violations(src)
+    repository = pathlib.Path(__file__).resolve().parent.parent
+    roots = [pathlib.Path(a) for a in sys.argv[1:]] or [repository / "src", repository / "tools"]
+    found = violations(roots)
     for line in found:
         print(line)
-    print(f"layering: {len(found)} violation(s) in {src}")
+    print(f"layering: {len(found)} violation(s) in {', '.join(str(r) for r in roots)}")
     return 1 if found else 0
 
 

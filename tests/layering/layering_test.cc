@@ -20,8 +20,10 @@ struct Checked {
   std::string out;
 };
 
-Checked check(const fs::path& src) {
-  testing::Process checker("/usr/bin/python3", {kChecker, src.string()});
+Checked check(const std::vector<fs::path>& roots) {
+  std::vector<std::string> args = {kChecker};
+  for (const fs::path& root : roots) args.push_back(root.string());
+  testing::Process checker("/usr/bin/python3", args);
   auto status = checker.wait(60'000);
   return {status.value_or(checker.stop()), checker.out() + checker.err()};
 }
@@ -50,20 +52,20 @@ class LayeringTree : public ::testing::Test {
 };
 
 TEST(Layering, TheSourcesIncludeOnlyTheModulesTheyLink) {
-  Checked result = check(fs::path(TW_SOURCE_DIR) / "src");
+  Checked result = check({fs::path(TW_SOURCE_DIR) / "src", fs::path(TW_SOURCE_DIR) / "tools"});
   EXPECT_TRUE(result.status.clean()) << result.out;
   EXPECT_NE(result.out.find("layering: 0 violation(s)"), std::string::npos) << result.out;
 }
 
 TEST_F(LayeringTree, IncludesOfLinkedModulesDirectlyOrThroughOthersPass) {
-  Checked result = check(src_);
+  Checked result = check({src_});
   EXPECT_TRUE(result.status.clean()) << result.out;
 }
 
 TEST_F(LayeringTree, AnIncludeOfAModuleAboveFails) {
   write("low/low.cc", "#include \"low/low.h\"\n#include \"top/top.h\"\n");
   write("top/top.h", "#pragma once\n");
-  Checked result = check(src_);
+  Checked result = check({src_});
   EXPECT_EQ(result.status.code, 1) << result.out;
   EXPECT_NE(result.out.find("low/low.cc: includes \"top/top.h\" (tw_top), but tw_low does not link it"),
             std::string::npos)
@@ -73,9 +75,24 @@ TEST_F(LayeringTree, AnIncludeOfAModuleAboveFails) {
 TEST_F(LayeringTree, AHeaderIsHeldToItsLibrarysLinks) {
   write("mid/mid.h", "#pragma once\n#include \"top/top.h\"\n");
   write("top/top.h", "#pragma once\n");
-  Checked result = check(src_);
+  Checked result = check({src_});
   EXPECT_EQ(result.status.code, 1) << result.out;
   EXPECT_NE(result.out.find("mid/mid.h: includes \"top/top.h\""), std::string::npos) << result.out;
+}
+
+TEST_F(LayeringTree, AToolIsHeldToItsLinksToo) {
+  write("tools/tool/CMakeLists.txt", "add_library(tw_tool tool.cc)\ntarget_link_libraries(tw_tool PUBLIC tw_mid)\n");
+  write("tools/tool/tool.cc", "#include \"low/low.h\"\n#include \"top/top.h\"\n");
+  write("top/top.h", "#pragma once\n");
+  fs::rename(src_ / "tools", fs::temp_directory_path() / ("tw-layering-tools-" + std::to_string(::getpid())));
+  const fs::path moved = fs::temp_directory_path() / ("tw-layering-tools-" + std::to_string(::getpid()));
+  Checked result = check({src_, moved});
+  fs::remove_all(moved);
+  EXPECT_EQ(result.status.code, 1) << result.out;
+  EXPECT_NE(result.out.find("tool/tool.cc: includes \"top/top.h\" (tw_top), but tw_tool does not link it"),
+            std::string::npos)
+      << result.out;
+  EXPECT_EQ(result.out.find("low/low.h\""), std::string::npos) << "tw_tool reaches tw_low through tw_mid";
 }
 
 }  // namespace
