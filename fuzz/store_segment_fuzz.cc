@@ -17,10 +17,6 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   // On tmpfs where there is one: its fsyncs cost nothing, so the fuzzer runs inputs, not disk flushes.
   static const fs::path dir = (fs::exists("/dev/shm") ? fs::path("/dev/shm") : fs::temp_directory_path()) /
                               ("tw-store-fuzz-" + std::to_string(::getpid()));
-  static const struct Cleanup {
-    ~Cleanup() { fs::remove_all(dir); }
-  } cleanup;
-  fs::remove_all(dir);
   fs::create_directories(dir);
   std::ofstream(tw::store::Segment::log_name(dir.string(), 1), std::ios::binary)
       .write(reinterpret_cast<const char*>(data), static_cast<std::streamsize>(size));
@@ -34,5 +30,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   });
   if (!read || expected != recovery.next_seq) std::abort();
   if (!(*log)->append(0, 0, "T/x", {data, std::min<size_t>(size, 16)}) || !(*log)->sync()) std::abort();
+  log->reset();
+  fs::remove_all(dir);  // libFuzzer ends without static destructors: nothing may be left behind
   return 0;
 }
