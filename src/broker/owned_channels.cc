@@ -5,6 +5,10 @@
 
 namespace tw::broker {
 
+namespace {
+constexpr uint64_t kNsPerSecond = 1'000'000'000ull;
+}  // namespace
+
 ChannelOwner::ChannelOwner(const RouterLimits& limits, Clock clock)
     : limits_(limits), clock_(clock ? std::move(clock) : Clock(monotonic_ns)) {}
 
@@ -17,43 +21,28 @@ void OwnedChannels::name_by(cache::ChannelDirectory& directory) {
   naming_ = std::make_unique<DirectoryNaming>(directory);
 }
 
-void OwnedChannels::share_provider_loads(ProviderLoads& loads) { balance_ = std::make_unique<SharedBalance>(loads); }
-
-Outcome OwnedChannels::open(Outlet* by, std::string_view topic) {
-  Service* service = interactive_service(topic);
-  if (!service || open_exact(by, topic, *service)) return {};
-  return {wire::Code::TooManyChannels, "channel limit reached"};
+void OwnedChannels::share_provider_loads(ProviderLoads& loads) {
+  services_.balance_with(std::make_unique<SharedBalance>(loads));
 }
+
+void OwnedChannels::serve(Subscribers& subscribers) {
+  subscribers_ = &subscribers;
+  services_.serve(subscribers);
+}
+
+Outcome OwnedChannels::open(Outlet* by, std::string_view topic) { return services_.open(by, topic); }
 
 void OwnedChannels::attached(cache::Channel& ch, bool exact, bool /*new_subscriber*/) {
-  if (exact) cancel_linger(ch);
-}
-
-void OwnedChannels::cancel_linger(cache::Channel& ch) {
-  Route& r = route(ch);
-  if (r.linger_until_ns == 0) return;
-  r.linger_until_ns = 0;
-  lingering_.erase(ch.id);
+  services_.attached(ch, exact);
 }
 
 void OwnedChannels::detached(cache::Channel& ch, bool exact) {
-  Route& r = route(ch);
-  if (exact && subscribers_->exact_refs(ch) == 0 && r.interactive) {
-    if (r.provider || r.pending) {
-      r.linger_until_ns = clock_() + limits_.release_linger_ms * 1'000'000ull;
-      lingering_.insert(ch.id);
-    } else if (Service* s = interactive_service(ch.topic)) {
-      s->orphans.erase(ch.id);  // nobody waits for it any more
-    }
-  }
+  services_.detached(ch, exact);
   consider_freeing(ch);
 }
 
 void OwnedChannels::outlet_gone(Outlet* outlet) {
-  for (auto it = services_.begin(); it != services_.end(); ++it) {
-    Service& service = *it->second;
-    if (Provider* p = service.find(outlet)) lose_provider(p);
-  }
+  services_.outlet_gone(outlet);
   release_publisher(outlet);
 }
 
@@ -63,6 +52,7 @@ cache::Channel* OwnedChannels::create_channel(std::string_view topic, wire::Payl
   cache::Channel* ch = channels_.create(topic, kind, id);
   if (!ch) return nullptr;
   routes_.resize(channels_.id_limit() - 1);
+  services_.created(*ch);  // first: the patterns that attach now ask it about lingers
   subscribers_->created(*ch);
   return ch;
 }
@@ -119,20 +109,19 @@ Outcome OwnedChannels::list_channels_page(Outlet* outlet, ListingCursor& cursor,
     if (!channels_.get(id)) continue;
     cache::Channel& ch = *channels_.get(id);
     if (!service.empty() && topic::service_of(ch.topic) != service) continue;
-    const Route& r = route(ch);
     // Only live channels: an interactive one that is neither served, asked
     // for, nor wanted by an exact subscription (released, NOT_FOUND, timed
     // out) is not listed, even while a wildcard subscription still watches it.
-    if (r.interactive && !r.provider && !r.pending && subscribers_->exact_refs(ch) == 0) continue;
+    if (!services_.listed(ch)) continue;
     wire::ChannelInfo info;
     info.request_id = cursor.request_id;
     info.channel_id = ch.id;
     info.state = ch.state;
     info.subscribers = subscribers_->subscriber_count(ch);
     info.seq = ch.seq;
-    info.rate = r.rate;
+    info.rate = route(ch).rate;
     info.topic = ch.topic;
-    info.provider = r.provider ? r.provider->outlet->name() : std::string_view{};
+    info.provider = services_.provider_name(ch);
     outlet->send_channel_info(info);
   }
   cursor.done = cursor.next >= channels_.id_limit();
@@ -143,10 +132,29 @@ Outcome OwnedChannels::list_channels_page(Outlet* outlet, ListingCursor& cursor,
 Outcome OwnedChannels::close_by_admin(std::string_view topic) {
   cache::Channel* ch = channels_.find(topic);
   if (ch == nullptr) return {wire::Code::NotFound, "no such channel"};
-  detach_provider(*ch, /*send_release=*/true);  // the provider is told, as when its last subscriber leaves
-  close_channel(*ch, wire::Code::ClosedByAdmin, "closed by an administrator");
+  services_.close_by_admin(*ch);
   consider_freeing(*ch);
   return {};
+}
+
+void OwnedChannels::on_tick(uint64_t now) {
+  services_.on_tick(now);
+  if (!unused_.empty()) free_unused(now);
+  relieve_pressure();
+  if (now >= next_rate_sample_ns_) {
+    sample_rates();
+    next_rate_sample_ns_ = now + kNsPerSecond;
+  }
+}
+
+void OwnedChannels::sample_rates() {
+  for (size_t i = 0; i < routes_.size(); ++i) {
+    const cache::Channel* ch = channels_.get(static_cast<cache::ChannelId>(i + 1));
+    if (!ch) continue;
+    const uint64_t seq = ch->seq;
+    routes_[i].rate = static_cast<uint32_t>(seq - routes_[i].rate_seq);
+    routes_[i].rate_seq = seq;
+  }
 }
 
 }  // namespace tw::broker

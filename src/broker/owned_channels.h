@@ -2,18 +2,10 @@
 // router's roles"): the single-threaded broker's loop, or a gateway of a
 // tiered broker, whose subscriber side serves access points. It names
 // channels (its own table, or the shared directory), applies what publishers
-// and providers send and hands it to its Subscribers to fan out; it runs
-// interactive services (owned_providers.cc: requests, timeouts, failover,
-// lingering releases) and the channel lifecycle (owned_lifecycle.cc:
-// unused channels freed or kept with their last value, eviction), and
-// answers listings and an administrator's close.
-//
-// Interactive channels (docs/ARCHITECTURE.md has the state diagram): an
-// exact subscription to a topic of a service with providers opens the
-// channel with a REQUEST to one provider; wildcards only observe channels
-// that are open. When the last exact subscription leaves, the channel is
-// released after a linger. A provider that is lost makes its channels STALE,
-// and they are requested again from another provider.
+// send and hands it to its Subscribers to fan out, leaves interactive
+// services to its InteractiveServices, runs the channel lifecycle
+// (owned_lifecycle.cc: unused channels freed or kept with their last value,
+// eviction), and answers listings and an administrator's close.
 #pragma once
 #include <deque>
 #include <functional>
@@ -25,14 +17,14 @@
 
 #include "broker/channel_naming.h"
 #include "broker/channel_owner.h"
+#include "broker/interactive_services.h"
 #include "broker/provider_balance.h"
-#include "broker/services.h"
 #include "cache/channel_table.h"
 #include "cache/directory.h"
 
 namespace tw::broker {
 
-class OwnedChannels final : public ChannelOwner {
+class OwnedChannels final : public ChannelOwner, private ChannelKeeper {
  public:
   explicit OwnedChannels(const RouterLimits& limits, Clock clock = nullptr);
   ~OwnedChannels() override;
@@ -50,7 +42,7 @@ class OwnedChannels final : public ChannelOwner {
   // --- ChannelOwner
   cache::ChannelTable& table() override { return channels_; }
   RouterStats& stats() override { return stats_; }
-  void serve(Subscribers& subscribers) override { subscribers_ = &subscribers; }
+  void serve(Subscribers& subscribers) override;
   void interest(std::string_view, bool) override {}
   Outcome open(Outlet* by, std::string_view topic) override;
   void attached(cache::Channel& ch, bool exact, bool new_subscriber) override;
@@ -60,29 +52,31 @@ class OwnedChannels final : public ChannelOwner {
   Outcome advertise(std::string_view topic, wire::PayloadKind kind, cache::ChannelId& out, Advertiser* by) override;
   Outcome publish(cache::ChannelId id, std::span<const uint8_t> payload, bool image, fields::Checked checked,
                   const MessageOrigin& origin) override;
-  Outcome provide(Outlet* outlet, std::string_view service, std::string_view pattern) override;
-  Outcome withdraw(Outlet* outlet, std::string_view service) override;
+  Outcome provide(Outlet* outlet, std::string_view service, std::string_view pattern) override {
+    return services_.provide(outlet, service, pattern);
+  }
+  Outcome withdraw(Outlet* outlet, std::string_view service) override { return services_.withdraw(outlet, service); }
   Outcome provider_publish(Outlet* outlet, cache::ChannelId id, std::span<const uint8_t> payload, bool image,
-                           fields::Checked checked) override;
+                           fields::Checked checked) override {
+    return services_.provider_publish(outlet, id, payload, image, checked);
+  }
   Outcome provider_status(Outlet* outlet, cache::ChannelId id, wire::ChannelState state, wire::Code code,
-                          std::string_view text) override;
+                          std::string_view text) override {
+    return services_.provider_status(outlet, id, state, code, text);
+  }
   Outcome snapshot(Outlet* outlet, std::string_view topic, uint32_t request_id) override;
   Outcome list_channels_page(Outlet* outlet, ListingCursor& cursor, size_t max_visits) override;
   uint32_t listing_shards() const override { return 1; }
   Outcome close_by_admin(std::string_view topic) override;
   void on_tick(uint64_t now) override;
-  std::vector<std::pair<std::string, uint32_t>> provider_loads(std::string_view service) const override;
+  std::vector<std::pair<std::string, uint32_t>> provider_loads(std::string_view service) const override {
+    return services_.provider_loads(service);
+  }
   bool mirrors() const override { return false; }
 
  private:
   // What the owner keeps of one channel, beside the cache::Channel it describes.
   struct Route {
-    bool interactive = false;
-    Provider* provider = nullptr;  // the active provider, if any
-    bool pending = false;          // REQUEST sent, no IMAGE yet
-    uint64_t deadline_ns = 0;      // of the pending request
-    uint64_t linger_until_ns = 0;  // release time once unwatched; 0 = not lingering
-    std::vector<Outlet*> tried;    // providers that timed out on this request
     uint64_t rate_seq = 0;         // seq at the last one-second sample
     uint32_t rate = 0;             // updates in the last full second
     uint32_t publishers = 0;       // outlets that registered it (advertise with an Advertiser)
@@ -93,28 +87,13 @@ class OwnedChannels final : public ChannelOwner {
 
   Route& route(const cache::Channel& ch) { return routes_[ch.id - 1]; }
   const Route& route(const cache::Channel& ch) const { return routes_[ch.id - 1]; }
-  cache::Channel* create_channel(std::string_view topic, wire::PayloadKind kind);
-  void cancel_linger(cache::Channel& ch);
-
-  // interactive channels (owned_providers.cc)
-  Service* interactive_service(std::string_view topic);
-  void open_interactive(cache::Channel& ch, Service& service, Outlet* requester);
-  // Finds or creates the channel of an exact subscription and opens it; false at the channel limit.
-  bool open_exact(Outlet* requester, std::string_view topic, Service& service);
-  void open_waiting_subscriptions(Service& service);
-  bool request(cache::Channel& ch, Service& service);
-  Provider* choose_provider(Service& service, const cache::Channel& ch, const Route& r);
-  void detach_provider(cache::Channel& ch, bool send_release);
-  void close_channel(cache::Channel& ch, wire::Code code, std::string_view text);
-  void lose_provider(Provider* provider);
-  void expire_requests(uint64_t now);
-  void release_lingering(uint64_t now);
+  // ChannelKeeper, for the interactive services.
+  cache::Channel* create_channel(std::string_view topic, wire::PayloadKind kind) override;
+  void consider_freeing(cache::Channel& ch) override;
   void sample_rates();
-  bool owns(Outlet* outlet, const cache::Channel& ch) const;
   // Channel lifecycle (owned_lifecycle.cc): a channel nobody publishes,
   // provides or subscribes to is freed after channel_linger_ms.
   bool unused(const cache::Channel& ch) const;
-  void consider_freeing(cache::Channel& ch);
   void free_unused(uint64_t now);
   void free_channel(cache::Channel& ch);
   // Last values kept (owned_lifecycle.cc): whether an unused channel is kept
@@ -127,15 +106,12 @@ class OwnedChannels final : public ChannelOwner {
   void release_publisher(Outlet* outlet);
 
   Subscribers* subscribers_ = nullptr;  // bound by the Router before any use (serve)
+  RouterStats stats_;
   cache::ChannelTable channels_;
   std::vector<Route> routes_;  // by channel id - 1
   std::unique_ptr<ChannelNaming> naming_ = std::make_unique<LocalNaming>();
-  std::unique_ptr<ProviderBalance> balance_ = std::make_unique<LocalBalance>();
   std::function<void(cache::ChannelId)> freed_listener_ = [](cache::ChannelId) {};
-  std::unordered_map<std::string, std::unique_ptr<Service>> services_;
-  std::unordered_map<std::string, uint64_t> not_found_until_;  // topic -> expiry
-  std::unordered_set<cache::ChannelId> pending_;    // channels with a request in flight
-  std::unordered_set<cache::ChannelId> lingering_;  // interactive channels nobody watches
+  InteractiveServices services_{limits_, clock_, channels_, stats_, *this};
   // Channels that became unused, in the order they did (the linger is one
   // constant, so their free times are nearly in order; one whose linger
   // restarted is freed late, never early): at most one entry per channel.
@@ -147,7 +123,6 @@ class OwnedChannels final : public ChannelOwner {
   size_t kept_count_ = 0;  // channels kept now (kept_ may hold stale entries too)
   std::unordered_map<Outlet*, std::unordered_set<cache::ChannelId>> published_by_;  // what each publisher holds
   uint64_t next_rate_sample_ns_ = 0;
-  RouterStats stats_;
 };
 
 }  // namespace tw::broker

@@ -29,9 +29,8 @@
 namespace tw::broker {
 
 bool OwnedChannels::unused(const cache::Channel& ch) const {
-  const Route& r = route(ch);
-  if (r.publishers || subscribers_->exact_refs(ch) || subscribers_->watched(ch)) return false;
-  return !r.provider && !r.pending && r.linger_until_ns == 0;
+  if (route(ch).publishers || subscribers_->exact_refs(ch) || subscribers_->watched(ch)) return false;
+  return !services_.busy(ch);
 }
 
 void OwnedChannels::consider_freeing(cache::Channel& ch) {
@@ -67,7 +66,7 @@ void OwnedChannels::free_unused(uint64_t now) {
 
 void OwnedChannels::free_channel(cache::Channel& ch) {
   const cache::ChannelId id = ch.id;
-  if (Service* s = interactive_service(ch.topic)) s->orphans.erase(id);
+  services_.freed(ch);
   if (routes_[id - 1].kept_since_ns != 0) --kept_count_;
   routes_[id - 1] = Route{};
   subscribers_->freed(id);
@@ -77,7 +76,7 @@ void OwnedChannels::free_channel(cache::Channel& ch) {
 
 bool OwnedChannels::keeps_last_value(cache::Channel& ch) {
   const Route& r = route(ch);
-  return ch.has_data() && !r.interactive && !r.transient;
+  return ch.has_data() && !services_.interactive(ch) && !r.transient;
 }
 
 // A channel kept again (used, then left again) gets a new place at the back;

@@ -1,8 +1,9 @@
 // Interactive providers: requesting, releasing, failing over and closing
 // channels on demand (the state diagram is in docs/ARCHITECTURE.md).
+#include "broker/interactive_services.h"
+
 #include <algorithm>
 
-#include "broker/owned_channels.h"
 #include "broker/subscribers.h"
 #include "fields/field_list.h"
 
@@ -10,20 +11,85 @@ namespace tw::broker {
 
 namespace {
 constexpr uint64_t kNsPerMs = 1'000'000ull;
-constexpr uint64_t kNsPerSecond = 1'000'000'000ull;
 }  // namespace
 
-Service* OwnedChannels::interactive_service(std::string_view topic) {
+InteractiveServices::InteractiveServices(const RouterLimits& limits, const Clock& clock,
+                                         cache::ChannelTable& channels, RouterStats& stats, ChannelKeeper& keeper)
+    : limits_(limits), clock_(clock), channels_(channels), stats_(stats), keeper_(keeper) {}
+
+InteractiveServices::~InteractiveServices() = default;
+
+void InteractiveServices::created(const cache::Channel& ch) {
+  if (streams_.size() < ch.id) streams_.resize(channels_.id_limit() - 1);
+}
+
+void InteractiveServices::freed(const cache::Channel& ch) {
+  if (Service* s = interactive_service(ch.topic)) s->orphans.erase(ch.id);
+  stream(ch) = Stream{};
+}
+
+bool InteractiveServices::busy(const cache::Channel& ch) const {
+  const Stream& r = stream(ch);
+  return r.provider || r.pending || r.linger_until_ns != 0;
+}
+
+bool InteractiveServices::listed(const cache::Channel& ch) const {
+  const Stream& r = stream(ch);
+  return !r.interactive || r.provider || r.pending || subscribers_->exact_refs(ch) > 0;
+}
+
+std::string_view InteractiveServices::provider_name(const cache::Channel& ch) const {
+  const Stream& r = stream(ch);
+  return r.provider ? r.provider->outlet->name() : std::string_view{};
+}
+
+Outcome InteractiveServices::open(Outlet* by, std::string_view topic) {
+  Service* service = interactive_service(topic);
+  if (!service || open_exact(by, topic, *service)) return {};
+  return {wire::Code::TooManyChannels, "channel limit reached"};
+}
+
+void InteractiveServices::attached(cache::Channel& ch, bool exact) {
+  Stream& r = stream(ch);
+  if (!exact || r.linger_until_ns == 0) return;
+  r.linger_until_ns = 0;
+  lingering_.erase(ch.id);
+}
+
+void InteractiveServices::detached(cache::Channel& ch, bool exact) {
+  Stream& r = stream(ch);
+  if (!exact || subscribers_->exact_refs(ch) > 0 || !r.interactive) return;
+  if (r.provider || r.pending) {
+    r.linger_until_ns = clock_() + limits_.release_linger_ms * kNsPerMs;
+    lingering_.insert(ch.id);
+  } else if (Service* s = interactive_service(ch.topic)) {
+    s->orphans.erase(ch.id);  // nobody waits for it any more
+  }
+}
+
+void InteractiveServices::outlet_gone(Outlet* outlet) {
+  for (auto it = services_.begin(); it != services_.end(); ++it) {
+    Service& service = *it->second;
+    if (Provider* p = service.find(outlet)) lose_provider(p);
+  }
+}
+
+void InteractiveServices::close_by_admin(cache::Channel& ch) {
+  detach_provider(ch, /*send_release=*/true);  // the provider is told, as when its last subscriber leaves
+  close_channel(ch, wire::Code::ClosedByAdmin, "closed by an administrator");
+}
+
+Service* InteractiveServices::interactive_service(std::string_view topic) {
   auto it = services_.find(std::string(topic::service_of(topic)));
   return it == services_.end() ? nullptr : it->second.get();
 }
 
-bool OwnedChannels::owns(Outlet* outlet, const cache::Channel& ch) const {
-  const Route& r = routes_[ch.id - 1];
+bool InteractiveServices::owns(Outlet* outlet, const cache::Channel& ch) const {
+  const Stream& r = stream(ch);
   return r.provider && r.provider->outlet == outlet;
 }
 
-Outcome OwnedChannels::provide(Outlet* outlet, std::string_view service, std::string_view pattern) {
+Outcome InteractiveServices::provide(Outlet* outlet, std::string_view service, std::string_view pattern) {
   auto& slot = services_[std::string(service)];
   if (!slot) {
     slot = std::make_unique<Service>();
@@ -48,9 +114,9 @@ Outcome OwnedChannels::provide(Outlet* outlet, std::string_view service, std::st
   return {};
 }
 
-bool OwnedChannels::open_exact(Outlet* requester, std::string_view topic, Service& service) {
+bool InteractiveServices::open_exact(Outlet* requester, std::string_view topic, Service& service) {
   cache::Channel* ch = channels_.find(topic);
-  if (!ch) ch = create_channel(topic, wire::PayloadKind::FieldList);
+  if (!ch) ch = keeper_.create_channel(topic, wire::PayloadKind::FieldList);
   if (!ch) return false;
   open_interactive(*ch, service, requester);
   return true;
@@ -61,7 +127,7 @@ bool OwnedChannels::open_exact(Outlet* requester, std::string_view topic, Servic
 // provider): they are requested as soon as a provider arrives, as if they
 // had been made now. Existing channels are not touched: a broadcast channel
 // keeps its publisher, an interactive one is open or waits as an orphan.
-void OwnedChannels::open_waiting_subscriptions(Service& service) {
+void InteractiveServices::open_waiting_subscriptions(Service& service) {
   std::vector<std::pair<std::string, Outlet*>> waiting;
   subscribers_->for_each_exact_under(service.name, [&](std::string_view topic, Outlet* outlet) {
     if (!waiting.empty() && waiting.back().first == topic) return;  // one request per topic
@@ -73,7 +139,7 @@ void OwnedChannels::open_waiting_subscriptions(Service& service) {
   }
 }
 
-Outcome OwnedChannels::withdraw(Outlet* outlet, std::string_view service) {
+Outcome InteractiveServices::withdraw(Outlet* outlet, std::string_view service) {
   auto it = services_.find(std::string(service));
   Provider* p = it == services_.end() ? nullptr : it->second->find(outlet);
   if (!p) return {wire::Code::NotFound, "this connection does not provide that service"};
@@ -81,8 +147,8 @@ Outcome OwnedChannels::withdraw(Outlet* outlet, std::string_view service) {
   return {};
 }
 
-void OwnedChannels::open_interactive(cache::Channel& ch, Service& service, Outlet* requester) {
-  Route& r = route(ch);
+void InteractiveServices::open_interactive(cache::Channel& ch, Service& service, Outlet* requester) {
+  Stream& r = stream(ch);
   r.interactive = true;
   if (r.provider || r.pending || service.orphans.count(ch.id)) return;  // open, or waiting for a provider
   auto nf = not_found_until_.find(ch.topic);
@@ -98,8 +164,8 @@ void OwnedChannels::open_interactive(cache::Channel& ch, Service& service, Outle
   }
 }
 
-bool OwnedChannels::request(cache::Channel& ch, Service& service) {
-  Route& r = route(ch);
+bool InteractiveServices::request(cache::Channel& ch, Service& service) {
+  Stream& r = stream(ch);
   Provider* p = choose_provider(service, ch, r);
   if (!p) return false;
   p->channels.insert(ch.id);
@@ -114,7 +180,7 @@ bool OwnedChannels::request(cache::Channel& ch, Service& service) {
   return true;
 }
 
-Provider* OwnedChannels::choose_provider(Service& service, const cache::Channel& ch, const Route& r) {
+Provider* InteractiveServices::choose_provider(Service& service, const cache::Channel& ch, const Stream& r) {
   auto eligible = [&](const Provider& p) {
     return p.can_serve(ch.topic) && std::find(r.tried.begin(), r.tried.end(), p.outlet) == r.tried.end();
   };
@@ -132,8 +198,8 @@ Provider* OwnedChannels::choose_provider(Service& service, const cache::Channel&
   return best;
 }
 
-void OwnedChannels::detach_provider(cache::Channel& ch, bool send_release) {
-  Route& r = route(ch);
+void InteractiveServices::detach_provider(cache::Channel& ch, bool send_release) {
+  Stream& r = stream(ch);
   if (r.provider) {
     r.provider->channels.erase(ch.id);
     balance_->note_load(*r.provider);
@@ -156,13 +222,13 @@ void OwnedChannels::detach_provider(cache::Channel& ch, bool send_release) {
 
 // The channel's stream is over: subscribers get CLOSED, exact subscriptions
 // to it end, the cache is dropped (Subscribers::end_streams).
-void OwnedChannels::close_channel(cache::Channel& ch, wire::Code code, std::string_view text) {
+void InteractiveServices::close_channel(cache::Channel& ch, wire::Code code, std::string_view text) {
   detach_provider(ch, false);
   if (Service* s = interactive_service(ch.topic)) s->orphans.erase(ch.id);
   subscribers_->end_streams(ch, code, text);
 }
 
-void OwnedChannels::lose_provider(Provider* provider) {
+void InteractiveServices::lose_provider(Provider* provider) {
   Service& service = *services_.at(provider->service);
   std::vector<cache::ChannelId> served(provider->channels.begin(), provider->channels.end());
   std::sort(served.begin(), served.end());
@@ -173,7 +239,7 @@ void OwnedChannels::lose_provider(Provider* provider) {
     if (subscribers_->exact_refs(ch) == 0) {
       ch.clear_image();
       subscribers_->reset_delayed(ch);
-      consider_freeing(ch);
+      keeper_.consider_freeing(ch);
       continue;
     }
     ++stats_.failovers;
@@ -182,14 +248,14 @@ void OwnedChannels::lose_provider(Provider* provider) {
   }
 }
 
-Outcome OwnedChannels::provider_publish(Outlet* outlet, cache::ChannelId id, std::span<const uint8_t> payload, bool image,
+Outcome InteractiveServices::provider_publish(Outlet* outlet, cache::ChannelId id, std::span<const uint8_t> payload, bool image,
                                  fields::Checked checked) {
   cache::Channel* ch = channels_.get(id);
   if (!ch || !owns(outlet, *ch)) {
     ++stats_.stray_provider_messages;
     return {wire::Code::NotFound, "message for a channel this provider was not asked for"};
   }
-  Route& r = route(*ch);
+  Stream& r = stream(*ch);
   if (r.pending && !image) {
     ++stats_.stray_provider_messages;
     return {wire::Code::NotFound, "UPDATE before the IMAGE of a requested channel"};
@@ -210,7 +276,7 @@ Outcome OwnedChannels::provider_publish(Outlet* outlet, cache::ChannelId id, std
   return {};
 }
 
-Outcome OwnedChannels::provider_status(Outlet* outlet, cache::ChannelId id, wire::ChannelState state, wire::Code code,
+Outcome InteractiveServices::provider_status(Outlet* outlet, cache::ChannelId id, wire::ChannelState state, wire::Code code,
                                 std::string_view text) {
   cache::Channel* ch = channels_.get(id);
   if (!ch || !owns(outlet, *ch)) {
@@ -228,15 +294,15 @@ Outcome OwnedChannels::provider_status(Outlet* outlet, cache::ChannelId id, wire
   return {};
 }
 
-void OwnedChannels::expire_requests(uint64_t now) {
+void InteractiveServices::expire_requests(uint64_t now) {
   std::vector<cache::ChannelId> due;
   for (cache::ChannelId id : pending_) {
-    if (routes_[id - 1].deadline_ns <= now) due.push_back(id);
+    if (streams_[id - 1].deadline_ns <= now) due.push_back(id);
   }
   std::sort(due.begin(), due.end());
   for (cache::ChannelId id : due) {
     cache::Channel& ch = *channels_.get(id);
-    Route& r = route(ch);
+    Stream& r = stream(ch);
     ++stats_.request_timeouts;
     Provider* slow = r.provider;
     slow->channels.erase(id);
@@ -257,10 +323,10 @@ void OwnedChannels::expire_requests(uint64_t now) {
   }
 }
 
-void OwnedChannels::release_lingering(uint64_t now) {
+void InteractiveServices::release_lingering(uint64_t now) {
   std::vector<cache::ChannelId> due;
   for (cache::ChannelId id : lingering_) {
-    if (routes_[id - 1].linger_until_ns <= now) due.push_back(id);
+    if (streams_[id - 1].linger_until_ns <= now) due.push_back(id);
   }
   for (cache::ChannelId id : due) {
     cache::Channel& ch = *channels_.get(id);
@@ -269,35 +335,19 @@ void OwnedChannels::release_lingering(uint64_t now) {
     ch.clear_image();
     subscribers_->forget_images(ch);
     subscribers_->reset_delayed(ch);
-    consider_freeing(ch);
+    keeper_.consider_freeing(ch);
   }
 }
 
-void OwnedChannels::sample_rates() {
-  for (size_t i = 0; i < routes_.size(); ++i) {
-    const cache::Channel* ch = channels_.get(static_cast<cache::ChannelId>(i + 1));
-    if (!ch) continue;
-    const uint64_t seq = ch->seq;
-    routes_[i].rate = static_cast<uint32_t>(seq - routes_[i].rate_seq);
-    routes_[i].rate_seq = seq;
-  }
-}
-
-void OwnedChannels::on_tick(uint64_t now) {
+void InteractiveServices::on_tick(uint64_t now) {
   if (!pending_.empty()) expire_requests(now);
   if (!lingering_.empty()) release_lingering(now);
-  if (!unused_.empty()) free_unused(now);
-  relieve_pressure();
   for (auto it = not_found_until_.begin(); it != not_found_until_.end();) {
     it = it->second <= now ? not_found_until_.erase(it) : std::next(it);
   }
-  if (now >= next_rate_sample_ns_) {
-    sample_rates();
-    next_rate_sample_ns_ = now + kNsPerSecond;
-  }
 }
 
-std::vector<std::pair<std::string, uint32_t>> OwnedChannels::provider_loads(std::string_view service) const {
+std::vector<std::pair<std::string, uint32_t>> InteractiveServices::provider_loads(std::string_view service) const {
   std::vector<std::pair<std::string, uint32_t>> loads;
   auto it = services_.find(std::string(service));
   if (it == services_.end()) return loads;
