@@ -49,7 +49,7 @@ struct MessageOrigin {
   uint32_t access_point = 0;
   bool retain = false;  // MQTT PUBLISH with RETAIN 1
   // MQTT PUBLISH with RETAIN 0: the channel's last value while the channel is
-  // used, not one to keep once nobody is (router_lifecycle.cc).
+  // used, not one to keep once nobody is (owned_lifecycle.cc).
   bool transient = false;
   // The message's properties for MQTT 5 subscribers (the "forwarded" string
   // of mqtt/codec.h, opaque here; empty: none). A view, valid during the

@@ -1,4 +1,4 @@
-// The router's view of interactive providers (private to src/broker).
+// The owner's view of interactive providers (private to src/broker).
 // A Service is a first topic level with the providers that serve it; a
 // Provider is one outlet serving one service, optionally limited to a pattern.
 #pragma once
@@ -8,11 +8,13 @@
 #include <unordered_set>
 #include <vector>
 
-#include "broker/router.h"
+#include "broker/outlet.h"
+#include "cache/channel.h"
+#include "topic/topic.h"
 
 namespace tw::broker {
 
-struct Router::Provider {
+struct Provider {
   Outlet* outlet = nullptr;
   std::string service;
   std::string pattern;                          // "" = every topic of the service
@@ -22,7 +24,7 @@ struct Router::Provider {
   bool can_serve(std::string_view topic) const { return pattern.empty() || topic::matches(pattern, topic); }
 };
 
-struct Router::Service {
+struct Service {
   std::string name;
   std::vector<std::unique_ptr<Provider>> providers;
   size_t next_round_robin = 0;

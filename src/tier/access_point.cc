@@ -42,7 +42,7 @@ void AccessPoint::attach_gateways(cache::ChannelDirectory& directory, std::vecto
                                   std::vector<Waker*> wakers) {
   pending_origins_.resize(links.size());
   uplink_ = std::make_unique<Uplink>(directory, std::move(links), std::move(wakers));
-  router_.attach_upstream(uplink_.get());
+  mirror_ = &router_.attach_upstream(uplink_.get());
 }
 
 void AccessPoint::accept_for(const std::vector<ListenSocket>& sockets, std::vector<AccessPoint*> all) {

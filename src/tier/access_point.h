@@ -18,6 +18,7 @@
 #include "broker/counters.h"
 #include "broker/fanout.h"
 #include "session/session.h"
+#include "broker/mirrored_channels.h"
 #include "broker/router.h"
 #include "config/config.h"
 #include "reactor/reactor.h"
@@ -139,6 +140,7 @@ class AccessPoint final {
   Waker waker_{reactor_};
   broker::Fanout fanout_;
   broker::Router router_;
+  broker::MirroredChannels* mirror_ = nullptr;  // tiered: the router's owner, which the gateways' records feed
   broker::Counters counters_;
   session::LoopState loop_;
   std::unique_ptr<Uplink> uplink_;

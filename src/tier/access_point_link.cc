@@ -53,7 +53,7 @@ void AccessPoint::hold_origin(uint32_t gateway, const Record& r) {
 
 void AccessPoint::handle(uint32_t gateway, const Record& r) {
   if (r.op == Op::Stream) return handle_stream(gateway, r.bytes);
-  if (r.op == Op::Forget) return router_.mirror_forget(r.id);
+  if (r.op == Op::Forget) return mirror_->forget(r.id);
   if (r.op == Op::Origin) return hold_origin(gateway, r);
   session::Session* session = session_of(r.token);
   if (!session) return;  // it closed while the gateway answered
@@ -81,27 +81,27 @@ void AccessPoint::handle_stream_frame(uint32_t gateway, const wire::Frame& frame
   switch (frame.type) {
     case wire::MsgType::Channel: {
       wire::ChannelIntro m;
-      if (wire::decode(frame, m)) router_.mirror_channel(m.channel_id, m.topic, m.kind);
+      if (wire::decode(frame, m)) mirror_->channel(m.channel_id, m.topic, m.kind);
       return;
     }
     case wire::MsgType::Image: {
       wire::Image m;
       if (wire::decode(frame, m)) {
-        router_.mirror_message(m.channel_id, m.seq, m.payload, bytes, true, m.request_id == kPriorImage,
-                               take_origin(gateway));
+        mirror_->message(m.channel_id, m.seq, m.payload, bytes, true, m.request_id == kPriorImage,
+                         take_origin(gateway));
       }
       return;
     }
     case wire::MsgType::Update: {
       wire::Update m;
       if (wire::decode(frame, m)) {
-        router_.mirror_message(m.channel_id, m.seq, m.payload, bytes, false, false, take_origin(gateway));
+        mirror_->message(m.channel_id, m.seq, m.payload, bytes, false, false, take_origin(gateway));
       }
       return;
     }
     case wire::MsgType::Status: {
       wire::StatusMsg m;
-      if (wire::decode(frame, m)) router_.mirror_status(m.channel_id, m.state, m.code, m.text);
+      if (wire::decode(frame, m)) mirror_->status(m.channel_id, m.state, m.code, m.text);
       return;
     }
     default: return;

@@ -191,9 +191,11 @@ class RemoteOutlet final : public broker::Outlet {
 // the stand-ins of its connections.
 class Gateway::Port {
  public:
-  Port(Link& link, Waker& waker, broker::Router& router, broker::Fanout& fanout, size_t index)
+  Port(Link& link, Waker& waker, broker::Router& router, broker::OwnedChannels& channels, broker::Fanout& fanout,
+       size_t index)
       : link_(link),
         router_(router),
+        channels_(channels),
         fanout_(fanout),
         shared_{link.to_access_point, waker, fanout, {}},
         stream_(shared_, 0, "access-point-" + std::to_string(index)) {
@@ -253,6 +255,7 @@ class Gateway::Port {
 
   Link& link_;
   broker::Router& router_;
+  broker::OwnedChannels& channels_;  // the router's owner: publisher holds released elsewhere
   broker::Fanout& fanout_;
   RemoteOutlet::Shared shared_;
   RemoteOutlet stream_;
@@ -307,7 +310,7 @@ void Gateway::Port::handle(const Record& r) {
     }
     case Op::OutletGone: forget(r.token); return;
     case Op::SubscriberCount: router_.set_weight(&stream_, r.id, r.arg); return;
-    case Op::Unheld: router_.channel_unheld(r.id); return;
+    case Op::Unheld: channels_.channel_unheld(r.id); return;
     case Op::Settle: stream_.settled(r); return;
     default: TW_WARN("gateway: unexpected link record %u", static_cast<unsigned>(r.op)); return;
   }
@@ -324,18 +327,19 @@ broker::RouterLimits gateway_limits(broker::RouterLimits limits) {
 Gateway::Gateway(const config::BrokerConfig& config, broker::RouterLimits limits, cache::ChannelDirectory& directory,
                  size_t congested_backlog)
     : fanout_(std::max<size_t>(kArenaBytes, 2ull * config.limits.max_frame + 4096)),
-      router_(gateway_limits(limits), fanout_),
+      channels_(gateway_limits(limits)),
+      router_(fanout_, channels_),
       congested_backlog_(congested_backlog) {
-  router_.attach_directory(&directory);
+  channels_.name_by(directory);
 }
 
 Gateway::~Gateway() = default;
 
 void Gateway::connect(std::vector<Link*> links, std::vector<Waker*> wakers) {
   for (size_t i = 0; i < links.size(); ++i) {
-    ports_.push_back(std::make_unique<Port>(*links[i], *wakers[i], router_, fanout_, i));
+    ports_.push_back(std::make_unique<Port>(*links[i], *wakers[i], router_, channels_, fanout_, i));
   }
-  router_.on_channel_freed([this](cache::ChannelId id) {
+  channels_.on_channel_freed([this](cache::ChannelId id) {
     for (auto& port : ports_) port->forget_channel(id);
   });
 }

@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "broker/fanout.h"
+#include "broker/owned_channels.h"
 #include "broker/router.h"
 #include "cache/directory.h"
 #include "config/config.h"
@@ -32,7 +33,7 @@ class Gateway {
   void run(const std::atomic<bool>& stop);
   Waker& waker() { return waker_; }
   // Before run(): the provider loads all gateways of the broker share (broker/provider_loads.h).
-  void share_provider_loads(broker::ProviderLoads& loads) { router_.share_provider_loads(&loads); }
+  void share_provider_loads(broker::ProviderLoads& loads) { channels_.share_provider_loads(loads); }
   // Any thread: the counts as of the loop's last tick (or its end); a gateway has no connection counters.
   LoopSnapshot snapshot() const { return published_.read(); }
   // Administration (src/admin): jobs run on this loop's tick; router() only from such a job.
@@ -52,6 +53,7 @@ class Gateway {
   reactor::Reactor reactor_;
   Waker waker_{reactor_};
   broker::Fanout fanout_;
+  broker::OwnedChannels channels_;  // this shard's, named by the shared directory
   broker::Router router_;
   std::vector<std::unique_ptr<Port>> ports_;
   size_t congested_backlog_;

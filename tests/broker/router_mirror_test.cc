@@ -12,6 +12,7 @@
 #include "broker/fanout.h"
 #include "broker/payloads.h"
 #include "broker/recording_outlet.h"
+#include "broker/mirrored_channels.h"
 #include "broker/router.h"
 #include "broker/upstream.h"
 #include "wire/codec.h"
@@ -164,12 +165,12 @@ GatewayFrame gateway_frame(cache::ChannelId id, uint64_t seq, const std::vector<
 
 class RouterMirrorTest : public ::testing::Test {
  protected:
-  RouterMirrorTest() { router.attach_upstream(&upstream); }
+  RouterMirrorTest() : mirror(router.attach_upstream(&upstream)) {}
 
   // The owning gateway sends one message of the channel: bid (field 22) = value.
   void gateway_sends(cache::ChannelId id, uint64_t seq, int64_t bid, bool image) {
     GatewayFrame f = gateway_frame(id, seq, int_field(22, bid), image);
-    router.mirror_message(id, seq, f.payload, f.bytes, image);
+    mirror.message(id, seq, f.payload, f.bytes, image);
   }
   std::vector<std::pair<std::string, uint64_t>> stream(const RecordingOutlet& o) const {
     std::vector<std::pair<std::string, uint64_t>> out;
@@ -182,6 +183,7 @@ class RouterMirrorTest : public ::testing::Test {
   Fanout fanout{1 << 20};
   RecordingUpstream upstream;
   Router router{RouterLimits{}, fanout, [this] { return now; }};
+  MirroredChannels& mirror;  // what the gateways' records feed
   RecordingOutlet a{fanout, "a"}, b{fanout, "b"}, c{fanout, "c"};
 };
 
@@ -226,7 +228,7 @@ TEST_F(RouterMirrorTest, RemoveOutletDropsItsPatternsInterestAndTellsTheUpstream
 
 TEST_F(RouterMirrorTest, SubscribersGetTheGatewaysImageAndSeqs) {
   ASSERT_TRUE(router.subscribe(&a, "NYSE/>").ok());
-  router.mirror_channel(7, "NYSE/EQ/IBM", wire::PayloadKind::FieldList);
+  mirror.channel(7, "NYSE/EQ/IBM", wire::PayloadKind::FieldList);
   EXPECT_TRUE(a.events.empty());  // no data yet
   gateway_sends(7, 41, 100, true);
   gateway_sends(7, 42, 101, false);
@@ -250,19 +252,19 @@ TEST_F(RouterMirrorTest, SubscribersGetTheGatewaysImageAndSeqs) {
 TEST_F(RouterMirrorTest, TheGatewaysFrameIsDeliveredAsIs) {
   FrameProbe probe;
   ASSERT_TRUE(router.subscribe(&probe, "NYSE/>").ok());
-  router.mirror_channel(3, "NYSE/EQ/IBM", wire::PayloadKind::FieldList);
+  mirror.channel(3, "NYSE/EQ/IBM", wire::PayloadKind::FieldList);
   gateway_sends(3, 10, 1, true);
   ASSERT_EQ(probe.images, (std::vector<uint64_t>{10}));
   EXPECT_TRUE(probe.seen.empty());  // the stream image was its first message
   GatewayFrame update = gateway_frame(3, 11, int_field(22, 2), false);
-  router.mirror_message(3, 11, update.payload, update.bytes, false);
+  mirror.message(3, 11, update.payload, update.bytes, false);
   ASSERT_EQ(probe.seen.size(), 1u);
   EXPECT_EQ(probe.seen[0].frame_data, update.bytes.data());  // zero copy: the gateway's bytes
   EXPECT_EQ(probe.seen[0].frame_size, update.bytes.size());
   EXPECT_EQ(probe.seen[0].channel_seq, 11u);
   EXPECT_FALSE(probe.seen[0].image);
   GatewayFrame refresh = gateway_frame(3, 12, int_field(22, 3), true);
-  router.mirror_message(3, 12, refresh.payload, refresh.bytes, true);
+  mirror.message(3, 12, refresh.payload, refresh.bytes, true);
   ASSERT_EQ(probe.seen.size(), 2u);
   EXPECT_EQ(probe.seen[1].frame_data, refresh.bytes.data());
   EXPECT_TRUE(probe.seen[1].image);
@@ -271,7 +273,7 @@ TEST_F(RouterMirrorTest, TheGatewaysFrameIsDeliveredAsIs) {
 
 TEST_F(RouterMirrorTest, AnUpdateBeforeAnyImageIsIgnored) {
   ASSERT_TRUE(router.subscribe(&a, "NYSE/EQ/IBM").ok());
-  router.mirror_channel(2, "NYSE/EQ/IBM", wire::PayloadKind::FieldList);
+  mirror.channel(2, "NYSE/EQ/IBM", wire::PayloadKind::FieldList);
   gateway_sends(2, 5, 100, false);
   EXPECT_TRUE(a.events.empty());
   EXPECT_FALSE(router.channel(2)->has_data());
@@ -283,7 +285,7 @@ TEST_F(RouterMirrorTest, AnUpdateBeforeAnyImageIsIgnored) {
 }
 
 TEST_F(RouterMirrorTest, MessagesForAChannelNobodyHereReceivesAreIgnored) {
-  router.mirror_channel(4, "LSE/EQ/VOD", wire::PayloadKind::FieldList);
+  mirror.channel(4, "LSE/EQ/VOD", wire::PayloadKind::FieldList);
   gateway_sends(4, 9, 100, true);
   EXPECT_FALSE(router.channel(4)->has_data());
   EXPECT_EQ(router.stats().publishes, 0u);
@@ -298,7 +300,7 @@ TEST_F(RouterMirrorTest, MessagesForAChannelNobodyHereReceivesAreIgnored) {
 TEST_F(RouterMirrorTest, TheCopyIsForgottenWhenTheLastSubscriberLeaves) {
   ASSERT_TRUE(router.subscribe(&a, "NYSE/>").ok());
   ASSERT_TRUE(router.subscribe(&b, "NYSE/EQ/IBM").ok());
-  router.mirror_channel(1, "NYSE/EQ/IBM", wire::PayloadKind::FieldList);
+  mirror.channel(1, "NYSE/EQ/IBM", wire::PayloadKind::FieldList);
   gateway_sends(1, 10, 100, true);
   gateway_sends(1, 11, 101, false);
   ASSERT_TRUE(router.unsubscribe(&b, "NYSE/EQ/IBM").ok());
@@ -320,9 +322,9 @@ TEST_F(RouterMirrorTest, TheCopyIsForgottenWhenTheLastSubscriberLeaves) {
 // and a STALE status only if the channel is still stale).
 TEST_F(RouterMirrorTest, TheForgottenCopyKeepsNoStaleState) {
   ASSERT_TRUE(router.subscribe(&a, "X/Y").ok());
-  router.mirror_channel(2, "X/Y", wire::PayloadKind::FieldList);
+  mirror.channel(2, "X/Y", wire::PayloadKind::FieldList);
   gateway_sends(2, 5, 1, true);
-  router.mirror_status(2, wire::ChannelState::Stale, wire::Code::ProviderLost, "provider lost");
+  mirror.status(2, wire::ChannelState::Stale, wire::Code::ProviderLost, "provider lost");
   ASSERT_TRUE(router.unsubscribe(&a, "X/Y").ok());  // copy forgotten; the gateway recovers meanwhile
   ASSERT_TRUE(router.subscribe(&b, "X/Y").ok());
   EXPECT_TRUE(b.events.empty()) << "first event: " << b.events.front().kind;
@@ -333,7 +335,7 @@ TEST_F(RouterMirrorTest, TheForgottenCopyKeepsNoStaleState) {
 }
 
 TEST_F(RouterMirrorTest, SubscribersChangedReportsTheLiveCount) {
-  router.mirror_channel(3, "X/Y", wire::PayloadKind::FieldList);
+  mirror.channel(3, "X/Y", wire::PayloadKind::FieldList);
   ASSERT_TRUE(router.subscribe(&a, "X/>").ok());
   EXPECT_EQ(upstream.last_count(3), 1);
   ASSERT_TRUE(router.subscribe(&b, "X/Y").ok());
@@ -346,7 +348,7 @@ TEST_F(RouterMirrorTest, SubscribersChangedReportsTheLiveCount) {
   EXPECT_EQ(upstream.last_count(3), 1);
   // A channel that appears later counts the subscribers it already has.
   ASSERT_TRUE(router.subscribe(&c, "X/>").ok());
-  router.mirror_channel(8, "X/Z", wire::PayloadKind::FieldList);
+  mirror.channel(8, "X/Z", wire::PayloadKind::FieldList);
   EXPECT_EQ(upstream.last_count(8), 1);
   router.remove_outlet(&b);
   EXPECT_EQ(upstream.last_count(3), 1);
@@ -358,9 +360,9 @@ TEST_F(RouterMirrorTest, SubscribersChangedReportsTheLiveCount) {
 TEST_F(RouterMirrorTest, StaleFansOutToEverySubscriber) {
   ASSERT_TRUE(router.subscribe(&a, "X/Y").ok());
   ASSERT_TRUE(router.subscribe(&b, "X/>").ok());
-  router.mirror_channel(2, "X/Y", wire::PayloadKind::FieldList);
+  mirror.channel(2, "X/Y", wire::PayloadKind::FieldList);
   gateway_sends(2, 5, 1, true);
-  router.mirror_status(2, wire::ChannelState::Stale, wire::Code::ProviderLost, "provider lost");
+  mirror.status(2, wire::ChannelState::Stale, wire::Code::ProviderLost, "provider lost");
   for (RecordingOutlet* o : {&a, &b}) {
     const Event* st = o->last("status");
     ASSERT_NE(st, nullptr);
@@ -374,7 +376,7 @@ TEST_F(RouterMirrorTest, StaleFansOutToEverySubscriber) {
   ASSERT_EQ(c.events.size(), 2u);
   EXPECT_EQ(c.events[0].kind, "image");
   EXPECT_EQ(c.events[1].state, wire::ChannelState::Stale);
-  router.mirror_status(2, wire::ChannelState::Ok, wire::Code::Ok, "");
+  mirror.status(2, wire::ChannelState::Ok, wire::Code::Ok, "");
   EXPECT_EQ(a.last("status")->state, wire::ChannelState::Ok);
   EXPECT_EQ(router.channel(2)->state, wire::ChannelState::Ok);
 }
@@ -382,9 +384,9 @@ TEST_F(RouterMirrorTest, StaleFansOutToEverySubscriber) {
 TEST_F(RouterMirrorTest, ClosedEndsExactSubscriptionsAndKeepsWildcards) {
   ASSERT_TRUE(router.subscribe(&a, "X/Y").ok());
   ASSERT_TRUE(router.subscribe(&b, "X/>").ok());
-  router.mirror_channel(2, "X/Y", wire::PayloadKind::FieldList);
+  mirror.channel(2, "X/Y", wire::PayloadKind::FieldList);
   gateway_sends(2, 5, 1, true);
-  router.mirror_status(2, wire::ChannelState::Closed, wire::Code::NotFound, "no such item");
+  mirror.status(2, wire::ChannelState::Closed, wire::Code::NotFound, "no such item");
   for (RecordingOutlet* o : {&a, &b}) {
     const Event* st = o->last("status");
     ASSERT_NE(st, nullptr);
@@ -411,7 +413,7 @@ TEST_F(RouterMirrorTest, ClosedEndsExactSubscriptionsAndKeepsWildcards) {
 
 TEST_F(RouterMirrorTest, SnapshotOfAHeldChannelIsAnsweredLocally) {
   ASSERT_TRUE(router.subscribe(&a, "X/Y").ok());
-  router.mirror_channel(2, "X/Y", wire::PayloadKind::FieldList);
+  mirror.channel(2, "X/Y", wire::PayloadKind::FieldList);
   gateway_sends(2, 5, 1, true);
   Outcome local = router.snapshot(&c, "X/Y", 77);
   EXPECT_TRUE(local.ok());
@@ -423,7 +425,7 @@ TEST_F(RouterMirrorTest, SnapshotOfAHeldChannelIsAnsweredLocally) {
 }
 
 TEST_F(RouterMirrorTest, SnapshotWithoutDataHereGoesUpstream) {
-  router.mirror_channel(2, "X/Y", wire::PayloadKind::FieldList);  // known, no data
+  mirror.channel(2, "X/Y", wire::PayloadKind::FieldList);  // known, no data
   Outcome known = router.snapshot(&c, "X/Y", 78);
   EXPECT_TRUE(known.ok());
   EXPECT_TRUE(known.pending);
@@ -444,7 +446,7 @@ TEST_F(RouterMirrorTest, SnapshotWithoutDataHereGoesUpstream) {
 
 TEST_F(RouterMirrorTest, ListChannelsGoesUpstream) {
   ASSERT_TRUE(router.subscribe(&a, "X/>").ok());
-  router.mirror_channel(2, "X/Y", wire::PayloadKind::FieldList);
+  mirror.channel(2, "X/Y", wire::PayloadKind::FieldList);
   gateway_sends(2, 5, 1, true);
   Outcome listed = router.list_channels(&c, "X", 12);
   EXPECT_TRUE(listed.ok());
@@ -533,7 +535,7 @@ TEST_F(RouterMirrorTest, DelayedSubscriptionsRecordWhatTheGatewaySends) {
   };
   ASSERT_TRUE(router.subscribe(&a, "X/Y", SlowPolicy::Default, 0, 1'000).ok());
   EXPECT_EQ(upstream.interests(), (std::vector<std::string>{"+X/Y"}));
-  router.mirror_channel(4, "X/Y", wire::PayloadKind::FieldList);
+  mirror.channel(4, "X/Y", wire::PayloadKind::FieldList);
   EXPECT_EQ(router.delayed_stream_count(), 1u);
   gateway_sends(4, 49, 99, false);  // before the IMAGE: not recorded
   const uint64_t t0 = now;
@@ -564,7 +566,7 @@ TEST_F(RouterMirrorTest, DelayedAndLiveSubscribersShareTheCopy) {
   ASSERT_TRUE(router.subscribe(&a, "X/>", SlowPolicy::Default, 0, 1'000).ok());
   ASSERT_TRUE(router.subscribe(&b, "X/>").ok());
   EXPECT_EQ(upstream.interests(), (std::vector<std::string>{"+X/>"}));
-  router.mirror_channel(4, "X/Y", wire::PayloadKind::FieldList);
+  mirror.channel(4, "X/Y", wire::PayloadKind::FieldList);
   EXPECT_EQ(upstream.last_count(4), 2);  // live and delayed subscribers: what LIST_CHANNELS shows
   gateway_sends(4, 50, 100, true);
   EXPECT_EQ(stream(b), (Stream{{"image", 50}}));

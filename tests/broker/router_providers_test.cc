@@ -12,6 +12,7 @@
 #include "broker/payloads.h"
 #include "broker/provider_loads.h"
 #include "broker/recording_outlet.h"
+#include "broker/owned_channels.h"
 #include "broker/router.h"
 #include "fields/field_list.h"
 
@@ -291,9 +292,10 @@ TEST(SharedProviderLoads, RoutersOfOneBrokerBalanceAsOne) {
   Fanout fanout{1 << 20};
   ProviderLoads loads;
   RouterLimits limits;
-  Router a(limits, fanout), b(limits, fanout);
-  a.share_provider_loads(&loads);
-  b.share_provider_loads(&loads);
+  OwnedChannels owned_a(limits), owned_b(limits);  // two gateways' channels
+  owned_a.share_provider_loads(loads);
+  owned_b.share_provider_loads(loads);
+  Router a(fanout, owned_a), b(fanout, owned_b);
   RecordingOutlet a1{fanout, "p1"}, a2{fanout, "p2"}, b1{fanout, "p1"}, b2{fanout, "p2"};
   RecordingOutlet sa{fanout, "s"}, sb{fanout, "s"};
   a1.key = b1.key = 1;  // the same two connections, as each gateway sees them
@@ -320,9 +322,10 @@ TEST(SharedProviderLoads, RoundRobinIsOneRotationOverAllRouters) {
   ProviderLoads loads;
   RouterLimits limits;
   limits.balance = Balance::RoundRobin;
-  Router a(limits, fanout), b(limits, fanout);
-  a.share_provider_loads(&loads);
-  b.share_provider_loads(&loads);
+  OwnedChannels owned_a(limits), owned_b(limits);  // two gateways' channels
+  owned_a.share_provider_loads(loads);
+  owned_b.share_provider_loads(loads);
+  Router a(fanout, owned_a), b(fanout, owned_b);
   RecordingOutlet a1{fanout, "p1"}, a2{fanout, "p2"}, b1{fanout, "p1"}, b2{fanout, "p2"};
   RecordingOutlet sa{fanout, "s"}, sb{fanout, "s"};
   a1.key = b1.key = 1;

@@ -1,12 +1,11 @@
 // Entitlement changes of a connected outlet (an auth reload): docs/security.md, "Revocation".
 #include <algorithm>
 
-#include "broker/router.h"
+#include "broker/subscribers.h"
 
 namespace tw::broker {
 
-void Router::reentitle(Outlet* outlet, const EntitledFn& before) {
-  owner_.check("Router");
+void Subscribers::reentitle(Outlet* outlet, const EntitledFn& before) {
   auto it = patterns_by_outlet_.find(outlet);
   if (it == patterns_by_outlet_.end()) return;
   std::vector<std::string> revoked_exact;
@@ -31,18 +30,18 @@ void Router::reentitle(Outlet* outlet, const EntitledFn& before) {
     mine.erase(pos);
     patterns_.erase(pattern, ref);
     if (cache::Channel* ch = channels_.find(pattern)) revoke_ref(*ch, ref);
-    if (upstream_) drop_interest(pattern);
+    owner_.interest(pattern, false);
   }
   if (auto mine = patterns_by_outlet_.find(outlet); mine != patterns_by_outlet_.end() && mine->second.empty()) {
     patterns_by_outlet_.erase(mine);
   }
 }
 
-void Router::revoke_ref(cache::Channel& ch, const PatternRef& ref) {
-  std::vector<Entry>* list = &route(ch).subscribers;
+void Subscribers::revoke_ref(cache::Channel& ch, const PatternRef& ref) {
+  std::vector<Entry>* list = &watch(ch).subscribers;
   const cache::Channel* shown = &ch;
   if (ref.delay_ms != 0) {
-    auto& delayed = route(ch).delayed;
+    auto& delayed = watch(ch).delayed;
     auto d = std::find_if(delayed.begin(), delayed.end(), [&](const DelayedStream* s) { return s->delay_ms == ref.delay_ms; });
     if (d != delayed.end()) {
       list = &(*d)->subscribers;

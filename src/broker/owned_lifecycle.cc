@@ -17,32 +17,31 @@
 // use. Ids are not reused: a connection's channel ids stay valid for its
 // life (docs/protocol.md), and a freed id costs the table one empty slot.
 //
-// The router that owns a channel frees it: the single-threaded broker's, or
-// the gateway's in a tiered broker, which also asks the shared directory
-// whether a publisher on an access point holds the name, and tells the access
+// The owner of a channel frees it: the single-threaded broker's loop, or the
+// gateway in a tiered broker, whose naming (the shared directory) says whether
+// a publisher on an access point holds the name, and which tells the access
 // points (on_channel_freed) so that their mirrors drop their copies.
 #include <algorithm>
 
-#include "broker/router.h"
-#include "broker/services.h"
+#include "broker/owned_channels.h"
+#include "broker/subscribers.h"
 
 namespace tw::broker {
 
-bool Router::unused(const cache::Channel& ch) const {
-  const Route& r = routes_[ch.id - 1];
-  if (r.publishers || r.exact_refs || !r.subscribers.empty() || !r.delayed.empty()) return false;
-  return !r.provider && !r.pending && r.linger_until_ns == 0;
+bool OwnedChannels::unused(const cache::Channel& ch) const {
+  if (route(ch).publishers || subscribers_->exact_refs(ch) || subscribers_->watched(ch)) return false;
+  return !services_.busy(ch);
 }
 
-void Router::consider_freeing(cache::Channel& ch) {
-  if (upstream_ || !unused(ch)) return;
+void OwnedChannels::consider_freeing(cache::Channel& ch) {
+  if (!unused(ch)) return;
   Route& r = route(ch);
   const bool queued = r.free_at_ns != 0;
   r.free_at_ns = clock_() + limits_.channel_linger_ms * 1'000'000ull;
   if (!queued) unused_.emplace_back(r.free_at_ns, ch.id);
 }
 
-void Router::free_unused(uint64_t now) {
+void OwnedChannels::free_unused(uint64_t now) {
   while (!unused_.empty() && unused_.front().first <= now) {
     const cache::ChannelId id = unused_.front().second;
     unused_.pop_front();
@@ -56,7 +55,7 @@ void Router::free_unused(uint64_t now) {
     } else if (keeps_last_value(*ch)) {
       r.free_at_ns = 0;
       keep(*ch, now);
-    } else if (directory_ && !directory_->forget_if_unheld(ch->topic, id)) {
+    } else if (!naming_->forget_if_unheld(ch->topic, id)) {
       r.free_at_ns = 0;  // a publisher holds it on an access point: Op::Unheld brings it back here
     } else {
       free_channel(*ch);
@@ -65,23 +64,24 @@ void Router::free_unused(uint64_t now) {
   }
 }
 
-void Router::free_channel(cache::Channel& ch) {
+void OwnedChannels::free_channel(cache::Channel& ch) {
   const cache::ChannelId id = ch.id;
-  if (Service* s = interactive_service(ch.topic)) s->orphans.erase(id);
+  services_.freed(ch);
   if (routes_[id - 1].kept_since_ns != 0) --kept_count_;
   routes_[id - 1] = Route{};
+  subscribers_->freed(id);
   channels_.erase(id);
-  if (on_freed_) on_freed_(id);
+  freed_listener_(id);
 }
 
-bool Router::keeps_last_value(cache::Channel& ch) {
+bool OwnedChannels::keeps_last_value(cache::Channel& ch) {
   const Route& r = route(ch);
-  return ch.has_data() && !r.interactive && !r.transient;
+  return ch.has_data() && !services_.interactive(ch) && !r.transient;
 }
 
 // A channel kept again (used, then left again) gets a new place at the back;
 // its older entry in kept_ is stale from now on.
-void Router::keep(cache::Channel& ch, uint64_t now) {
+void OwnedChannels::keep(cache::Channel& ch, uint64_t now) {
   Route& r = route(ch);
   if (r.kept_since_ns != 0) --kept_count_;
   r.kept_since_ns = now == 0 ? 1 : now;
@@ -97,14 +97,14 @@ void Router::keep(cache::Channel& ch, uint64_t now) {
 
 // Frees up to `count` of the oldest kept channels that are still unused;
 // the number freed. A kept channel found in use again is simply not kept any more.
-size_t Router::evict_kept(size_t count) {
+size_t OwnedChannels::evict_kept(size_t count) {
   size_t evicted = 0;
   while (evicted < count && !kept_.empty()) {
     const auto [since, id] = kept_.front();
     kept_.pop_front();
     cache::Channel* ch = channels_.get(id);
     if (!ch || route(*ch).kept_since_ns != since) continue;  // stale
-    if (!unused(*ch) || (directory_ && !directory_->forget_if_unheld(ch->topic, id))) {
+    if (!unused(*ch) || !naming_->forget_if_unheld(ch->topic, id)) {
       route(*ch).kept_since_ns = 0;
       --kept_count_;
       continue;
@@ -119,37 +119,25 @@ size_t Router::evict_kept(size_t count) {
 // Keeps max_channels / 64 (at least one) free for new channels while kept
 // ones could make room: in a tiered broker each gateway evicts its share of
 // what is over, from its own kept channels.
-void Router::relieve_pressure() {
+void OwnedChannels::relieve_pressure() {
   if (kept_count_ == 0) return;
   const size_t limit = limits_.max_channels;
   const size_t headroom = std::max<size_t>(1, limit / 64);
-  const size_t named = directory_ ? directory_->size() : channels_.size();
+  const size_t named = naming_->named(channels_);
   if (named + headroom <= limit) return;
-  const size_t owners = directory_ ? directory_->gateways() : 1;
+  const size_t owners = naming_->owners();
   evict_kept((named + headroom - limit + owners - 1) / owners);
 }
 
-void Router::channel_unheld(cache::ChannelId id) {
-  owner_.check("Router");
+void OwnedChannels::channel_unheld(cache::ChannelId id) {
   if (cache::Channel* ch = channels_.get(id)) consider_freeing(*ch);
 }
 
-// Normally nobody here receives it any more (the gateway freed it because no
-// access point subscribed). A subscription that raced the free keeps its
-// entries: the copy stays, inert, and the topic's next channel comes under a new id.
-void Router::mirror_forget(cache::ChannelId id) {
-  owner_.check("Router");
-  cache::Channel* ch = channels_.get(id);
-  if (!ch || !route(*ch).subscribers.empty() || !route(*ch).delayed.empty()) return;
-  routes_[id - 1] = Route{};
-  channels_.erase(id);
-}
-
-void Router::hold_publisher(Outlet* outlet, cache::Channel& ch) {
+void OwnedChannels::hold_publisher(Outlet* outlet, cache::Channel& ch) {
   if (published_by_[outlet].insert(ch.id).second) ++route(ch).publishers;
 }
 
-void Router::release_publisher(Outlet* outlet) {
+void OwnedChannels::release_publisher(Outlet* outlet) {
   auto it = published_by_.find(outlet);
   if (it == published_by_.end()) return;
   const std::unordered_set<cache::ChannelId> held = std::move(it->second);

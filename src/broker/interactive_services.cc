@@ -1,40 +1,95 @@
 // Interactive providers: requesting, releasing, failing over and closing
 // channels on demand (the state diagram is in docs/ARCHITECTURE.md).
+#include "broker/interactive_services.h"
+
 #include <algorithm>
 
-#include "broker/provider_loads.h"
-#include "broker/router.h"
-#include "broker/services.h"
+#include "broker/subscribers.h"
 #include "fields/field_list.h"
 
 namespace tw::broker {
 
 namespace {
 constexpr uint64_t kNsPerMs = 1'000'000ull;
-constexpr uint64_t kNsPerSecond = 1'000'000'000ull;
 }  // namespace
 
-Router::Service* Router::interactive_service(std::string_view topic) {
+InteractiveServices::InteractiveServices(const RouterLimits& limits, const Clock& clock,
+                                         cache::ChannelTable& channels, RouterStats& stats, ChannelKeeper& keeper)
+    : limits_(limits), clock_(clock), channels_(channels), stats_(stats), keeper_(keeper) {}
+
+InteractiveServices::~InteractiveServices() = default;
+
+void InteractiveServices::created(const cache::Channel& ch) {
+  if (streams_.size() < ch.id) streams_.resize(channels_.id_limit() - 1);
+}
+
+void InteractiveServices::freed(const cache::Channel& ch) {
+  if (Service* s = interactive_service(ch.topic)) s->orphans.erase(ch.id);
+  stream(ch) = Stream{};
+}
+
+bool InteractiveServices::busy(const cache::Channel& ch) const {
+  const Stream& r = stream(ch);
+  return r.provider || r.pending || r.linger_until_ns != 0;
+}
+
+bool InteractiveServices::listed(const cache::Channel& ch) const {
+  const Stream& r = stream(ch);
+  return !r.interactive || r.provider || r.pending || subscribers_->exact_refs(ch) > 0;
+}
+
+std::string_view InteractiveServices::provider_name(const cache::Channel& ch) const {
+  const Stream& r = stream(ch);
+  return r.provider ? r.provider->outlet->name() : std::string_view{};
+}
+
+Outcome InteractiveServices::open(Outlet* by, std::string_view topic) {
+  Service* service = interactive_service(topic);
+  if (!service || open_exact(by, topic, *service)) return {};
+  return {wire::Code::TooManyChannels, "channel limit reached"};
+}
+
+void InteractiveServices::attached(cache::Channel& ch, bool exact) {
+  Stream& r = stream(ch);
+  if (!exact || r.linger_until_ns == 0) return;
+  r.linger_until_ns = 0;
+  lingering_.erase(ch.id);
+}
+
+void InteractiveServices::detached(cache::Channel& ch, bool exact) {
+  Stream& r = stream(ch);
+  if (!exact || subscribers_->exact_refs(ch) > 0 || !r.interactive) return;
+  if (r.provider || r.pending) {
+    r.linger_until_ns = clock_() + limits_.release_linger_ms * kNsPerMs;
+    lingering_.insert(ch.id);
+  } else if (Service* s = interactive_service(ch.topic)) {
+    s->orphans.erase(ch.id);  // nobody waits for it any more
+  }
+}
+
+void InteractiveServices::outlet_gone(Outlet* outlet) {
+  for (auto it = services_.begin(); it != services_.end(); ++it) {
+    Service& service = *it->second;
+    if (Provider* p = service.find(outlet)) lose_provider(p);
+  }
+}
+
+void InteractiveServices::close_by_admin(cache::Channel& ch) {
+  detach_provider(ch, /*send_release=*/true);  // the provider is told, as when its last subscriber leaves
+  close_channel(ch, wire::Code::ClosedByAdmin, "closed by an administrator");
+}
+
+Service* InteractiveServices::interactive_service(std::string_view topic) {
   auto it = services_.find(std::string(topic::service_of(topic)));
   return it == services_.end() ? nullptr : it->second.get();
 }
 
-bool Router::owns(Outlet* outlet, const cache::Channel& ch) const {
-  const Route& r = routes_[ch.id - 1];
+bool InteractiveServices::owns(Outlet* outlet, const cache::Channel& ch) const {
+  const Stream& r = stream(ch);
   return r.provider && r.provider->outlet == outlet;
 }
 
-Outcome Router::provide(Outlet* outlet, std::string_view service, std::string_view pattern) {
-  owner_.check("Router");
-  if (service.find('/') != std::string_view::npos ||
-      topic::validate_topic(service, limits_.topic) != topic::Error::Ok) {
-    return {wire::Code::InvalidTopic, "a service is one valid topic level"};
-  }
-  if (!pattern.empty() && (topic::validate_pattern(pattern, limits_.topic) != topic::Error::Ok ||
-                           topic::service_of(pattern) != service)) {
-    return {wire::Code::InvalidTopic, "the pattern must be valid and start with the service"};
-  }
-  if (upstream_) return upstream_->provide(outlet, service, pattern);
+Outcome InteractiveServices::provide(Outlet* outlet, std::string_view service, std::string_view pattern) {
   auto& slot = services_[std::string(service)];
   if (!slot) {
     slot = std::make_unique<Service>();
@@ -53,15 +108,15 @@ Outcome Router::provide(Outlet* outlet, std::string_view service, std::string_vi
   std::vector<cache::ChannelId> waiting(s.orphans.begin(), s.orphans.end());
   for (cache::ChannelId id : waiting) {
     cache::Channel& ch = *channels_.get(id);
-    if (route(ch).exact_refs > 0) request(ch, s);
+    if (subscribers_->exact_refs(ch) > 0) request(ch, s);
   }
   open_waiting_subscriptions(s);
   return {};
 }
 
-bool Router::open_exact(Outlet* requester, std::string_view topic, Service& service) {
+bool InteractiveServices::open_exact(Outlet* requester, std::string_view topic, Service& service) {
   cache::Channel* ch = channels_.find(topic);
-  if (!ch) ch = create_channel(topic, wire::PayloadKind::FieldList);
+  if (!ch) ch = keeper_.create_channel(topic, wire::PayloadKind::FieldList);
   if (!ch) return false;
   open_interactive(*ch, service, requester);
   return true;
@@ -72,11 +127,11 @@ bool Router::open_exact(Outlet* requester, std::string_view topic, Service& serv
 // provider): they are requested as soon as a provider arrives, as if they
 // had been made now. Existing channels are not touched: a broadcast channel
 // keeps its publisher, an interactive one is open or waits as an orphan.
-void Router::open_waiting_subscriptions(Service& service) {
+void InteractiveServices::open_waiting_subscriptions(Service& service) {
   std::vector<std::pair<std::string, Outlet*>> waiting;
-  patterns_.for_each_exact_under(service.name, [&](std::string_view topic, const PatternRef& ref) {
+  subscribers_->for_each_exact_under(service.name, [&](std::string_view topic, Outlet* outlet) {
     if (!waiting.empty() && waiting.back().first == topic) return;  // one request per topic
-    if (!channels_.find(topic)) waiting.emplace_back(std::string(topic), ref.outlet);
+    if (!channels_.find(topic)) waiting.emplace_back(std::string(topic), outlet);
   });
   for (const auto& [topic, outlet] : waiting) {
     // At the channel limit the rest keep waiting, for the next provider to arrive.
@@ -84,9 +139,7 @@ void Router::open_waiting_subscriptions(Service& service) {
   }
 }
 
-Outcome Router::withdraw(Outlet* outlet, std::string_view service) {
-  owner_.check("Router");
-  if (upstream_) return upstream_->withdraw(outlet, service);
+Outcome InteractiveServices::withdraw(Outlet* outlet, std::string_view service) {
   auto it = services_.find(std::string(service));
   Provider* p = it == services_.end() ? nullptr : it->second->find(outlet);
   if (!p) return {wire::Code::NotFound, "this connection does not provide that service"};
@@ -94,29 +147,29 @@ Outcome Router::withdraw(Outlet* outlet, std::string_view service) {
   return {};
 }
 
-void Router::open_interactive(cache::Channel& ch, Service& service, Outlet* requester) {
-  Route& r = route(ch);
+void InteractiveServices::open_interactive(cache::Channel& ch, Service& service, Outlet* requester) {
+  Stream& r = stream(ch);
   r.interactive = true;
   if (r.provider || r.pending || service.orphans.count(ch.id)) return;  // open, or waiting for a provider
   auto nf = not_found_until_.find(ch.topic);
   if (nf != not_found_until_.end() && nf->second > clock_()) {
     ++stats_.not_found_cached;
     requester->send_status(ch, wire::ChannelState::Closed, wire::Code::NotFound, "not found (recent answer)", true);
-    unsubscribe(requester, ch.topic);
+    subscribers_->unsubscribe(requester, ch.topic);
     return;
   }
   if (!request(ch, service)) {
     service.orphans.insert(ch.id);
-    fan_out_status(ch, wire::ChannelState::Stale, wire::Code::NoProvider, "no provider can serve this topic");
+    subscribers_->status(ch, wire::ChannelState::Stale, wire::Code::NoProvider, "no provider can serve this topic");
   }
 }
 
-bool Router::request(cache::Channel& ch, Service& service) {
-  Route& r = route(ch);
+bool InteractiveServices::request(cache::Channel& ch, Service& service) {
+  Stream& r = stream(ch);
   Provider* p = choose_provider(service, ch, r);
   if (!p) return false;
   p->channels.insert(ch.id);
-  note_load(*p);
+  balance_->note_load(*p);
   r.provider = p;
   r.pending = true;
   r.deadline_ns = clock_() + limits_.request_timeout_ms * kNsPerMs;
@@ -127,26 +180,16 @@ bool Router::request(cache::Channel& ch, Service& service) {
   return true;
 }
 
-Router::Provider* Router::choose_provider(Service& service, const cache::Channel& ch, const Route& r) {
+Provider* InteractiveServices::choose_provider(Service& service, const cache::Channel& ch, const Stream& r) {
   auto eligible = [&](const Provider& p) {
     return p.can_serve(ch.topic) && std::find(r.tried.begin(), r.tried.end(), p.outlet) == r.tried.end();
   };
-  const size_t n = service.providers.size();
-  if (limits_.balance == Balance::RoundRobin && provider_loads_) return next_shared_turn(service, eligible);
-  if (limits_.balance == Balance::RoundRobin) {
-    for (size_t i = 0; i < n; ++i) {
-      Provider& p = *service.providers[(service.next_round_robin + i) % n];
-      if (!eligible(p)) continue;
-      service.next_round_robin = (service.next_round_robin + i + 1) % n;
-      return &p;
-    }
-    return nullptr;
-  }
+  if (limits_.balance == Balance::RoundRobin) return balance_->next_turn(service, eligible);
   Provider* best = nullptr;
   uint32_t best_load = 0;
   for (const auto& p : service.providers) {
     if (!eligible(*p)) continue;
-    const uint32_t load = load_of(*p);
+    const uint32_t load = balance_->load_of(*p);
     if (!best || load < best_load) {
       best = p.get();
       best_load = load;
@@ -155,40 +198,11 @@ Router::Provider* Router::choose_provider(Service& service, const cache::Channel
   return best;
 }
 
-// Tiers: one rotation over all gateways, in a broker-wide order of the
-// providers (their keys; each gateway learns PROVIDEs in its own order).
-Router::Provider* Router::next_shared_turn(Service& service, const std::function<bool(const Provider&)>& eligible) {
-  Provider* chosen = nullptr;
-  provider_loads_->take_turn(service.name, [&](uint64_t last) {
-    Provider* first = nullptr;
-    Provider* next = nullptr;
-    for (const auto& p : service.providers) {
-      if (!eligible(*p)) continue;
-      const uint64_t key = p->outlet->provider_key();
-      if (!first || key < first->outlet->provider_key()) first = p.get();
-      if (key > last && (!next || key < next->outlet->provider_key())) next = p.get();
-    }
-    chosen = next ? next : first;
-    return chosen ? chosen->outlet->provider_key() : uint64_t{0};
-  });
-  return chosen;
-}
-
-uint32_t Router::load_of(const Provider& p) const {
-  return provider_loads_ ? provider_loads_->total(p.outlet->provider_key(), p.service) : p.open();
-}
-
-void Router::note_load(Provider& p) {
-  if (!provider_loads_) return;
-  provider_loads_->add(p.outlet->provider_key(), p.service, int64_t{p.open()} - int64_t{p.reported});
-  p.reported = p.open();
-}
-
-void Router::detach_provider(cache::Channel& ch, bool send_release) {
-  Route& r = route(ch);
+void InteractiveServices::detach_provider(cache::Channel& ch, bool send_release) {
+  Stream& r = stream(ch);
   if (r.provider) {
     r.provider->channels.erase(ch.id);
-    note_load(*r.provider);
+    balance_->note_load(*r.provider);
     if (send_release) {
       r.provider->outlet->send_release(wire::kStreamIdBit | ch.id);
       ++stats_.releases;
@@ -207,26 +221,14 @@ void Router::detach_provider(cache::Channel& ch, bool send_release) {
 }
 
 // The channel's stream is over: subscribers get CLOSED, exact subscriptions
-// to it end, the cache is dropped. Wildcard subscribers stay attached and see
-// the channel again if someone opens it later.
-void Router::close_channel(cache::Channel& ch, wire::Code code, std::string_view text) {
+// to it end, the cache is dropped (Subscribers::end_streams).
+void InteractiveServices::close_channel(cache::Channel& ch, wire::Code code, std::string_view text) {
   detach_provider(ch, false);
   if (Service* s = interactive_service(ch.topic)) s->orphans.erase(ch.id);
-  fan_out_status(ch, wire::ChannelState::Closed, code, text);
-  std::vector<Outlet*> ended;
-  for (const Entry& e : route(ch).subscribers) {
-    if (e.exact > 0) ended.push_back(e.outlet);
-  }
-  add_delayed_exact(ch, ended);
-  const std::string topic = ch.topic;  // unsubscribe may not keep a view into the channel stable
-  for (Outlet* outlet : ended) unsubscribe(outlet, topic);
-  for (Entry& e : route(ch).subscribers) e.image_seq = 0;  // a reopened channel starts with an image
-  ch.clear_image();
-  ch.state = wire::ChannelState::Ok;
-  reset_delayed(ch);
+  subscribers_->end_streams(ch, code, text);
 }
 
-void Router::lose_provider(Provider* provider) {
+void InteractiveServices::lose_provider(Provider* provider) {
   Service& service = *services_.at(provider->service);
   std::vector<cache::ChannelId> served(provider->channels.begin(), provider->channels.end());
   std::sort(served.begin(), served.end());
@@ -234,33 +236,26 @@ void Router::lose_provider(Provider* provider) {
   service.remove(provider);  // provider is gone from here on
   for (cache::ChannelId id : served) {
     cache::Channel& ch = *channels_.get(id);
-    if (route(ch).exact_refs == 0) {
+    if (subscribers_->exact_refs(ch) == 0) {
       ch.clear_image();
-      reset_delayed(ch);
-      consider_freeing(ch);
+      subscribers_->reset_delayed(ch);
+      keeper_.consider_freeing(ch);
       continue;
     }
     ++stats_.failovers;
-    fan_out_status(ch, wire::ChannelState::Stale, wire::Code::ProviderLost, "provider lost");
+    subscribers_->status(ch, wire::ChannelState::Stale, wire::Code::ProviderLost, "provider lost");
     if (!request(ch, service)) service.orphans.insert(id);
   }
 }
 
-Outcome Router::provider_publish(Outlet* outlet, cache::ChannelId id, std::span<const uint8_t> payload, bool image,
+Outcome InteractiveServices::provider_publish(Outlet* outlet, cache::ChannelId id, std::span<const uint8_t> payload, bool image,
                                  fields::Checked checked) {
-  owner_.check("Router");
-  if (upstream_) {
-    // Interactive channels carry field lists: a malformed one fails its sender here, at once.
-    if (!fields::validate(payload)) return payload_refusal(payload);
-    upstream_->provider_publish(outlet, id, payload, image);
-    return {};
-  }
   cache::Channel* ch = channels_.get(id);
   if (!ch || !owns(outlet, *ch)) {
     ++stats_.stray_provider_messages;
     return {wire::Code::NotFound, "message for a channel this provider was not asked for"};
   }
-  Route& r = route(*ch);
+  Stream& r = stream(*ch);
   if (r.pending && !image) {
     ++stats_.stray_provider_messages;
     return {wire::Code::NotFound, "UPDATE before the IMAGE of a requested channel"};
@@ -276,18 +271,13 @@ Outcome Router::provider_publish(Outlet* outlet, cache::ChannelId id, std::span<
     pending_.erase(id);
   }
   ++stats_.publishes;
-  fan_out(*ch, payload, image);
-  if (recovering && image) fan_out_status(*ch, wire::ChannelState::Ok, wire::Code::Ok, "recovered");
+  subscribers_->fan_out(*ch, payload, image);
+  if (recovering && image) subscribers_->status(*ch, wire::ChannelState::Ok, wire::Code::Ok, "recovered");
   return {};
 }
 
-Outcome Router::provider_status(Outlet* outlet, cache::ChannelId id, wire::ChannelState state, wire::Code code,
+Outcome InteractiveServices::provider_status(Outlet* outlet, cache::ChannelId id, wire::ChannelState state, wire::Code code,
                                 std::string_view text) {
-  owner_.check("Router");
-  if (upstream_) {
-    upstream_->provider_status(outlet, id, state, code, text);
-    return {};
-  }
   cache::Channel* ch = channels_.get(id);
   if (!ch || !owns(outlet, *ch)) {
     ++stats_.stray_provider_messages;
@@ -299,24 +289,24 @@ Outcome Router::provider_status(Outlet* outlet, cache::ChannelId id, wire::Chann
     }
     close_channel(*ch, code, text);
   } else {
-    fan_out_status(*ch, state, code, text);
+    subscribers_->status(*ch, state, code, text);
   }
   return {};
 }
 
-void Router::expire_requests(uint64_t now) {
+void InteractiveServices::expire_requests(uint64_t now) {
   std::vector<cache::ChannelId> due;
   for (cache::ChannelId id : pending_) {
-    if (routes_[id - 1].deadline_ns <= now) due.push_back(id);
+    if (streams_[id - 1].deadline_ns <= now) due.push_back(id);
   }
   std::sort(due.begin(), due.end());
   for (cache::ChannelId id : due) {
     cache::Channel& ch = *channels_.get(id);
-    Route& r = route(ch);
+    Stream& r = stream(ch);
     ++stats_.request_timeouts;
     Provider* slow = r.provider;
     slow->channels.erase(id);
-    note_load(*slow);
+    balance_->note_load(*slow);
     slow->outlet->send_release(wire::kStreamIdBit | id);
     r.tried.push_back(slow->outlet);
     r.provider = nullptr;
@@ -333,51 +323,31 @@ void Router::expire_requests(uint64_t now) {
   }
 }
 
-void Router::release_lingering(uint64_t now) {
+void InteractiveServices::release_lingering(uint64_t now) {
   std::vector<cache::ChannelId> due;
   for (cache::ChannelId id : lingering_) {
-    if (routes_[id - 1].linger_until_ns <= now) due.push_back(id);
+    if (streams_[id - 1].linger_until_ns <= now) due.push_back(id);
   }
   for (cache::ChannelId id : due) {
     cache::Channel& ch = *channels_.get(id);
-    if (route(ch).exact_refs > 0) continue;
+    if (subscribers_->exact_refs(ch) > 0) continue;
     detach_provider(ch, true);
     ch.clear_image();
-    for (Entry& e : route(ch).subscribers) e.image_seq = 0;
-    reset_delayed(ch);
-    consider_freeing(ch);
+    subscribers_->forget_images(ch);
+    subscribers_->reset_delayed(ch);
+    keeper_.consider_freeing(ch);
   }
 }
 
-void Router::sample_rates() {
-  for (size_t i = 0; i < routes_.size(); ++i) {
-    const cache::Channel* ch = channels_.get(static_cast<cache::ChannelId>(i + 1));
-    if (!ch) continue;
-    const uint64_t seq = ch->seq;
-    routes_[i].rate = static_cast<uint32_t>(seq - routes_[i].rate_seq);
-    routes_[i].rate_seq = seq;
-  }
-}
-
-void Router::on_tick() {
-  owner_.check("Router");
-  const uint64_t now = clock_();
+void InteractiveServices::on_tick(uint64_t now) {
   if (!pending_.empty()) expire_requests(now);
   if (!lingering_.empty()) release_lingering(now);
-  if (!delayed_.empty()) deliver_due_delayed(now);
-  if (!unused_.empty()) free_unused(now);
-  if (!upstream_) relieve_pressure();
   for (auto it = not_found_until_.begin(); it != not_found_until_.end();) {
     it = it->second <= now ? not_found_until_.erase(it) : std::next(it);
   }
-  if (now >= next_rate_sample_ns_) {
-    sample_rates();
-    next_rate_sample_ns_ = now + kNsPerSecond;
-  }
 }
 
-std::vector<std::pair<std::string, uint32_t>> Router::provider_loads(std::string_view service) const {
-  owner_.check("Router");
+std::vector<std::pair<std::string, uint32_t>> InteractiveServices::provider_loads(std::string_view service) const {
   std::vector<std::pair<std::string, uint32_t>> loads;
   auto it = services_.find(std::string(service));
   if (it == services_.end()) return loads;

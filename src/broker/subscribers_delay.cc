@@ -1,4 +1,4 @@
-// Router: delayed subscriptions (docs/ARCHITECTURE.md, "Delay"). A
+// Subscribers: delayed subscriptions (docs/ARCHITECTURE.md, "Delay"). A
 // subscription with delay D gets the channel's stream as it was D ago. The
 // first delayed subscriber of (channel, D) starts a DelayedStream: a
 // DelayLine recording the channel from its current image on, a copy of the
@@ -12,7 +12,7 @@
 // changes (STALE, CLOSED) reach them at once, not delayed.
 #include <algorithm>
 
-#include "broker/router.h"
+#include "broker/subscribers.h"
 
 namespace tw::broker {
 
@@ -20,7 +20,7 @@ namespace {
 uint64_t ms_to_ns(uint64_t ms) { return ms * 1'000'000ull; }
 }  // namespace
 
-Router::DelayedStream::DelayedStream(const cache::Channel& live, uint32_t delay, uint64_t bucket_ns,
+Subscribers::DelayedStream::DelayedStream(const cache::Channel& live, uint32_t delay, uint64_t bucket_ns,
                                      DelayBudget& budget)
     : source(live.id), delay_ms(delay), line(live.kind, ms_to_ns(delay), bucket_ns, budget) {
   copy.topic = live.topic;
@@ -28,24 +28,24 @@ Router::DelayedStream::DelayedStream(const cache::Channel& live, uint32_t delay,
   copy.state = live.state;
 }
 
-cache::Channel* Router::delayed_channel(cache::ChannelId id) {
+cache::Channel* Subscribers::delayed_channel(cache::ChannelId id) {
   auto it = delayed_.find(id);
   return it == delayed_.end() ? nullptr : &it->second->copy;
 }
 
-const Router::Entry* Router::delayed_entry(const Outlet* outlet, cache::ChannelId id) const {
+const Subscribers::Entry* Subscribers::delayed_entry(const Outlet* outlet, cache::ChannelId id) const {
   auto it = delayed_.find(id);
   return it == delayed_.end() ? nullptr : find_entry(it->second->subscribers, outlet);
 }
 
-Outcome Router::check_delay(uint32_t delay_ms) const {
+Outcome Subscribers::check_delay(uint32_t delay_ms) const {
   if (delay_ms == 0 || !delay_budget_.exhausted()) return {};
   return {wire::Code::DelayCapacity, "delayed data is over delay_max_bytes: no new delayed subscriptions"};
 }
 
-Router::DelayedStream& Router::delayed_stream(cache::Channel& ch, uint32_t delay_ms) {
-  Route& r = route(ch);
-  for (DelayedStream* d : r.delayed) {
+Subscribers::DelayedStream& Subscribers::delayed_stream(cache::Channel& ch, uint32_t delay_ms) {
+  Watch& w = watch(ch);
+  for (DelayedStream* d : w.delayed) {
     if (d->delay_ms == delay_ms) return *d;
   }
   const uint64_t bucket_ns = ms_to_ns(limits_.delay_bucket_ms);
@@ -55,26 +55,26 @@ Router::DelayedStream& Router::delayed_stream(cache::Channel& ch, uint32_t delay
   stream->line.start(ch, clock_());
   DelayedStream* d = stream.get();
   delayed_.emplace(d->copy.id, std::move(stream));
-  r.delayed.push_back(d);
+  w.delayed.push_back(d);
   return *d;
 }
 
-std::vector<Router::Entry>& Router::delayed_subscribers(cache::Channel& ch, uint32_t delay_ms) {
-  for (DelayedStream* d : route(ch).delayed) {
+std::vector<Subscribers::Entry>& Subscribers::delayed_subscribers(cache::Channel& ch, uint32_t delay_ms) {
+  for (DelayedStream* d : watch(ch).delayed) {
     if (d->delay_ms == delay_ms) return d->subscribers;
   }
   static std::vector<Entry> none;  // never written: a drop finds nobody in it
   return none;
 }
 
-void Router::add_delayed_ref(cache::Channel& ch, const PatternRef& ref) {
+bool Subscribers::add_delayed_ref(cache::Channel& ch, const PatternRef& ref) {
   DelayedStream& d = delayed_stream(ch, ref.delay_ms);
   // The delayed state, not the live one; none until the first entry is due.
-  if (attach(d.subscribers, d.copy, ref) && upstream_) count_subscribers(ch);
+  return attach(d.subscribers, d.copy, ref);
 }
 
-void Router::drop_delayed_if_unwatched(cache::Channel& ch, uint32_t delay_ms) {
-  auto& list = route(ch).delayed;
+void Subscribers::drop_delayed_if_unwatched(cache::Channel& ch, uint32_t delay_ms) {
+  auto& list = watch(ch).delayed;
   auto pos = std::find_if(list.begin(), list.end(), [&](const DelayedStream* d) { return d->delay_ms == delay_ms; });
   if (pos == list.end() || !(*pos)->subscribers.empty()) return;
   DelayedStream* d = *pos;
@@ -88,24 +88,24 @@ void Router::drop_delayed_if_unwatched(cache::Channel& ch, uint32_t delay_ms) {
 // loses intermediate updates (one refresh IMAGE covers them, as for a
 // conflated subscriber), never a field value, and nothing comes early. The
 // busiest channels record most, so they are compacted most.
-void Router::record_delayed(cache::Channel& ch, std::span<const uint8_t> payload, bool image) {
+void Subscribers::record_delayed(cache::Channel& ch, std::span<const uint8_t> payload, bool image) {
   const uint64_t now = clock_();
-  for (DelayedStream* d : route(ch).delayed) {
+  for (DelayedStream* d : watch(ch).delayed) {
     d->line.record(payload, image, ch.seq, now);
     while (delay_budget_.exhausted() && d->line.compact_oldest()) ++stats_.delay_compactions;
   }
 }
 
-void Router::fan_out_delayed_status(cache::Channel& ch, wire::ChannelState state, wire::Code code,
+void Subscribers::delayed_status(cache::Channel& ch, wire::ChannelState state, wire::Code code,
                                     std::string_view text) {
-  for (DelayedStream* d : route(ch).delayed) {
+  for (DelayedStream* d : watch(ch).delayed) {
     d->copy.state = state;
     for (Entry& e : d->subscribers) e.outlet->send_status(d->copy, state, code, text, !e.has_image());
   }
 }
 
-void Router::reset_delayed(cache::Channel& ch) {
-  for (DelayedStream* d : route(ch).delayed) {
+void Subscribers::reset_delayed(cache::Channel& ch) {
+  for (DelayedStream* d : watch(ch).delayed) {
     d->line.clear();
     d->copy.clear_image();
     d->copy.state = ch.state;
@@ -114,15 +114,15 @@ void Router::reset_delayed(cache::Channel& ch) {
   }
 }
 
-void Router::add_delayed_exact(cache::Channel& ch, std::vector<Outlet*>& outlets) const {
-  for (const DelayedStream* d : routes_[ch.id - 1].delayed) {
+void Subscribers::add_delayed_exact(cache::Channel& ch, std::vector<Outlet*>& outlets) const {
+  for (const DelayedStream* d : watch(ch).delayed) {
     for (const Entry& e : d->subscribers) {
       if (e.exact > 0) outlets.push_back(e.outlet);
     }
   }
 }
 
-void Router::deliver_due_delayed(uint64_t now) {
+void Subscribers::deliver_due_delayed(uint64_t now) {
   // Outlets never call back into the router from a delivery, so the map is stable here.
   for (auto& [id, d] : delayed_) {
     while (const DelayLine::Entry* entry = d->line.due(now)) {
@@ -132,7 +132,7 @@ void Router::deliver_due_delayed(uint64_t now) {
   }
 }
 
-void Router::deliver_entry(DelayedStream& d, const DelayLine::Entry& entry) {
+void Subscribers::deliver_entry(DelayedStream& d, const DelayLine::Entry& entry) {
   delay_scratch_.resize(d.line.payload_size(entry));
   if (d.line.encode(entry, delay_scratch_) != delay_scratch_.size()) return;
   if (!d.copy.apply(delay_scratch_, entry.image)) return;
@@ -157,7 +157,7 @@ void Router::deliver_entry(DelayedStream& d, const DelayLine::Entry& entry) {
   deliver(d.subscribers, d.copy, frames, payload, image);
 }
 
-void Router::account_copy(DelayedStream& d) {
+void Subscribers::account_copy(DelayedStream& d) {
   const size_t now =
       d.copy.has_data() ? sizeof(cache::Channel) + DelayLine::held_bytes(d.copy.image, d.copy.image_size()) : 0;
   delay_budget_.used += now - d.copy_bytes;
