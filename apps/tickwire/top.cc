@@ -24,14 +24,12 @@ namespace {
 
 using Json = nlohmann::json;
 
-// The admin listener's default port: top looks for it on the native server's host.
-constexpr uint16_t kDefaultHttpPort = 9401;
 // The broker computes rates from its samples, taken at most once per 900 ms
 // (admin/statistics.h): --once waits this long between its two.
 constexpr int kSecondSampleMs = 1000;
 
 struct TopOptions {
-  std::string http;  // "" = the host of --server, port kDefaultHttpPort
+  std::string http;  // "" = admin_target's default (common.h)
   int interval_ms = 1000;
   int count = 0;      // 0 = until Ctrl-C
   bool once = false;  // one plain frame, no screen control (scripts, tests)
@@ -147,25 +145,8 @@ Result<std::string> frame(const admin::HttpTarget& target, size_t rows, int heig
   return out;
 }
 
-// --http, else the host of --server / $TICKWIRE_SERVER on the admin port.
 Result<admin::HttpTarget> http_target(const TopOptions& opts, const CommonOptions& common) {
-  admin::HttpTarget target;
-  if (!opts.http.empty()) {
-    if (!config::split_host_port(opts.http, target.host, target.port))
-      return Error{"--http " + opts.http + " is not HOST:PORT"};
-  } else {
-    const std::string server = client::resolve_server(common.server);
-    if (!client::parse_server_address(server, target.host, target.port))
-      return Error{"invalid server address '" + server + "' (expected HOST:PORT)"};
-    target.port = kDefaultHttpPort;
-  }
-  if (!common.user.empty()) {
-    auto password = client::resolve_password(common.password_file);
-    if (!password) return password.error();
-    target.user = common.user;
-    target.password = *password;
-  }
-  return target;
+  return admin_target(common, opts.http);
 }
 
 int report(const Error& error, const TopOptions& opts, const admin::HttpTarget& target) {

@@ -92,6 +92,7 @@ class Broker {
   auth::Authority* authority() const;  // null: authentication off
 
  private:
+  Status start_fields();
   Status start_auth();
   void start_http(const std::vector<http::ListenSocket>& sockets);
   struct Impl;
