@@ -3,7 +3,8 @@
 // totals and rates, each loop's busy fraction, the busiest connections and
 // channels. It reads the admin API (docs/operations.md) over HTTP, with
 // --user and --password-file as HTTP Basic credentials. Without --http it
-// asks the host of --server / $TICKWIRE_SERVER on the admin port, 9401.
+// asks $TICKWIRE_HTTP, else the host of --server / $TICKWIRE_SERVER on the
+// admin port, 9401 (common.h, admin_target).
 #include <unistd.h>
 
 #include <algorithm>
@@ -214,8 +215,8 @@ void add_top_command(CLI::App& app, const CommonOptions& common, int& exit_code)
   auto opts = std::make_shared<TopOptions>();
   CLI::App* cmd = app.add_subcommand("top", "a live view of the broker's statistics (its HTTP admin API)");
   cmd->add_option("--http", opts->http,
-                  "the broker's HTTP listener, HOST:PORT (default: the host of --server / $TICKWIRE_SERVER, "
-                  "port 9401: 127.0.0.1:9401 when neither is set)");
+                  "the broker's HTTP listener, HOST:PORT (default: $TICKWIRE_HTTP, else the host of --server / "
+                  "$TICKWIRE_SERVER, port 9401: 127.0.0.1:9401 when none is set)");
   cmd->add_option("--interval", opts->interval_ms, "milliseconds between refreshes")->check(CLI::PositiveNumber);
   cmd->add_option("--count", opts->count, "stop after this many refreshes (default: until Ctrl-C)");
   cmd->add_option("--rows", opts->rows, "connections and channels shown (the busiest)");
