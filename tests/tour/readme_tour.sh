@@ -9,16 +9,16 @@
 # network namespace of its own (unshare -rn: a private loopback), so the tour's
 # default addresses are this broker's and no other's. The pause is what a
 # person reading the README takes between the steps: CI runs it with pauses of
-# 2 s over a channel_linger_ms of 1000 (every pause still crosses the linger,
+# 1.5 s over a channel_linger_ms of 1000 (every pause still crosses the linger,
 # which is what a slow reader's minute crossed with the default 30 s linger);
-# `--pause 60` with the default linger is the full run (docs/operations.md,
+# `--pause 60 --linger-ms 30000` (the default linger) is the full run (docs/operations.md,
 # "The README tour"), a quarter of an hour, not run in CI.
 # The benchmark lines (bench/compare) need nats-server and mosquitto and take
 # minutes; they are shown as skipped. Exit 0: every step did what the README says.
 set -uo pipefail
 cd "$(dirname "$0")/../.."
 ROOT=$PWD
-PAUSE=2
+PAUSE=1.5
 LINGER_MS=1000
 BUILD=build
 while (($#)); do
@@ -80,7 +80,7 @@ while IFS= read -r line; do
       sleep 1
       kill -0 $! 2>/dev/null; step "$command (running)" $? ;;
     *" sub 'NYSE/>' --json"|*" top")  # run until Ctrl-C: here, a few seconds
-      eval "timeout -s INT 3 $command" > "$out" 2>&1 < /dev/null
+      eval "timeout -s INT 2 $command" > "$out" 2>&1 < /dev/null
       rc=$?; [[ $rc == 0 || $rc == 124 || $rc == 130 ]]; step "$command (ran until interrupted)" $? ;;
     *)
       eval "$command" > "$out" 2>&1; step "$command (exit $?)" $? ;;
