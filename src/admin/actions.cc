@@ -1,5 +1,6 @@
 // The admin API's actions: disconnect a client, close a channel (admins
-// only), and REST publish and snapshot (the caller's entitlements). Each is
+// only), a connection's subscriptions (admins, and each user its own), and
+// REST publish and snapshot (the caller's entitlements). Each is
 // a job on the loop that owns what it touches (tier/loop_inbox.h): the
 // publish enters the router there like any publisher's, so it reaches every
 // subscriber of every protocol and costs the others' per-message path nothing.
@@ -105,10 +106,6 @@ std::pair<tier::LoopInbox*, broker::Router*> owner_of(const tier::Broker& broker
   const tier::Broker::Loop owner = broker.loops()[broker.owner_of(topic)];
   return {&inbox_of(owner), &router_of(owner)};
 }
-
-}  // namespace
-
-namespace {
 
 const char* policy_name(wire::SlowPolicy policy) {
   switch (policy) {
