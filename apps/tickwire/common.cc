@@ -3,11 +3,21 @@
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
+#include <cstdlib>
 #include <memory>
 #include <thread>
 #include <vector>
 
+#include "client/json_fields.h"
+#include "config/config.h"
+
 namespace tw::cli {
+
+namespace {
+// The admin listener's default port, on the native server's host.
+constexpr uint16_t kDefaultHttpPort = 9401;
+constexpr int kDictionaryTimeoutMs = 1'000;
+}  // namespace
 
 volatile std::sig_atomic_t g_stop_requested = 0;
 
@@ -165,10 +175,53 @@ bool connect_retrying(client::Client& client, const client::Options& options, co
   }
 }
 
+Result<admin::HttpTarget> admin_target(const CommonOptions& common, const std::string& http) {
+  admin::HttpTarget target;
+  const char* from_env = std::getenv("TICKWIRE_HTTP");
+  const std::string given = !http.empty() ? http : from_env ? from_env : "";
+  if (!given.empty()) {
+    if (!config::split_host_port(given, target.host, target.port))
+      return Error{"the admin API's address '" + given + "' is not HOST:PORT"};
+  } else {
+    const std::string server = client::resolve_server(common.server);
+    if (!client::parse_server_address(server, target.host, target.port))
+      return Error{"invalid server address '" + server + "' (expected HOST:PORT)"};
+    target.port = kDefaultHttpPort;
+  }
+  if (!common.user.empty()) {
+    auto password = client::resolve_password(common.password_file);
+    if (!password) return password.error();
+    target.user = common.user;
+    target.password = *password;
+  }
+  return target;
+}
+
+Result<fields::Dictionary> broker_dictionary(const CommonOptions& common, const std::string& http) {
+  auto target = admin_target(common, http);
+  if (!target) return target.error();
+  // Short: commands that name fields ask first, and a broker without an
+  // admin API on that address must not hold them up.
+  target->timeout_ms = kDictionaryTimeoutMs;
+  const std::string where = target->host + ":" + std::to_string(target->port);
+  auto reply = admin::http_request(*target, "GET", "/api/v1/fields");
+  if (!reply) return Error{"no admin API at " + where + ": " + reply.error().message};
+  if (reply->status != 200) return Error{"the admin API at " + where + " answered " + std::to_string(reply->status)};
+  auto dict = client::parse_dictionary_json(reply->body);
+  if (!dict) return Error{"the admin API at " + where + ": " + dict.error().message};
+  return dict;
+}
+
 Result<const fields::Dictionary*> dictionary(const CommonOptions& common) {
-  if (common.dictionary_file.empty()) return &fields::Dictionary::builtin();
   // Loaded once per process and kept for its lifetime: handlers hold pointers into it.
   static std::unique_ptr<fields::Dictionary> loaded;
+  if (loaded) return loaded.get();
+  if (common.dictionary_file.empty()) {
+    auto from_broker = broker_dictionary(common);
+    if (!from_broker) return &fields::Dictionary::builtin();
+    loaded = std::make_unique<fields::Dictionary>(std::move(*from_broker));
+    return loaded.get();
+  }
   auto result = fields::Dictionary::load(common.dictionary_file);
   if (!result) return result.error();
   loaded = std::make_unique<fields::Dictionary>(std::move(*result));

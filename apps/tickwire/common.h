@@ -6,6 +6,7 @@
 
 #include <CLI/CLI.hpp>
 
+#include "admin/http_client.h"
 #include "base/result.h"
 #include "client/client.h"
 #include "fields/dictionary.h"
@@ -38,6 +39,7 @@ void add_provider_command(CLI::App& app, const CommonOptions& common, int& exit_
 void add_channels_command(CLI::App& app, const CommonOptions& common, int& exit_code);   // channels.cc
 void add_passwd_command(CLI::App& app, int& exit_code);  // passwd.cc
 void add_top_command(CLI::App& app, const CommonOptions& common, int& exit_code);  // top.cc
+void add_fields_command(CLI::App& app, const CommonOptions& common, int& exit_code);  // fields.cc
 void add_perf_command(CLI::App& app, const CommonOptions& common, int& exit_code);  // perf.cc
 
 // --tls, or any of the TLS file flags that imply it.
@@ -49,7 +51,14 @@ inline bool wants_tls(const CommonOptions& common) {
 Result<client::Options> client_options(const CommonOptions& common, const std::string& client_name);
 // Connects, printing the failure to stderr; false on failure.
 bool connect_or_report(client::Client& client, const client::Options& options);
-// The dictionary to name fields with; errors name the file and line.
+// The broker's admin API (HTTP): `http` (HOST:PORT) when given, else
+// $TICKWIRE_HTTP, else the host of --server / $TICKWIRE_SERVER on port 9401;
+// --user and --password-file as HTTP Basic credentials.
+Result<admin::HttpTarget> admin_target(const CommonOptions& common, const std::string& http = {});
+// The broker's field dictionary (GET /api/v1/fields on admin_target), or why not.
+Result<fields::Dictionary> broker_dictionary(const CommonOptions& common, const std::string& http = {});
+// The dictionary to name fields with: --dictionary FILE (errors name the file
+// and line), else the broker's when its admin API answers, else the built-in one.
 Result<const fields::Dictionary*> dictionary(const CommonOptions& common);
 
 // The usage error for a command line whose subcommand does not exist

@@ -3,7 +3,8 @@
 // totals and rates, each loop's busy fraction, the busiest connections and
 // channels. It reads the admin API (docs/operations.md) over HTTP, with
 // --user and --password-file as HTTP Basic credentials. Without --http it
-// asks the host of --server / $TICKWIRE_SERVER on the admin port, 9401.
+// asks $TICKWIRE_HTTP, else the host of --server / $TICKWIRE_SERVER on the
+// admin port, 9401 (common.h, admin_target).
 #include <unistd.h>
 
 #include <algorithm>
@@ -24,14 +25,12 @@ namespace {
 
 using Json = nlohmann::json;
 
-// The admin listener's default port: top looks for it on the native server's host.
-constexpr uint16_t kDefaultHttpPort = 9401;
 // The broker computes rates from its samples, taken at most once per 900 ms
 // (admin/statistics.h): --once waits this long between its two.
 constexpr int kSecondSampleMs = 1000;
 
 struct TopOptions {
-  std::string http;  // "" = the host of --server, port kDefaultHttpPort
+  std::string http;  // "" = admin_target's default (common.h)
   int interval_ms = 1000;
   int count = 0;      // 0 = until Ctrl-C
   bool once = false;  // one plain frame, no screen control (scripts, tests)
@@ -147,25 +146,8 @@ Result<std::string> frame(const admin::HttpTarget& target, size_t rows, int heig
   return out;
 }
 
-// --http, else the host of --server / $TICKWIRE_SERVER on the admin port.
 Result<admin::HttpTarget> http_target(const TopOptions& opts, const CommonOptions& common) {
-  admin::HttpTarget target;
-  if (!opts.http.empty()) {
-    if (!config::split_host_port(opts.http, target.host, target.port))
-      return Error{"--http " + opts.http + " is not HOST:PORT"};
-  } else {
-    const std::string server = client::resolve_server(common.server);
-    if (!client::parse_server_address(server, target.host, target.port))
-      return Error{"invalid server address '" + server + "' (expected HOST:PORT)"};
-    target.port = kDefaultHttpPort;
-  }
-  if (!common.user.empty()) {
-    auto password = client::resolve_password(common.password_file);
-    if (!password) return password.error();
-    target.user = common.user;
-    target.password = *password;
-  }
-  return target;
+  return admin_target(common, opts.http);
 }
 
 int report(const Error& error, const TopOptions& opts, const admin::HttpTarget& target) {
@@ -233,8 +215,8 @@ void add_top_command(CLI::App& app, const CommonOptions& common, int& exit_code)
   auto opts = std::make_shared<TopOptions>();
   CLI::App* cmd = app.add_subcommand("top", "a live view of the broker's statistics (its HTTP admin API)");
   cmd->add_option("--http", opts->http,
-                  "the broker's HTTP listener, HOST:PORT (default: the host of --server / $TICKWIRE_SERVER, "
-                  "port 9401: 127.0.0.1:9401 when neither is set)");
+                  "the broker's HTTP listener, HOST:PORT (default: $TICKWIRE_HTTP, else the host of --server / "
+                  "$TICKWIRE_SERVER, port 9401: 127.0.0.1:9401 when none is set)");
   cmd->add_option("--interval", opts->interval_ms, "milliseconds between refreshes")->check(CLI::PositiveNumber);
   cmd->add_option("--count", opts->count, "stop after this many refreshes (default: until Ctrl-C)");
   cmd->add_option("--rows", opts->rows, "connections and channels shown (the busiest)");

@@ -18,6 +18,7 @@
 
 #include "base/log.h"
 #include "admin/api.h"
+#include "admin/sys_topics.h"
 #include "http/route.h"
 #include "tier/broker.h"
 #include "web/assets.h"
@@ -132,10 +133,13 @@ int serve(const tw::tickwired::Invocation& invocation) {
       return tw::tickwired::kExitRuntimeError;
     }
   }
+  tw::admin::SysTopics sys_topics(api->statistics(), config.sys_interval_ms);
+  sys_topics.start();
   tw::tickwired::Systemd systemd;
   systemd.ready();
   systemd.start_watchdog(broker);
   broker.run();
+  sys_topics.stop();
   systemd.stopping();
   systemd.stop_watchdog();
   g_broker = nullptr;

@@ -1,5 +1,6 @@
 // The admin API's actions: disconnect a client, close a channel (admins
-// only), and REST publish and snapshot (the caller's entitlements). Each is
+// only), a connection's subscriptions (admins, and each user its own), and
+// REST publish and snapshot (the caller's entitlements). Each is
 // a job on the loop that owns what it touches (tier/loop_inbox.h): the
 // publish enters the router there like any publisher's, so it reaches every
 // subscriber of every protocol and costs the others' per-message path nothing.
@@ -94,7 +95,7 @@ Result<std::pair<wire::PayloadKind, std::vector<uint8_t>>> payload_of(const http
   if (media_type_of(req.header("content-type")) != "application/json") {
     return std::pair{wire::PayloadKind::Opaque, std::vector<uint8_t>(req.body.begin(), req.body.end())};
   }
-  auto message = client::parse_json_message(req.body, fields::Dictionary::builtin());
+  auto message = client::parse_json_message(req.body, fields::broker_dictionary());
   if (!message) return Error{"the body: " + message.error().message};
   if (message->type == "status") return Error{"a \"type\":\"status\" object carries no fields to publish"};
   return std::pair{wire::PayloadKind::FieldList, std::move(message->field_list)};
@@ -106,7 +107,51 @@ std::pair<tier::LoopInbox*, broker::Router*> owner_of(const tier::Broker& broker
   return {&inbox_of(owner), &router_of(owner)};
 }
 
+const char* policy_name(wire::SlowPolicy policy) {
+  switch (policy) {
+    case wire::SlowPolicy::Drop: return "drop";
+    case wire::SlowPolicy::Disconnect: return "disconnect";
+    default: return "conflate";
+  }
+}
+
+Json subscription_json(const broker::Router::HeldSubscription& s) {
+  return Json{{"pattern", s.pattern},
+              {"policy", policy_name(s.policy)},
+              {"conflate_ms", s.conflate_ms},
+              {"delay_ms", s.delay_ms}};
+}
+
 }  // namespace
+
+// GET /api/v1/connections/LOOP-TOKEN/subscriptions. An admin sees any
+// connection's; another user only those of connections logged in as itself
+// (as a non-admin's listings show only what is its own); anyone else's, like
+// a connection that is not there, is a 404, so ids reveal nothing.
+http::Response Api::subscriptions(const http::Request& req) {
+  if (auto refused = refuse_reader(stats_.broker(), req)) return *refused;
+  std::string_view id = req.path_after("/api/v1/connections/");
+  constexpr std::string_view kSuffix = "/subscriptions";
+  if (!id.ends_with(kSuffix)) return json_error(404, "NOT_FOUND", "no such resource");
+  id.remove_suffix(kSuffix.size());
+  uint32_t index = 0, token = 0;
+  if (!parse_connection_id(id, index, token)) {
+    return json_error(400, "BAD_REQUEST", "a connection id is LOOP-TOKEN, as /api/v1/connections lists it");
+  }
+  std::vector<tier::AccessPoint*> access_points;
+  for (const auto& loop : stats_.broker().loops())
+    if (loop.access_point) access_points.push_back(loop.access_point);
+  if (index >= access_points.size()) return json_error(404, "NOT_FOUND", "no such connection");
+  tier::AccessPoint* ap = access_points[index];
+  auto found = ask<std::optional<tier::ConnectionSubscriptions>>(
+      ap->inbox(), [ap, token] { return ap->describe_subscriptions(token); });
+  if (!found) return loop_timeout();
+  const bool visible = *found && (req.admin || (!req.user.empty() && (*found)->user == req.user));
+  if (!visible) return json_error(404, "NOT_FOUND", "no such connection");
+  Json list = Json::array();
+  for (const auto& s : (*found)->patterns) list.push_back(subscription_json(s));
+  return ok_json(Json{{"connection", std::string(id)}, {"subscriptions", std::move(list)}});
+}
 
 http::Response Api::disconnect(const http::Request& req) {
   if (auto refusal = refuse_non_admin(stats_.broker(), req)) return *refusal;
@@ -199,7 +244,7 @@ http::Response Api::snapshot(const http::Request& req) {
   msg.seq = image.seq;
   msg.payload_kind = image.kind;
   msg.payload = image.payload;
-  return http::Response::json(client::format_json(msg, fields::Dictionary::builtin()) + "\n");
+  return http::Response::json(client::format_json(msg, fields::broker_dictionary()) + "\n");
 }
 
 }  // namespace tw::admin

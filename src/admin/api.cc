@@ -5,6 +5,7 @@
 #include "admin/access.h"
 #include "admin/ask.h"
 #include "admin/metrics.h"
+#include "client/json_fields.h"
 #include "session/listing.h"
 #include "tier/access_point.h"
 
@@ -191,6 +192,13 @@ http::Response Api::loops(const http::Request& req) {
   return http::Response::json(dump(Json{{"loops", std::move(list)}}));
 }
 
+// The broker's field dictionary (the built-in one and fields_file's), which
+// `tickwire` reads to name fields as the broker's JSON surfaces do.
+http::Response Api::fields(const http::Request& req) {
+  if (auto refused = refuse_reader(stats_.broker(), req)) return *refused;
+  return http::Response::json(client::dictionary_json(fields::broker_dictionary()) + "\n");
+}
+
 void Api::install(http::Routes& routes) {
   auto bind = [this](http::Response (Api::*handler)(const http::Request&)) {
     return [this, handler](const http::Request& req) { return (this->*handler)(req); };
@@ -207,6 +215,8 @@ void Api::install(http::Routes& routes) {
   routes.add("GET", "/api/v1/channels", bind(&Api::channels));
   routes.add("GET", "/api/v1/services", bind(&Api::services));
   routes.add("GET", "/api/v1/loops", bind(&Api::loops));
+  routes.add("GET", "/api/v1/fields", bind(&Api::fields));
+  routes.add("GET", "/api/v1/connections/", bind(&Api::subscriptions), /*prefix=*/true);
   routes.add("DELETE", "/api/v1/connections/", bind(&Api::disconnect), /*prefix=*/true);
   routes.add("DELETE", "/api/v1/channels/", bind(&Api::close_channel), /*prefix=*/true);
   routes.add("POST", "/api/v1/publish/", bind(&Api::publish), /*prefix=*/true);

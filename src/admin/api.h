@@ -30,6 +30,8 @@ class Api {
   http::Response channels(const http::Request& req);
   http::Response services(const http::Request& req);
   http::Response loops(const http::Request& req);
+  http::Response fields(const http::Request& req);
+  http::Response subscriptions(const http::Request& req);
   http::Response disconnect(const http::Request& req);
   http::Response close_channel(const http::Request& req);
   http::Response publish(const http::Request& req);

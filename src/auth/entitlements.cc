@@ -10,6 +10,9 @@ namespace {
 
 constexpr uint8_t kAnySubscribe = kSubscribe | kSubscribeDelayed;
 
+// The broker's statistics topics (docs/mqtt.md, "$SYS"): its own, never a client's.
+bool is_sys(std::string_view topic) { return topic == "$SYS" || topic.starts_with("$SYS/"); }
+
 }  // namespace
 
 Grants::Grants(std::string user, bool admin, const std::vector<const Rule*>& rules,
@@ -18,14 +21,14 @@ Grants::Grants(std::string user, bool admin, const std::vector<const Rule*>& rul
   for (const Rule* rule : rules) {
     const Entry entry{rule->allow, rule->permissions, rule->delay_ms};
     for (const std::string& pattern : rule->patterns) {
-      index_.insert(pattern, entry);
+      (pattern.starts_with('$') ? dollar_index_ : index_).insert(pattern, entry);
     }
   }
 }
 
 Grants::Match Grants::match(std::string_view topic) const {
   Match m;
-  index_.match(topic, [&](const Entry& e) {
+  index_of(topic).match(topic, [&](const Entry& e) {
     if (!e.allow) {
       m.denied |= e.permissions;
       return;
@@ -37,6 +40,7 @@ Grants::Match Grants::match(std::string_view topic) const {
 }
 
 bool Grants::receives(std::string_view topic, uint32_t delay_ms) const {
+  if (admin_ && is_sys(topic)) return true;
   const Match m = match(topic);
   if (m.denied & kSubscribe) return false;  // deny subscribe covers delayed data too
   if (m.allowed & kSubscribe) return true;
@@ -45,6 +49,7 @@ bool Grants::receives(std::string_view topic, uint32_t delay_ms) const {
 }
 
 SubscribeVerdict Grants::subscribe(std::string_view pattern, uint32_t delay_ms) const {
+  if (admin_ && is_sys(pattern)) return {wire::Code::Ok, "", delay_ms};
   if (!topic::is_wildcard(pattern)) {
     const Match m = match(pattern);
     if (m.denied & kSubscribe || !(m.allowed & kAnySubscribe)) {
@@ -58,7 +63,7 @@ SubscribeVerdict Grants::subscribe(std::string_view pattern, uint32_t delay_ms) 
   }
   bool denied = false, realtime = false, any = false;
   uint32_t forced = 0;
-  index_.overlapping(pattern, [&](const Entry& e, bool covering) {
+  index_of(pattern).overlapping(pattern, [&](const Entry& e, bool covering) {
     if (!e.allow) {
       denied |= (e.permissions & kSubscribe) && covering;
       return;
@@ -77,6 +82,7 @@ SubscribeVerdict Grants::subscribe(std::string_view pattern, uint32_t delay_ms) 
 }
 
 wire::Code Grants::publish(std::string_view topic) const {
+  if (is_sys(topic)) return wire::Code::NotAuthorized;
   const Match m = match(topic);
   const bool service_topic = std::any_of(services_->begin(), services_->end(),
                                          [&](const std::string& p) { return topic::matches(p, topic); });

@@ -81,10 +81,17 @@ class Grants {
     uint32_t delayed_ms = UINT32_MAX;
   };
   Match match(std::string_view topic) const;
+  // Topics whose first level starts with '$' ($SYS) are matched only by rules
+  // whose patterns do: a '>' or '*' first level never reaches them, as MQTT's
+  // '#' and '+' do not (and as mosquitto's ACLs do not).
+  const topic::PatternIndex<Entry>& index_of(std::string_view topic) const {
+    return topic.starts_with('$') ? dollar_index_ : index_;
+  }
 
   std::string user_;
   bool admin_ = false;
   topic::PatternIndex<Entry> index_;
+  topic::PatternIndex<Entry> dollar_index_;  // rules on '$' topics
   std::shared_ptr<const ServiceSpace> services_;
 };
 

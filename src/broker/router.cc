@@ -77,6 +77,17 @@ size_t Router::subscription_count(Outlet* outlet) const {
   return subscribers_->subscription_count(outlet);
 }
 
+std::vector<Router::HeldSubscription> Router::subscriptions_of(const Outlet* outlet) const {
+  owner_.check("Router");
+  std::vector<HeldSubscription> out;
+  auto it = patterns_by_outlet_.find(const_cast<Outlet*>(outlet));
+  if (it == patterns_by_outlet_.end()) return out;
+  for (const auto& [pattern, held] : it->second)
+    out.push_back({pattern, held.policy, held.conflate_ms, held.delay_ms});
+  std::sort(out.begin(), out.end(), [](const auto& a, const auto& b) { return a.pattern < b.pattern; });
+  return out;
+}
+
 bool Router::delivers(const Outlet* outlet, cache::ChannelId id) const {
   return policy_of(outlet, id) != SlowPolicy::Default;
 }

@@ -47,7 +47,7 @@ std::span<const uint8_t> render(const cache::Channel& channel, std::span<const u
   msg.seq = channel.seq;
   msg.payload_kind = channel.kind;
   msg.payload = payload;
-  m.json = client::format_json(msg, fields::Dictionary::builtin());
+  m.json = client::format_json(msg, fields::broker_dictionary());
   return as_bytes(m.json);
 }
 
@@ -73,7 +73,7 @@ std::string of_status(const cache::Channel& channel, wire::ChannelState state, w
   msg.state = state;
   msg.code = code;
   msg.text = text;
-  return client::format_json(msg, fields::Dictionary::builtin());
+  return client::format_json(msg, fields::broker_dictionary());
 }
 
 }  // namespace tw::channel_json

@@ -19,6 +19,14 @@ struct JsonMessage {
   std::vector<uint8_t> field_list;  // empty for a "status" object, which carries no fields
 };
 
+// A field the dictionary does not name comes as `sub --json` prints it,
+// "#4001": its type is the JSON value's (an integer: int, another number:
+// decimal, a string: string); "4001:decimal" names the type.
 Result<JsonMessage> parse_json_message(std::string_view text, const fields::Dictionary& dict);
+
+// A dictionary as the admin API's GET /api/v1/fields serves it and `tickwire
+// fields --json` prints it, by id: {"fields":[{"id":22,"name":"BID","type":"decimal"},...]}.
+std::string dictionary_json(const fields::Dictionary& dict);
+Result<fields::Dictionary> parse_dictionary_json(std::string_view text);
 
 }  // namespace tw::client

@@ -61,6 +61,7 @@ const std::array kIntegerKeys = {
     TW_INTEGER_KEY(delay_bucket_ms, 10, 60'000),
     TW_INTEGER_KEY(auth_failure_delay_ms, 0, 60'000),
     TW_INTEGER_KEY(usage_interval_ms, 100, kDayMs),
+    TW_INTEGER_KEY_OR_OFF(sys_interval_ms, 100, kDayMs),
     TW_INTEGER_KEY(auth_verifier_threads, 1, kMaxLoopThreads),
     TW_INTEGER_KEY(auth_max_pending_per_source, 1, 1'024),
     TW_INTEGER_KEY_OR_OFF(loop_slice_us, kMinSliceUs, kMaxSliceUs),
@@ -83,9 +84,9 @@ const std::array kIntegerKeys = {
 #undef TW_INTEGER_KEY
 #undef TW_KEY_WITH_ZERO
 
-constexpr std::array<std::string_view, 10> kStringKeys = {
+constexpr std::array<std::string_view, 11> kStringKeys = {
     "listen", "mqtt_listen", "http_listen", "server_name", "log_level", "provider_balance", "slow_consumer_policy", "cpus", "auth_file",
-    "usage_log"};
+    "usage_log", "fields_file"};
 
 bool valid_slow_consumer_policy(std::string_view value) {
   return value == "conflate" || value == "drop" || value == "disconnect";
@@ -257,6 +258,7 @@ std::string value_text(const BrokerConfig& config, std::string_view key) {
   if (key == "cpus") return config.cpus;
   if (key == "auth_file") return config.auth_file;
   if (key == "usage_log") return config.usage_log;
+  if (key == "fields_file") return config.fields_file;
   return "";
 }
 
@@ -302,6 +304,8 @@ Status set_string(BrokerConfig& config, std::string_view key, std::string_view v
     config.auth_file.assign(value);
   } else if (key == "usage_log") {
     config.usage_log.assign(value);
+  } else if (key == "fields_file") {
+    config.fields_file.assign(value);
   } else {
     return Error{"not a string key"};
   }

@@ -95,8 +95,13 @@ struct BrokerConfig {
   uint32_t auth_failure_delay_ms = 1'000;      // a failed login's answer waits this long
   std::string usage_log;                       // per-user usage lines appended here; "" = none
   uint32_t usage_interval_ms = 60'000;         // one line per user per interval
+  uint32_t sys_interval_ms = 10'000;           // $SYS topics published this often (mosquitto's sys_interval); 0 = never
   uint32_t auth_verifier_threads = 2;          // password checks at once (at most the hardware threads)
   uint32_t auth_max_pending_per_source = 4;    // one address's logins in progress; more are refused at once
+  // Field definitions (NAME ID TYPE lines, src/fields/dictionary.h) that
+  // extend the built-in dictionary for every surface that names fields
+  // (docs/configuration.md, "The field dictionary"); "" = the built-in one.
+  std::string fields_file;
   Limits limits;
 };
 

@@ -2,6 +2,7 @@
 #include "fields/dictionary.h"
 
 #include <fstream>
+#include <memory>
 #include <sstream>
 #include <utility>
 
@@ -87,8 +88,9 @@ const Dictionary& Dictionary::builtin() {
   return dict;
 }
 
-Result<Dictionary> Dictionary::parse(std::string_view text, const std::string& source_name) {
-  Dictionary dict;
+Result<Dictionary> Dictionary::parse(std::string_view text, const std::string& source_name,
+                                     const Dictionary* base) {
+  Dictionary dict = base ? *base : Dictionary{};
   size_t line_no = 0;
   while (!text.empty()) {
     ++line_no;
@@ -106,13 +108,29 @@ Result<Dictionary> Dictionary::parse(std::string_view text, const std::string& s
   return dict;
 }
 
-Result<Dictionary> Dictionary::load(const std::string& path) {
+Result<Dictionary> Dictionary::load(const std::string& path, const Dictionary* base) {
   std::ifstream in(path, std::ios::binary);
   if (!in) return Error{path + ": cannot open"};
   std::ostringstream text;
   text << in.rdbuf();
   if (in.bad()) return Error{path + ": read error"};
-  return parse(text.str(), path);
+  return parse(text.str(), path, base);
+}
+
+namespace {
+std::unique_ptr<const Dictionary>& broker_dictionary_slot() {
+  static std::unique_ptr<const Dictionary> slot;
+  return slot;
+}
+}  // namespace
+
+const Dictionary& broker_dictionary() {
+  const auto& set = broker_dictionary_slot();
+  return set ? *set : Dictionary::builtin();
+}
+
+void set_broker_dictionary(Dictionary dict) {
+  broker_dictionary_slot() = std::make_unique<const Dictionary>(std::move(dict));
 }
 
 const FieldDef* Dictionary::by_name(std::string_view name) const {

@@ -28,8 +28,11 @@ class Dictionary {
  public:
   static const Dictionary& builtin();
   // Errors name the file and line.
-  static Result<Dictionary> load(const std::string& path);
-  static Result<Dictionary> parse(std::string_view text, const std::string& source_name);
+  // With `base`, the file extends a copy of it: a name or id `base` has
+  // already is an error on its line (tickwired's fields_file over the built-in one).
+  static Result<Dictionary> load(const std::string& path, const Dictionary* base = nullptr);
+  static Result<Dictionary> parse(std::string_view text, const std::string& source_name,
+                                  const Dictionary* base = nullptr);
 
   const FieldDef* by_name(std::string_view name) const;
   const FieldDef* by_id(uint16_t id) const;
@@ -42,6 +45,13 @@ class Dictionary {
   std::unordered_map<std::string, size_t> by_name_;
   std::unordered_map<uint16_t, size_t> by_id_;
 };
+
+// The dictionary the broker names fields with (MQTT and /stream JSON, the
+// admin API's REST publish and snapshot, GET /api/v1/fields): the built-in
+// one unless set. tickwired sets it once, at start-up, to the built-in one
+// extended by fields_file, before any thread that reads it starts.
+const Dictionary& broker_dictionary();
+void set_broker_dictionary(Dictionary dict);
 
 // Text forms for CLIs and logs.
 std::string format_value(const FieldValue& v);  // decimal exact, time as ISO-8601 UTC with ns, bytes as hex

@@ -10,6 +10,7 @@
 #include <atomic>
 #include <memory>
 #include <mutex>
+#include <optional>
 #include <string>
 #include <unordered_map>
 #include <utility>
@@ -40,6 +41,12 @@ struct ListenSocket {
   const Protocol* protocol = nullptr;
   session::TlsContext* tls = nullptr;
   std::string name;  // "native tls://127.0.0.1:9443", for the log
+};
+
+// One connection's subscriptions, for the admin API (its user decides who may see them).
+struct ConnectionSubscriptions {
+  std::string user;  // as ConnectionInfo::user
+  std::vector<broker::Router::HeldSubscription> patterns;
 };
 
 class AccessPoint final {
@@ -78,6 +85,9 @@ class AccessPoint final {
   LoopInbox& inbox() { return inbox_; }
   broker::Router& router() { return router_; }
   void describe_connections(uint32_t loop_index, std::vector<ConnectionInfo>& out);
+  // One connection's subscriptions (this loop's router holds them, a mirror's
+  // too); nullopt when there is no such connection.
+  std::optional<ConnectionSubscriptions> describe_subscriptions(uint32_t token);
   // Closes the connection with `code` and `why` (its goodbye); false when there is no such connection.
   bool disconnect(uint32_t token, wire::Code code, std::string_view why);
 

@@ -41,6 +41,15 @@ void AccessPoint::describe_connections(uint32_t loop_index, std::vector<Connecti
   }
 }
 
+std::optional<ConnectionSubscriptions> AccessPoint::describe_subscriptions(uint32_t token) {
+  auto it = sessions_.find(token);
+  if (it == sessions_.end() || it->second->closing()) return std::nullopt;
+  ConnectionSubscriptions out;
+  if (it->second->grants() != nullptr) out.user = it->second->grants()->user();
+  out.patterns = router_.subscriptions_of(it->second.get());
+  return out;
+}
+
 bool AccessPoint::disconnect(uint32_t token, wire::Code code, std::string_view why) {
   auto it = sessions_.find(token);
   if (it == sessions_.end() || it->second->closing()) return false;

@@ -7,6 +7,7 @@
 
 #include "base/affinity.h"
 #include "base/log.h"
+#include "fields/dictionary.h"
 #include "io/socket.h"
 #include "auth/authority.h"
 #include "http/server.h"
@@ -231,6 +232,18 @@ bool is_loopback(const std::string& address) {
 
 }  // namespace
 
+// fields_file extends the built-in dictionary, once, before the loops start.
+Status Broker::start_fields() {
+  const std::string& path = impl_->config.fields_file;
+  if (path.empty()) return Ok{};
+  auto dict = fields::Dictionary::load(path, &fields::Dictionary::builtin());
+  if (!dict) return Error{"fields_file: " + dict.error().message};
+  TW_INFO("field dictionary: %zu fields (%zu from %s)", dict->all().size(),
+          dict->all().size() - fields::Dictionary::builtin().all().size(), path.c_str());
+  fields::set_broker_dictionary(std::move(*dict));
+  return Ok{};
+}
+
 // Safe defaults (docs/security.md): without a users file only loopback
 // listeners start, unless allow_anonymous says open access is meant.
 Status Broker::start_auth() {
@@ -326,6 +339,7 @@ Status Broker::check_protocols(const std::vector<config::Listener>& listeners) c
 }
 
 Status Broker::listen() {
+  if (auto status = start_fields(); !status) return status;
   if (auto status = start_auth(); !status) return status;
   std::vector<ListenSocket> sockets;
   std::vector<http::ListenSocket> http_sockets;

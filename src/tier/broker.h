@@ -91,6 +91,7 @@ class Broker {
   auth::Authority* authority() const;  // null: authentication off
 
  private:
+  Status start_fields();
   Status start_auth();
   Status check_protocols(const std::vector<config::Listener>& listeners) const;
   void start_http(const std::vector<http::ListenSocket>& sockets);

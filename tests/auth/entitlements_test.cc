@@ -59,6 +59,38 @@ TEST(Grants, DenyWinsAndGroupsAdd) {
   EXPECT_EQ(alice.provide("SVC", ""), wire::Code::NotAuthorized);
 }
 
+// $SYS (issue 29): the broker's statistics go to admins and to rules that
+// name $SYS; a '>' rule is every other topic (as mosquitto's ACL '#');
+// nobody publishes them.
+TEST(Grants, SysTopicsNeedAnAdminOrARuleThatNamesThem) {
+  auto policy = parse(R"(
+[users.ops]
+admin = true
+[users.mon]
+[[users.mon.rule]]
+allow = ["subscribe", "publish"]
+topics = ["$SYS/>"]
+[users.all]
+[[users.all.rule]]
+allow = ["subscribe", "publish"]
+topics = [">"]
+)");
+  ASSERT_TRUE(policy);
+  const Grants& ops = *policy->find_user("ops")->grants;
+  const Grants& mon = *policy->find_user("mon")->grants;
+  const Grants& all = *policy->find_user("all")->grants;
+  EXPECT_TRUE(ops.receives("$SYS/broker/uptime", 0));
+  EXPECT_TRUE(ops.subscribe("$SYS/broker/>", 0).ok());
+  EXPECT_TRUE(mon.receives("$SYS/broker/uptime", 0));
+  EXPECT_TRUE(mon.subscribe("$SYS/>", 0).ok());
+  EXPECT_FALSE(mon.receives("EQ/IBM", 0));
+  EXPECT_FALSE(all.receives("$SYS/broker/uptime", 0));
+  EXPECT_EQ(all.subscribe("$SYS/broker/uptime", 0).code, wire::Code::NotAuthorized);
+  EXPECT_EQ(all.subscribe("$SYS/>", 0).code, wire::Code::NotAuthorized);
+  EXPECT_TRUE(all.receives("EQ/IBM", 0));
+  for (const Grants* g : {&ops, &mon, &all}) EXPECT_EQ(g->publish("$SYS/broker/uptime"), wire::Code::NotAuthorized);
+}
+
 TEST(Grants, DelayedOnlyForcesTheDelay) {
   auto policy = parse(kFile);
   ASSERT_TRUE(policy);

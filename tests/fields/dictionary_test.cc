@@ -75,6 +75,19 @@ TEST(Dictionary, ParsesTextWithCommentsAndBlankLines) {
   EXPECT_EQ(dict->by_id(0)->name, "VOL");
 }
 
+// tickwired's fields_file: it adds to the built-in dictionary, and a clash names its line.
+TEST(Dictionary, AFileExtendsABaseAndAClashNamesItsLine) {
+  auto dict = Dictionary::parse("SPREAD_BP 4001 decimal\n", "fields.txt", &Dictionary::builtin());
+  ASSERT_TRUE(dict.ok()) << dict.error().message;
+  EXPECT_EQ(dict->all().size(), Dictionary::builtin().all().size() + 1);
+  EXPECT_EQ(dict->by_id(4001)->name, "SPREAD_BP");
+  EXPECT_EQ(dict->by_name("BID")->id, 22);
+  auto clash = Dictionary::parse("MINE 4001 int\nMY_BID 22 decimal\n", "fields.txt", &Dictionary::builtin());
+  ASSERT_FALSE(clash.ok());
+  EXPECT_EQ(clash.error().message, "fields.txt:2: duplicate field id 22 ('MY_BID' and 'BID')");
+  EXPECT_FALSE(Dictionary::parse("BID 4005 int\n", "fields.txt", &Dictionary::builtin()).ok()) << "a name clash";
+}
+
 TEST(Dictionary, EmptyTextIsAnEmptyDictionary) {
   auto dict = Dictionary::parse("# nothing\n\n", "empty.dict");
   ASSERT_TRUE(dict.ok());

@@ -45,6 +45,12 @@ BrokerProcess::BrokerProcess(BrokerOptions options) : port_file_(dir_.file("port
     args.push_back("--http-listen");
     args.push_back("");
   }
+  // Nor publish $SYS topics, which would show in their listings and counts, unless a test asks for them.
+  if (std::find(options.args.begin(), options.args.end(), "--sys-interval-ms") == options.args.end() &&
+      options.config_toml.find("sys_interval_ms") == std::string::npos) {
+    args.push_back("--sys-interval-ms");
+    args.push_back("0");
+  }
   args.insert(args.end(), options.args.begin(), options.args.end());
   if (options.file_limit != 0) {
     const std::string limit = std::to_string(options.file_limit);

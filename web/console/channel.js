@@ -1,6 +1,11 @@
 // A channel page: the channel's live image as a field grid, one cell per
 // field, a changed field flashing (up green, down red), fed in real time by
 // /stream; above it the broker's view of the channel from /api/v1/channels.
+// One sequence line: the stream's, which is the seq of the image and update
+// the grid shows; the listing's (polled every 2 s) would lag it and disagree,
+// so its line leaves seq and state out. A topic the broker has no channel
+// for says so at the first listing instead of waiting for an image for ever;
+// the page stays subscribed and shows the channel once something publishes it.
 import { TickwireStream, setCell } from '/lib/stream.js';
 import { el, every, formatNumber, getJson, rowsOf, setStatus } from '/console/common.js';
 
@@ -21,8 +26,10 @@ export function channel(view, topic) {
     }
     return cell;
   };
+  let seen = false;  // an image or update came: the channel is there
   const show = (msg) => {
     if (msg.topic !== topic) return;
+    seen = true;
     if (msg.type === 'status') {
       document.getElementById('channel-state').textContent = `${msg.state} ${msg.code} ${msg.text}`;
       return;
@@ -42,8 +49,13 @@ export function channel(view, topic) {
     const rows = rowsOf(await getJson('/api/v1/channels?prefix=' + encodeURIComponent(topic)), 'channels');
     const row = rows.find((r) => r.topic === topic);
     meta.textContent = row
-      ? Object.entries(row).filter(([k, v]) => k !== 'topic' && v !== '' && typeof v !== 'object').map(([k, v]) => `${k} ${formatNumber(v)}`).join(' · ')
+      ? Object.entries(row).filter(([k, v]) => !['topic', 'seq', 'state'].includes(k) && v !== '' && typeof v !== 'object').map(([k, v]) => `${k} ${formatNumber(v)}`).join(' · ')
       : '';
+    if (!row && !seen) {
+      document.getElementById('channel-state').textContent =
+        `not found: the broker has no channel ${topic} (nothing has published it, and no provider serves it); ` +
+        'this page shows it as soon as something does';
+    }
   });
   return () => {
     stopMeta();

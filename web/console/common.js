@@ -58,6 +58,28 @@ export function formatNumber(v) {
   return v.toLocaleString('en-US', { maximumFractionDigits: 2 });
 }
 
+// 1536 -> "1.5 KiB": traffic in a column that stays narrow.
+export function formatBytes(n) {
+  if (typeof n !== 'number') return '';
+  const units = ['B', 'KiB', 'MiB', 'GiB', 'TiB'];
+  let i = 0;
+  while (n >= 1024 && i < units.length - 1) {
+    n /= 1024;
+    i += 1;
+  }
+  return i === 0 ? `${n} B` : `${n.toFixed(n < 10 ? 1 : 0)} ${units[i]}`;
+}
+
+// 5120 -> "5 s", 3725000 -> "1 h 2 min": how long, to the unit that matters.
+export function formatDuration(ms) {
+  if (typeof ms !== 'number') return '';
+  const s = Math.floor(ms / 1000);
+  if (s < 60) return `${s} s`;
+  if (s < 3600) return `${Math.floor(s / 60)} min ${s % 60} s`;
+  if (s < 86400) return `${Math.floor(s / 3600)} h ${Math.floor((s % 3600) / 60)} min`;
+  return `${Math.floor(s / 86400)} d ${Math.floor((s % 86400) / 3600)} h`;
+}
+
 // A table of `rows` with the given columns (default: every scalar key of
 // the rows, in first-seen order); `cell(row, column, td)` may fill a cell
 // itself and return true.

@@ -5,10 +5,12 @@
 //   #/channels          the channels table, searchable (/api/v1/channels?prefix=)
 //   #/channel/TOPIC     one channel's live image, a field grid that flashes changes (/stream)
 //   #/connections       the connections table (/api/v1/connections)
+//   #/connection/ID     one connection's subscriptions (/api/v1/connections/ID/subscriptions)
 import { overview } from '/console/overview.js';
 import { channels } from '/console/channels.js';
 import { channel } from '/console/channel.js';
 import { connections } from '/console/connections.js';
+import { connection } from '/console/connection.js';
 import { setStatus } from '/console/common.js';
 
 const view = document.getElementById('view');
@@ -26,6 +28,9 @@ function route() {
   } else if (hash === '/channels') {
     name = 'channels';
     stop = channels(view);
+  } else if (hash.startsWith('/connection/')) {
+    name = 'connections';
+    stop = connection(view, decodeURIComponent(hash.slice('/connection/'.length)));
   } else if (hash === '/connections') {
     name = 'connections';
     stop = connections(view);
