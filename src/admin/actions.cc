@@ -115,7 +115,7 @@ const char* policy_name(wire::SlowPolicy policy) {
   }
 }
 
-Json subscription_json(const broker::Router::HeldSubscription& s) {
+Json subscription_json(const broker::HeldSubscription& s) {
   return Json{{"pattern", s.pattern},
               {"policy", policy_name(s.policy)},
               {"conflate_ms", s.conflate_ms},

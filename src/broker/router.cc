@@ -77,15 +77,9 @@ size_t Router::subscription_count(Outlet* outlet) const {
   return subscribers_->subscription_count(outlet);
 }
 
-std::vector<Router::HeldSubscription> Router::subscriptions_of(const Outlet* outlet) const {
-  owner_.check("Router");
-  std::vector<HeldSubscription> out;
-  auto it = patterns_by_outlet_.find(const_cast<Outlet*>(outlet));
-  if (it == patterns_by_outlet_.end()) return out;
-  for (const auto& [pattern, held] : it->second)
-    out.push_back({pattern, held.policy, held.conflate_ms, held.delay_ms});
-  std::sort(out.begin(), out.end(), [](const auto& a, const auto& b) { return a.pattern < b.pattern; });
-  return out;
+std::vector<HeldSubscription> Router::subscriptions_of(const Outlet* outlet) const {
+  owner_thread_.check("Router");
+  return subscribers_->subscriptions_of(outlet);
 }
 
 bool Router::delivers(const Outlet* outlet, cache::ChannelId id) const {

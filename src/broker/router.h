@@ -92,12 +92,6 @@ class Router {
   size_t subscription_count(Outlet* outlet) const;
   // The patterns an outlet holds, as it subscribed them (the policy
   // resolved), sorted by pattern: the admin API's subscriptions view.
-  struct HeldSubscription {
-    std::string pattern;
-    SlowPolicy policy = SlowPolicy::Conflate;
-    uint32_t conflate_ms = 0;
-    uint32_t delay_ms = 0;
-  };
   std::vector<HeldSubscription> subscriptions_of(const Outlet* outlet) const;
   // Whether the outlet currently receives the channel's stream (some pattern covers it).
   bool delivers(const Outlet* outlet, cache::ChannelId id) const;

@@ -111,6 +111,15 @@ size_t Subscribers::subscription_count(Outlet* outlet) const {
   return it == patterns_by_outlet_.end() ? 0 : it->second.size();
 }
 
+std::vector<HeldSubscription> Subscribers::subscriptions_of(const Outlet* outlet) const {
+  std::vector<HeldSubscription> out;
+  auto it = patterns_by_outlet_.find(const_cast<Outlet*>(outlet));
+  if (it == patterns_by_outlet_.end()) return out;
+  for (const auto& [pattern, held] : it->second) out.push_back({pattern, held.policy, held.conflate_ms, held.delay_ms});
+  std::sort(out.begin(), out.end(), [](const auto& a, const auto& b) { return a.pattern < b.pattern; });
+  return out;
+}
+
 const Subscribers::Entry* Subscribers::entry_of(const Outlet* outlet, cache::ChannelId id) const {
   if (is_delayed_id(id)) return delayed_entry(outlet, id);
   if (id == 0 || id > watches_.size()) return nullptr;

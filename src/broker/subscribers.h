@@ -37,6 +37,14 @@
 
 namespace tw::broker {
 
+// One pattern an outlet holds, as it subscribed it (the policy resolved).
+struct HeldSubscription {
+  std::string pattern;
+  SlowPolicy policy = SlowPolicy::Conflate;
+  uint32_t conflate_ms = 0;
+  uint32_t delay_ms = 0;
+};
+
 class Subscribers {
  public:
   Subscribers(const RouterLimits& limits, Fanout& fanout, const Clock& clock, cache::ChannelTable& channels,
@@ -55,6 +63,8 @@ class Subscribers {
   using EntitledFn = std::function<bool(std::string_view topic, uint32_t delay_ms)>;
   void reentitle(Outlet* outlet, const EntitledFn& before);
   size_t subscription_count(Outlet* outlet) const;
+  // The outlet's patterns, sorted by pattern.
+  std::vector<HeldSubscription> subscriptions_of(const Outlet* outlet) const;
   SlowPolicy policy_of(const Outlet* outlet, cache::ChannelId id) const;
   uint32_t conflate_ms_of(const Outlet* outlet, cache::ChannelId id) const;
   // The outlet (an access point) stands for `count` subscribers of the channel.

@@ -46,7 +46,7 @@ struct ListenSocket {
 // One connection's subscriptions, for the admin API (its user decides who may see them).
 struct ConnectionSubscriptions {
   std::string user;  // as ConnectionInfo::user
-  std::vector<broker::Router::HeldSubscription> patterns;
+  std::vector<broker::HeldSubscription> patterns;
 };
 
 class AccessPoint final {
