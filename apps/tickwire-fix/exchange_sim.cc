@@ -10,9 +10,11 @@
 //   REST  New only: the order rests (for cancels and replaces)
 //   PART  New, a partial fill of half, then the rest
 //   SLOW  New now, the fill --fill-delay-ms later (default 1000), sent even
-//         when the session is down then (stored; resent after the next logon)
+//         when the session is down then (stored; resent after the next
+//         logon); "delayed-fill CLORDID" on stdout once sent
 //   FAST  one fill, no New (the benchmark's one report per order)
 //   else  New, then a full fill
+// Every ExecutionReport carries LastMkt (30) = the simulator's SenderCompID.
 // OrderCancelRequest and OrderCancelReplaceRequest act on open orders, else
 // OrderCancelReject (unknown order). Prints "ready" once listening. On
 // SIGTERM: the order-to-exchange latency of orders that carry tag 5979 (the
@@ -58,8 +60,12 @@ class Exchange : public FIX::Application {
   void onLogout(const FIX::SessionID& id) override { std::fprintf(stderr, "exchange: %s logged out\n", id.toString().c_str()); }
   void toAdmin(FIX::Message&, const FIX::SessionID&) override {}
   void toApp(FIX::Message&, const FIX::SessionID&) throw(FIX::DoNotSend) override {}
-  void fromAdmin(const FIX::Message&, const FIX::SessionID&) throw(FIX::FieldNotFound, FIX::IncorrectDataFormat,
-                                                                   FIX::IncorrectTagValue, FIX::RejectLogon) override {}
+  void fromAdmin(const FIX::Message& m, const FIX::SessionID& id) throw(FIX::FieldNotFound, FIX::IncorrectDataFormat,
+                                                                         FIX::IncorrectTagValue, FIX::RejectLogon) override {
+    if (m.getHeader().getField(FIX::FIELD::MsgType) == "2")  // the tests look for it after a restart
+      std::fprintf(stderr, "exchange: %s ResendRequest %s..%s\n", id.toString().c_str(),
+                   m.getField(FIX::FIELD::BeginSeqNo).c_str(), m.getField(FIX::FIELD::EndSeqNo).c_str());
+  }
   void fromApp(const FIX::Message& m, const FIX::SessionID& id) throw(FIX::FieldNotFound, FIX::IncorrectDataFormat,
                                                                       FIX::IncorrectTagValue,
                                                                       FIX::UnsupportedMessageType) override {
@@ -90,6 +96,8 @@ class Exchange : public FIX::Application {
       if (o == orders_.end()) continue;
       send_fill(d.session, d.cl_ord_id, o->second, o->second.qty - o->second.cum);
       orders_.erase(o);
+      std::printf("delayed-fill %s\n", d.cl_ord_id.c_str());
+      std::fflush(stdout);
     }
   }
 
@@ -198,6 +206,7 @@ class Exchange : public FIX::Application {
       r.setField(FIX::FIELD::LastPx, o.price);
     }
     r.setField(FIX::TransactTime());
+    r.setField(FIX::FIELD::LastMkt, id.getSenderCompID().getValue());  // which exchange answered
     if (!text.empty()) r.setField(FIX::FIELD::Text, text);
     FIX::Session::sendToTarget(r, id);
   }

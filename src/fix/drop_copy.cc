@@ -7,6 +7,7 @@
 #include <chrono>
 #include <cstdio>
 
+#include "base/unicode.h"
 #include "client/client.h"
 #include "fields/field_list.h"
 
@@ -32,8 +33,13 @@ std::vector<uint8_t> encode_drop_copy(const DropCopy& copy, uint64_t time_ns) {
   w.add_string(kTagBase, copy.event);
   w.add_time(kTimact, time_ns);
   w.add_string(kTagBase + 35, copy.message.msg_type);
-  for (const auto& [t, value] : copy.message.fields)
-    if (t > 0 && t <= kMaxTag && t != 35) w.add_string(static_cast<uint16_t>(kTagBase + t), value);
+  for (const auto& [t, value] : copy.message.fields) {
+    if (t <= 0 || t > kMaxTag || t == 35) continue;
+    const auto id = static_cast<uint16_t>(kTagBase + t);
+    // FIX text is bytes (often Latin-1); a STRING must be UTF-8, else BYTES.
+    if (unicode::valid_utf8(value)) w.add_string(id, value);
+    else w.add_bytes(id, std::span(reinterpret_cast<const uint8_t*>(value.data()), value.size()));
+  }
   out.resize(w.finish());
   return out;
 }

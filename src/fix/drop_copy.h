@@ -9,8 +9,8 @@
 // a minute. On one channel the broker keeps order, so a subscriber sees an
 // order's events in the sequence the gateway handled them.
 //
-// Fields: FIX tag T is field id kTagBase + T (STRING, the FIX text as is,
-// for T <= 45535); FIX_EVENT (kTagBase) is the event; TIMACT (5) the time
+// Fields: FIX tag T is field id kTagBase + T (STRING, the FIX text as is;
+// BYTES where it is not UTF-8; for T <= 45535); FIX_EVENT (kTagBase) is the event; TIMACT (5) the time
 // the gateway handled it. Each is published as an image (the channel's last
 // value is the last event whole, not a merge of several).
 //

@@ -95,6 +95,7 @@ Result<GatewaySession> read_session(const std::string& source, const toml::table
   const std::string at = where(source, t) + ": [[session]] '" + s.spec.name + "': ";
   s.spec.port = static_cast<uint16_t>(port);
   if (!valid_session_name(s.spec.name)) return Error{at + "name must be letters, digits, '_' or '-'"};
+  if (s.spec.name == "unrouted") return Error{at + "the name 'unrouted' is the drop copies' topic level of refused orders"};
   if (role == "acceptor" || role == "client") s.spec.role = Role::Acceptor;
   else if (role == "initiator" || role == "exchange") s.spec.role = Role::Initiator;
   else return Error{at + "role must be \"client\" (acceptor) or \"exchange\" (initiator)"};
