@@ -29,6 +29,8 @@ inline bool parse_session(const std::string& text, FIX::SessionID& out) {
   return true;
 }
 
+// reset_on_logon: no store (sequence numbers start again at each logon, and
+// sent messages are not kept for resends).
 inline FIX::Dictionary base_settings(bool acceptor, bool reset_on_logon) {
   FIX::Dictionary d;
   d.setString(FIX::CONNECTION_TYPE, acceptor ? "acceptor" : "initiator");
@@ -38,7 +40,7 @@ inline FIX::Dictionary base_settings(bool acceptor, bool reset_on_logon) {
   d.setInt(FIX::HEARTBTINT, 30);
   d.setInt(FIX::RECONNECT_INTERVAL, 1);
   d.setBool(FIX::RESET_ON_LOGON, reset_on_logon);
-  d.setBool(FIX::PERSIST_MESSAGES, true);
+  d.setBool(FIX::PERSIST_MESSAGES, !reset_on_logon);
   d.setBool(FIX::SOCKET_NODELAY, true);
   d.setBool(FIX::SOCKET_REUSE_ADDRESS, true);
   d.setBool(FIX::CHECK_LATENCY, false);

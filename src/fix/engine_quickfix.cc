@@ -39,7 +39,10 @@ FIX::Dictionary settings_of(const SessionSpec& s) {
   d.setBool(FIX::USE_DATA_DICTIONARY, false);
   d.setInt(FIX::HEARTBTINT, s.heartbeat_s);
   d.setBool(FIX::RESET_ON_LOGON, s.reset_on_logon);
-  d.setBool(FIX::PERSIST_MESSAGES, true);
+  // Without a store, sent messages are not kept either (QuickFIX would keep
+  // every one in memory for the process's life): a resend request is
+  // answered with a gap fill, as the seed's PersistMessages=N.
+  d.setBool(FIX::PERSIST_MESSAGES, !s.store_dir.empty());
   d.setBool(FIX::SOCKET_NODELAY, true);
   d.setBool(FIX::SOCKET_REUSE_ADDRESS, true);
   d.setBool(FIX::CHECK_LATENCY, false);
