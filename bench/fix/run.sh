@@ -71,7 +71,6 @@ trial() {
       "$i" "$i" "$xport" "$storeflag" >>"$cfg"
     printf '[[route]]\nclient = "c%s"\nexchange = "x%s"\n' "$i" "$i" >>"$cfg"
   done
-  for s in "${sims[@]}"; do :; done
   sleep 0.3
   "$APPS/tickwire-fix" --config "$cfg" --port-file "$dir/gateway.port" 2>"$dir/gateway.log" &
   local gw=$!
@@ -101,7 +100,8 @@ trial() {
   local metrics
   metrics=$(curl -s "127.0.0.1:$(cat "$dir/gateway.port")/metrics")
   cleanup
-  local orders=$((pairs * rate * SECONDS_PER_TRIAL)) p50 p99
+  local orders=$((pairs * rate * SECONDS_PER_TRIAL)) p50 p99 load
+  load=$(cut -d' ' -f1 /proc/loadavg)  # the machine's load: on a shared machine, CPU times grow with it
   p50=$(cat "$dir"/sim*.stats | sed -n 's/.*p50_us=\([0-9.]*\).*/\1/p' | sort -n | tail -1)
   p99=$(cat "$dir"/sim*.stats | sed -n 's/.*p99_us=\([0-9.]*\).*/\1/p' | sort -n | tail -1)
   local dropped published
@@ -109,15 +109,15 @@ trial() {
   dropped=$(echo "$metrics" | sed -n 's/^tickwire_fix_drop_copies_dropped_total //p')
   # Routed messages: each order and each fill (2 per order).
   python3 - "$name" "$pairs" "$rate" "$store" "$orders" "$((g1 - g0))" "$((b1 - b0))" "$(((t1 - t0) / 1000000))" \
-    "$p50" "$p99" "$lost" "$published" "$dropped" <<'PY' | tee -a "$OUT/results.txt"
+    "$p50" "$p99" "$lost" "$published" "$dropped" "$load" <<'PY' | tee -a "$OUT/results.txt"
 import sys
-name, pairs, rate, store, orders, g, b, wall, p50, p99, lost, pub, drop = sys.argv[1:]
+name, pairs, rate, store, orders, g, b, wall, p50, p99, lost, pub, drop, load = sys.argv[1:]
 orders, g, b, wall = int(orders), int(g), int(b), int(wall)
 msgs = 2 * orders
 print(f"{name:14s} pairs={pairs} rate={rate}/s/pair store={store:3s} orders={orders} "
       f"gw_cpu={100.0 * g / wall:.1f}% gw_us/msg={1000.0 * g / msgs:.1f} "
       f"gw+broker_us/msg={1000.0 * (g + b) / msgs:.1f} p50_us={p50} p99_us={p99} lost={lost} "
-      f"drop_copies={pub} dropped={drop}")
+      f"drop_copies={pub} dropped={drop} loadavg={load}")
 PY
 }
 
