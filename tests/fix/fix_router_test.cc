@@ -79,14 +79,14 @@ FixMessage order(const std::string& id, std::vector<std::pair<int, std::string>>
   return m;
 }
 
-class RouterTest : public ::testing::Test {
+class FixRouterTest : public ::testing::Test {
  protected:
   GatewayConfig config_ = config();
   std::set<std::string> up_{"xnas", "xlon"};
   Router router_{config_, [this](const std::string& s) { return up_.contains(s); }};
 };
 
-TEST(GatewayConfigTest, ReadsSessionsRoutesAndStores) {
+TEST(FixConfigTest, ReadsSessionsRoutesAndStores) {
   GatewayConfig c = config();
   ASSERT_EQ(c.sessions.size(), 4u);
   EXPECT_TRUE(c.session("client1")->is_client());
@@ -97,7 +97,7 @@ TEST(GatewayConfigTest, ReadsSessionsRoutesAndStores) {
   EXPECT_EQ(c.routes[1].client, "client2");
 }
 
-TEST(GatewayConfigTest, RefusesWhatItCannotUse) {
+TEST(FixConfigTest, RefusesWhatItCannotUse) {
   auto with = [](const std::string& extra) { return parse_gateway_config(std::string(kConfig) + extra, "t.toml"); };
   EXPECT_NE(with("[[route]]\nexchange = \"nowhere\"\n").error().message.find("no such exchange session"),
             std::string::npos);
@@ -115,7 +115,7 @@ TEST(GatewayConfigTest, RefusesWhatItCannotUse) {
             std::string::npos);
 }
 
-TEST_F(RouterTest, RoutesByExDestinationAndMapsClOrdID) {
+TEST_F(FixRouterTest, RoutesByExDestinationAndMapsClOrdID) {
   auto a = router_.on_message("client1", order("A1", {{tag::kExDestination, "XNAS"}}));
   ASSERT_EQ(a.send.size(), 1u);
   EXPECT_EQ(a.send[0].session, "xnas");
@@ -125,7 +125,7 @@ TEST_F(RouterTest, RoutesByExDestinationAndMapsClOrdID) {
   EXPECT_EQ(*a.copies[0].message.get(tag::kClOrdID), "A1");  // the client's view
 }
 
-TEST_F(RouterTest, RoutesBySymbolForOneClientAndBySecurityExchange) {
+TEST_F(FixRouterTest, RoutesBySymbolForOneClientAndBySecurityExchange) {
   EXPECT_EQ(router_.on_message("client2", order("B1", {{tag::kSymbol, "VOD"}})).send.at(0).session, "xlon");
   EXPECT_EQ(router_.on_message("client2", order("B2", {{tag::kSecurityExchange, "XLON"}})).send.at(0).session,
             "xlon");
@@ -137,7 +137,7 @@ TEST_F(RouterTest, RoutesBySymbolForOneClientAndBySecurityExchange) {
   EXPECT_NE(a.send[0].message.get(tag::kText)->find("unknown destination"), std::string::npos);
 }
 
-TEST_F(RouterTest, RefusesUnentitledAndDownExchangesWithAReason) {
+TEST_F(FixRouterTest, RefusesUnentitledAndDownExchangesWithAReason) {
   // client1 may route to xnas only.
   auto a = router_.on_message("client1", order("C1", {{tag::kSecurityExchange, "XLON"}}));
   ASSERT_EQ(a.send.size(), 1u);
@@ -154,7 +154,7 @@ TEST_F(RouterTest, RefusesUnentitledAndDownExchangesWithAReason) {
   EXPECT_EQ(router_.counters().refused.at("exchange_down"), 1u);
 }
 
-TEST_F(RouterTest, CancelFollowsTheOrderAndReportsComeBackUnmapped) {
+TEST_F(FixRouterTest, CancelFollowsTheOrderAndReportsComeBackUnmapped) {
   router_.on_message("client1", order("D1", {{tag::kExDestination, "XNAS"}}));
   FixMessage cancel{"F", {{tag::kClOrdID, "D2"}, {tag::kOrigClOrdID, "D1"}, {tag::kSymbol, "AAPL"}}};
   auto a = router_.on_message("client1", cancel);  // no ExDestination: the order's exchange
@@ -176,7 +176,7 @@ TEST_F(RouterTest, CancelFollowsTheOrderAndReportsComeBackUnmapped) {
   EXPECT_EQ(*a.send[0].message.get(tag::kCxlRejReason), "1");
 }
 
-TEST_F(RouterTest, ReportsNamingNoClientAreCountedNotForwarded) {
+TEST_F(FixRouterTest, ReportsNamingNoClientAreCountedNotForwarded) {
   auto a = router_.on_message("xnas", FixMessage{"8", {{tag::kClOrdID, "nobody:1"}}});
   EXPECT_TRUE(a.send.empty());
   EXPECT_EQ(router_.counters().unroutable_reports, 1u);
@@ -184,7 +184,7 @@ TEST_F(RouterTest, ReportsNamingNoClientAreCountedNotForwarded) {
   EXPECT_EQ(router_.on_message("client1", FixMessage{"AE", {}}).verdict, kUnsupportedType);
 }
 
-TEST(DropCopyTest, FieldIdsAreTheTagsPlusTheBase) {
+TEST(FixDropCopyTest, FieldIdsAreTheTagsPlusTheBase) {
   DropCopy copy{"client1", "xnas", "exec", FixMessage{"8", {{11, "A1"}, {17, "E1"}, {58, "héllo"}, {60000, "x"}}}};
   auto payload = encode_drop_copy(copy, 1234);
   ASSERT_TRUE(fields::validate(payload));
