@@ -42,6 +42,10 @@ struct SessionSpec {
 struct FixMessage {
   std::string msg_type;  // tag 35
   std::vector<std::pair<int, std::string>> fields;
+  // Sent with PossResend (97) = Y in the header: the content may have been
+  // sent before (under another sequence number), so the receiver checks it
+  // against what it has (ExecID) rather than acting on it twice.
+  bool poss_resend = false;
 
   const std::string* get(int tag) const {
     for (const auto& f : fields)

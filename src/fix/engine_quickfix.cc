@@ -69,6 +69,7 @@ FixMessage body_of(const FIX::Message& m) {
 
 void build(const FixMessage& in, FIX::Message& out) {
   out.getHeader().setField(FIX::MsgType(in.msg_type));
+  if (in.poss_resend) out.getHeader().setField(FIX::PossResend(true));
   for (const auto& f : in.fields) out.setField(f.first, f.second);
 }
 

@@ -96,11 +96,11 @@ void Gateway::on_logout(const std::string& session) {
   std::fprintf(stderr, "tickwire-fix: %s logged out\n", session.c_str());
 }
 
-Verdict Gateway::on_message(const std::string& session, const FixMessage& message, bool) {
+Verdict Gateway::on_message(const std::string& session, const FixMessage& message, bool poss_dup) {
   Router::Actions actions;
   {
     std::lock_guard lock(mutex_);
-    actions = router_.on_message(session, message);
+    actions = router_.on_message(session, message, poss_dup);
     // Queued under the lock: drop copies keep the order the router decided in.
     if (drop_copies_) drop_copies_->add(std::move(actions.copies));
   }

@@ -91,10 +91,10 @@ std::string Router::order_key(std::string_view client, std::string_view cl_ord_i
   return exchange_id(client, cl_ord_id);
 }
 
-Router::Actions Router::on_message(const std::string& session, const FixMessage& message) {
+Router::Actions Router::on_message(const std::string& session, const FixMessage& message, bool poss_dup) {
   const GatewaySession* s = config_.session(session);
   if (s == nullptr) return Actions{.verdict = kUnsupportedType};
-  return s->is_client() ? from_client(*s, message) : from_exchange(*s, message);
+  return s->is_client() ? from_client(*s, message) : from_exchange(*s, message, poss_dup);
 }
 
 std::string Router::route(const std::string& client, const FixMessage& m) const {
@@ -163,7 +163,7 @@ Router::Actions Router::from_client(const GatewaySession& client, const FixMessa
   return a;
 }
 
-Router::Actions Router::from_exchange(const GatewaySession& exchange, const FixMessage& m) {
+Router::Actions Router::from_exchange(const GatewaySession& exchange, const FixMessage& m, bool poss_dup) {
   Actions a;
   if (m.msg_type != "8" && m.msg_type != "9") {
     a.verdict = kUnsupportedType;
@@ -183,6 +183,10 @@ Router::Actions Router::from_exchange(const GatewaySession& exchange, const FixM
   }
   FixMessage out = m;
   out.set(tag::kClOrdID, cl_ord_id);
+  // A resent report may have been forwarded once already: a gateway killed
+  // after forwarding it but before QuickFIX stored its sequence number gets
+  // it again after the restart. The client tells by its ExecID.
+  out.poss_resend = poss_dup;
   std::string orig_client, orig_id;
   if (const std::string* orig = m.get(tag::kOrigClOrdID); orig && split_exchange_id(*orig, orig_client, orig_id))
     out.set(tag::kOrigClOrdID, orig_id);

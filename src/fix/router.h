@@ -74,7 +74,8 @@ class Router {
     std::vector<DropCopy> copies;
     Verdict verdict = kAccepted;  // engine.h
   };
-  Actions on_message(const std::string& session, const FixMessage& message);
+  // `poss_dup`: the message arrived as a resend (PossDupFlag Y).
+  Actions on_message(const std::string& session, const FixMessage& message, bool poss_dup = false);
   const RouterCounters& counters() const { return counters_; }
   size_t open_orders() const { return orders_.size(); }
 
@@ -84,7 +85,7 @@ class Router {
 
  private:
   Actions from_client(const GatewaySession& client, const FixMessage& m);
-  Actions from_exchange(const GatewaySession& exchange, const FixMessage& m);
+  Actions from_exchange(const GatewaySession& exchange, const FixMessage& m, bool poss_dup);
   // The exchange for a message of `client` by the routes; "" when none matches.
   std::string route(const std::string& client, const FixMessage& m) const;
   void refuse(Actions& a, const GatewaySession& client, const FixMessage& m, const std::string& exchange,

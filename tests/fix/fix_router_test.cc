@@ -169,6 +169,9 @@ TEST_F(FixRouterTest, CancelFollowsTheOrderAndReportsComeBackUnmapped) {
   EXPECT_EQ(*a.send[0].message.get(tag::kClOrdID), "D2");
   EXPECT_EQ(*a.send[0].message.get(tag::kOrigClOrdID), "D1");
   EXPECT_EQ(router_.open_orders(), 0u);  // canceled: both ids forgotten
+  EXPECT_FALSE(a.send[0].message.poss_resend);
+  // A report the exchange resent (PossDupFlag) goes on as a possible resend.
+  EXPECT_TRUE(router_.on_message("xnas", report, true).send.at(0).message.poss_resend);
   // A cancel of an order nobody knows, without a route: OrderCancelReject.
   a = router_.on_message("client1", FixMessage{"F", {{tag::kClOrdID, "D3"}, {tag::kOrigClOrdID, "ZZ"}}});
   ASSERT_EQ(a.send.size(), 1u);
