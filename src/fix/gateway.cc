@@ -2,6 +2,8 @@
 
 #include <cstdio>
 
+#include <nlohmann/json.hpp>
+
 #include "client/options.h"
 #include "http/server.h"
 #include "io/socket.h"
@@ -84,6 +86,7 @@ Status Gateway::start_metrics() {
     r.content_type = "text/plain; version=0.0.4; charset=utf-8";
     return r;
   });
+  routes.add("GET", "/api/v1/fix", [this](const http::Request&) { return http::Response::json(render_json()); });
   http_ = std::make_unique<http::Server>(http::ServerSettings{}, std::move(routes), nullptr);
   http_->add_listener(http::ListenSocket{*fd, nullptr, "metrics tcp://" + config_.metrics});
   http_->start();
@@ -147,6 +150,38 @@ std::string Gateway::render_metrics() const {
     sample(out, "tickwire_fix_broker_connected", drop_copies_->connected() ? 1 : 0);
   }
   return out;
+}
+
+}  // namespace tw::fix
+
+namespace tw::fix {
+
+std::string Gateway::render_json() const {
+  using Json = nlohmann::json;
+  Json sessions = Json::array();
+  for (const auto& s : engine_->status()) {
+    const GatewaySession* gs = config_.session(s.name);
+    sessions.push_back({{"name", s.name},
+                        {"role", gs && gs->is_client() ? "client" : "exchange"},
+                        {"logged_on", s.logged_on},
+                        {"next_sender_seq", s.next_sender_seq},
+                        {"next_target_seq", s.next_target_seq}});
+  }
+  std::lock_guard lock(mutex_);
+  const RouterCounters& c = router_.counters();
+  Json routes = Json::array();
+  for (const auto& [k, v] : c.routed) {
+    auto back = c.reports.find({k.second, k.first});
+    routes.push_back({{"client", k.first}, {"exchange", k.second}, {"routed", v},
+                      {"reports", back == c.reports.end() ? 0 : back->second}});
+  }
+  Json out = {{"sessions", sessions}, {"routes", routes}, {"refused", c.refused},
+              {"unroutable_reports", c.unroutable_reports}, {"open_orders", router_.open_orders()}};
+  if (drop_copies_)
+    out["drop_copies"] = {{"published", drop_copies_->counters().published.load()},
+                          {"dropped", drop_copies_->counters().dropped.load()},
+                          {"broker_connected", drop_copies_->connected()}};
+  return out.dump();
 }
 
 }  // namespace tw::fix

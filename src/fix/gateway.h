@@ -26,6 +26,8 @@ class Gateway : public EngineEvents {
   // The metrics listener's bound port (0 when there is none).
   uint16_t metrics_port() const { return metrics_port_; }
   std::string render_metrics() const;
+  // GET /api/v1/fix: the same state as JSON, for `tickwire top --fix`.
+  std::string render_json() const;
 
   // EngineEvents (QuickFIX's threads).
   void on_logon(const std::string& session) override;

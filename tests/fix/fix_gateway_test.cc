@@ -201,7 +201,9 @@ class FixGateway : public ::testing::Test {
 };
 
 TEST_F(FixGateway, JspurefixOrdersAreRoutedAndDropCopiesMatchTheFixTraffic) {
-  BrokerProcess broker;
+  testing::BrokerOptions with_http;
+  with_http.args = {"--http-listen", "127.0.0.1:0"};  // for tickwire top
+  BrokerProcess broker(with_http);
   ASSERT_TRUE(broker.ready()) << broker.err();
   DropCopySink sink(broker.port());
   ASSERT_TRUE(sink.ready());
@@ -222,6 +224,13 @@ TEST_F(FixGateway, JspurefixOrdersAreRoutedAndDropCopiesMatchTheFixTraffic) {
   EXPECT_NE(metrics.out.find("tickwire_fix_refused_total{reason=\"exchange_down\"} 1"), std::string::npos);
   EXPECT_NE(metrics.out.find("tickwire_fix_routed_total{client=\"client1\",exchange=\"xlon\"} 1"), std::string::npos);
   EXPECT_NE(metrics.out.find("tickwire_fix_drop_copies_published_total 24"), std::string::npos);
+  // tickwire top shows the gateway beside the broker (its own endpoint, --fix).
+  auto top = testing::run_to_completion(testing::bin_path("tickwire"),
+                                        {"top", "--once", "--http", "127.0.0.1:" + std::to_string(broker.http_port()),
+                                         "--fix", "127.0.0.1:" + std::to_string(metrics_port_)});
+  EXPECT_TRUE(top.status.clean()) << top.err;
+  EXPECT_NE(top.out.find("xnas           exchange  up"), std::string::npos) << top.out;
+  EXPECT_NE(top.out.find("client1 -> xnas"), std::string::npos) << top.out;
 }
 
 TEST_F(FixGateway, JspurefixSeesNoOrderOrFillLostOrDuplicatedAcrossAKillAndRestart) {
