@@ -11,7 +11,7 @@
 // started again on its stores; the exchange's fills sent meanwhile arrive
 // through a resend request, none lost or duplicated (client.js checks
 // ExecIDs). Entitlement: a QuickFIX client (our Engine) refused by its
-// session's exchanges list.
+// session's exchanges list. `tickwire top --fix` shows the gateway.
 #include <unistd.h>
 
 #include <gtest/gtest.h>
