@@ -19,6 +19,8 @@ PACKAGES=(
   lintian dpkg-dev fakeroot
   # password hashes (argon2id) for users files (src/auth)
   libargon2-dev
+  # the FIX gateway (tickwire-fix, src/fix): QuickFIX 1.15, built by Debian as C++14 (std::auto_ptr)
+  libquickfix-dev
   # optional: NUMA node of each cpu, for thread placement (src/base/affinity.cc)
   libnuma-dev
   # peers for the perf comparison tooling, and python for its scripts

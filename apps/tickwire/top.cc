@@ -1,15 +1,20 @@
-// tickwire top [--http HOST:PORT] [--interval MS] [--count N] [--once]
+// tickwire top [--http HOST:PORT] [--fix HOST:PORT] [--interval MS] [--count N] [--once]
 // A terminal view of the broker's live statistics, refreshed in place: the
 // totals and rates, each loop's busy fraction, the busiest connections and
 // channels. It reads the admin API (docs/operations.md) over HTTP, with
 // --user and --password-file as HTTP Basic credentials. Without --http it
 // asks $TICKWIRE_HTTP, else the host of --server / $TICKWIRE_SERVER on the
 // admin port, 9401 (common.h, admin_target).
+// --fix adds a FIX gateway's sessions (state, sequence numbers) and routes
+// (orders, their rate, reports back), read from the gateway's own metrics
+// listener (GET /api/v1/fix; docs/fix.md), not through the broker.
 #include <unistd.h>
 
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
+#include <map>
+#include <optional>
 
 #include <nlohmann/json.hpp>
 
@@ -31,6 +36,7 @@ constexpr int kSecondSampleMs = 1000;
 
 struct TopOptions {
   std::string http;  // "" = admin_target's default (common.h)
+  std::string fix;   // a FIX gateway's metrics listener, HOST:PORT ("" = none; docs/fix.md)
   int interval_ms = 1000;
   int count = 0;      // 0 = until Ctrl-C
   bool once = false;  // one plain frame, no screen control (scripts, tests)
@@ -117,12 +123,49 @@ void render_channels(std::string& out, Json list, size_t rows) {
   }
 }
 
+// The FIX gateway's sessions and routes (GET /api/v1/fix on its metrics
+// listener); rates are between this frame and the one before.
+class FixView {
+ public:
+  void render(std::string& out, const Json& fix) {
+    const auto now = std::chrono::steady_clock::now();
+    const double seconds = std::chrono::duration<double>(now - at_).count();
+    char line[512];
+    out += "\nFIX SESSION    ROLE      STATE  NEXT OUT   NEXT IN\n";
+    for (const Json& s : fix.value("sessions", Json::array())) {
+      std::snprintf(line, sizeof line, "%-14.14s %-9s %-5s  %8s  %8s\n", safe(s, "name").c_str(), safe(s, "role").c_str(),
+                    s.value("logged_on", false) ? "up" : "down", human(s.value("next_sender_seq", 0.0)).c_str(),
+                    human(s.value("next_target_seq", 0.0)).c_str());
+      out += line;
+    }
+    out += "FIX ROUTE                        ORDERS  ORDERS/s   REPORTS\n";
+    std::map<std::string, double> routed;
+    for (const Json& r : fix.value("routes", Json::array())) {
+      const std::string name = safe(r, "client") + " -> " + safe(r, "exchange");
+      const double n = r.value("routed", 0.0);
+      routed[name] = n;
+      auto before = last_.find(name);
+      const double rate = before != last_.end() && seconds > 0 ? (n - before->second) / seconds : 0;
+      std::snprintf(line, sizeof line, "%-30.30s %8s  %8s  %8s\n", name.c_str(), human(n).c_str(), human(rate).c_str(),
+                    human(r.value("reports", 0.0)).c_str());
+      out += line;
+    }
+    last_ = std::move(routed);
+    at_ = now;
+  }
+
+ private:
+  std::map<std::string, double> last_;
+  std::chrono::steady_clock::time_point at_ = std::chrono::steady_clock::now();
+};
+
 size_t lines_of(const std::string& text) { return static_cast<size_t>(std::count(text.begin(), text.end(), '\n')); }
 
 // One frame of the view; the connections are left out when the user is not an
 // admin. With a window `height` (0: none), the lists share the lines the
 // totals leave, so that the whole frame fits.
-Result<std::string> frame(const admin::HttpTarget& target, size_t rows, int height) {
+Result<std::string> frame(const admin::HttpTarget& target, size_t rows, int height,
+                          const std::optional<admin::HttpTarget>& fix_target, FixView& fix_view) {
   auto stats = get_json(target, "/api/v1/stats");
   if (!stats) return stats.error();
   auto channels = get_json(target, "/api/v1/channels");
@@ -130,6 +173,11 @@ Result<std::string> frame(const admin::HttpTarget& target, size_t rows, int heig
   auto connections = get_json(target, "/api/v1/connections");
   std::string out;
   render_totals(out, *stats);
+  if (fix_target) {
+    auto fix = get_json(*fix_target, "/api/v1/fix");
+    if (!fix) return Error{"the FIX gateway (--fix): " + fix.error().message};
+    fix_view.render(out, *fix);
+  }
   size_t connection_rows = connections ? rows : 0;
   size_t channel_rows = rows;
   if (height > 0) {
@@ -175,11 +223,18 @@ bool quit_within(KeyInput& keys, int ms) {
 
 // --once: the broker's rates are between its last two samples, so a first
 // request makes one and the view is the second's, a second later.
-int run_once(const TopOptions& opts, const admin::HttpTarget& target) {
+int run_once(const TopOptions& opts, const admin::HttpTarget& target, const std::optional<admin::HttpTarget>& fix) {
   if (auto first = get_json(target, "/api/v1/stats"); !first) return report(first.error(), opts, target);
+  FixView fix_view;
+  if (fix) {  // the first sample of the FIX routes' rates
+    auto first = get_json(*fix, "/api/v1/fix");
+    if (!first) return report(Error{"the FIX gateway (--fix): " + first.error().message}, opts, target);
+    std::string ignored;
+    fix_view.render(ignored, *first);
+  }
   KeyInput no_keys{false};
   if (quit_within(no_keys, kSecondSampleMs)) return kExitOk;
-  auto text = frame(target, opts.rows, 0);
+  auto text = frame(target, opts.rows, 0, fix, fix_view);
   if (!text) return report(text.error(), opts, target);
   std::fwrite(text->data(), 1, text->size(), stdout);
   return kExitOk;
@@ -191,12 +246,21 @@ int run_top(const TopOptions& opts, const CommonOptions& common) {
     std::fprintf(stderr, "tickwire top: %s\n", target.error().message.c_str());
     return kExitError;
   }
-  if (opts.once) return run_once(opts, *target);
+  std::optional<admin::HttpTarget> fix;
+  if (!opts.fix.empty()) {
+    fix.emplace();
+    if (!config::split_host_port(opts.fix, fix->host, fix->port)) {
+      std::fprintf(stderr, "tickwire top: --fix %s is not HOST:PORT\n", opts.fix.c_str());
+      return kExitError;
+    }
+  }
+  if (opts.once) return run_once(opts, *target, fix);
   const bool on_terminal = ::isatty(STDOUT_FILENO);
   KeyInput keys;
+  FixView fix_view;
   for (int n = 0; !g_stop_requested; ++n) {
     const TerminalSize window = on_terminal ? terminal_size(STDOUT_FILENO) : TerminalSize{};
-    auto text = frame(*target, opts.rows, window.rows);
+    auto text = frame(*target, opts.rows, window.rows, fix, fix_view);
     if (!text) return report(text.error(), opts, *target);
     // Home and clear, then a frame that fits: the view refreshes in place.
     const std::string screen = "\x1b[H\x1b[J" + fit_to(*text, window.rows, window.cols);
@@ -217,6 +281,8 @@ void add_top_command(CLI::App& app, const CommonOptions& common, int& exit_code)
   cmd->add_option("--http", opts->http,
                   "the broker's HTTP listener, HOST:PORT (default: $TICKWIRE_HTTP, else the host of --server / "
                   "$TICKWIRE_SERVER, port 9401: 127.0.0.1:9401 when none is set)");
+  cmd->add_option("--fix", opts->fix,
+                  "also show a FIX gateway (tickwire-fix): its metrics listener, HOST:PORT (docs/fix.md)");
   cmd->add_option("--interval", opts->interval_ms, "milliseconds between refreshes")->check(CLI::PositiveNumber);
   cmd->add_option("--count", opts->count, "stop after this many refreshes (default: until Ctrl-C)");
   cmd->add_option("--rows", opts->rows, "connections and channels shown (the busiest)");

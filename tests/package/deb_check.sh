@@ -24,6 +24,17 @@ expect_files libtickwire0 usr/lib/libtickwire.so.0
 expect_files libtickwire-dev usr/include/tickwire/client/client.h usr/lib/libtickwire.a usr/lib/libtickwire.so \
   usr/lib/cmake/Tickwire/TickwireConfig.cmake usr/lib/pkgconfig/tickwire.pc
 
+# The FIX gateway's package, where the build has it (TW_FIX: QuickFIX installed).
+PACKAGES=(tickwire libtickwire0 libtickwire-dev)
+if grep -q "^TW_FIX:BOOL=ON" "$BUILD/CMakeCache.txt"; then
+  PACKAGES+=(tickwire-fix)
+  expect_files tickwire-fix usr/bin/tickwire-fix etc/tickwire/fix.toml usr/lib/systemd/system/tickwire-fix.service \
+    usr/share/doc/tickwire-fix/copyright usr/share/doc/tickwire-fix/changelog.gz
+  FIX=$(deb tickwire-fix)
+  dpkg-deb -f "$FIX" Depends | grep -q "libquickfix" || { echo "tickwire-fix does not depend on libquickfix" >&2; exit 1; }
+  dpkg-deb --ctrl-tarfile "$FIX" | tar -xO ./conffiles | grep -qx /etc/tickwire/fix.toml
+fi
+
 TW=$(deb tickwire)
 DEPENDS=$(dpkg-deb -f "$TW" Depends)
 [[ $DEPENDS == *adduser* ]] || { echo "tickwire does not depend on adduser" >&2; exit 1; }
@@ -33,8 +44,8 @@ if grep -Eq "libnats|libmosquitto" <<<"$DEPENDS"; then
   exit 1
 fi
 # Each package has its own summary line (the first line of Description).
-SUMMARIES=$(for package in tickwire libtickwire0 libtickwire-dev; do dpkg-deb -f "$(deb $package)" Description | head -1; done)
-if [[ $(sort -u <<<"$SUMMARIES" | wc -l) -ne 3 ]]; then
+SUMMARIES=$(for package in "${PACKAGES[@]}"; do dpkg-deb -f "$(deb $package)" Description | head -1; done)
+if [[ $(sort -u <<<"$SUMMARIES" | wc -l) -ne ${#PACKAGES[@]} ]]; then
   echo "the packages share a summary line:" >&2
   echo "$SUMMARIES" >&2
   exit 1
