@@ -124,6 +124,19 @@ Json subscription_json(const broker::HeldSubscription& s) {
 
 }  // namespace
 
+namespace {
+
+// The access point of a connection id's LOOP part (its index among the access points); null when there is none.
+tier::AccessPoint* access_point_at(const tier::Broker& broker, uint32_t index) {
+  uint32_t seen = 0;
+  for (const auto& loop : broker.loops()) {
+    if (loop.access_point && seen++ == index) return loop.access_point;
+  }
+  return nullptr;
+}
+
+}  // namespace
+
 // GET /api/v1/connections/LOOP-TOKEN/subscriptions. An admin sees any
 // connection's; another user only those of connections logged in as itself
 // (as a non-admin's listings show only what is its own); anyone else's, like
@@ -138,11 +151,8 @@ http::Response Api::subscriptions(const http::Request& req) {
   if (!parse_connection_id(id, index, token)) {
     return json_error(400, "BAD_REQUEST", "a connection id is LOOP-TOKEN, as /api/v1/connections lists it");
   }
-  std::vector<tier::AccessPoint*> access_points;
-  for (const auto& loop : stats_.broker().loops())
-    if (loop.access_point) access_points.push_back(loop.access_point);
-  if (index >= access_points.size()) return json_error(404, "NOT_FOUND", "no such connection");
-  tier::AccessPoint* ap = access_points[index];
+  tier::AccessPoint* ap = access_point_at(stats_.broker(), index);
+  if (ap == nullptr) return json_error(404, "NOT_FOUND", "no such connection");
   auto found = ask<std::optional<tier::ConnectionSubscriptions>>(
       ap->inbox(), [ap, token] { return ap->describe_subscriptions(token); });
   if (!found) return loop_timeout();
@@ -159,11 +169,8 @@ http::Response Api::disconnect(const http::Request& req) {
   if (!parse_connection_id(req.path_after("/api/v1/connections/"), index, token)) {
     return json_error(400, "BAD_REQUEST", "a connection id is LOOP-TOKEN, as /api/v1/connections lists it");
   }
-  std::vector<tier::AccessPoint*> access_points;
-  for (const auto& loop : stats_.broker().loops())
-    if (loop.access_point) access_points.push_back(loop.access_point);
-  if (index >= access_points.size()) return json_error(404, "NOT_FOUND", "no such connection");
-  tier::AccessPoint* ap = access_points[index];
+  tier::AccessPoint* ap = access_point_at(stats_.broker(), index);
+  if (ap == nullptr) return json_error(404, "NOT_FOUND", "no such connection");
   auto done = ask<bool>(ap->inbox(), [ap, token] {
     return ap->disconnect(token, wire::Code::ClosedByAdmin, "disconnected by an administrator");
   });
