@@ -190,6 +190,7 @@ class Subscribers {
     cache::Channel copy;          // the delayed state, under the stream's own id
     size_t copy_bytes = 0;        // what the copy counts in the budget
     DelayLine line;
+    uint64_t started_ns = 0;      // when the line began recording: the stream starts delay_ms after
     std::vector<Entry> subscribers;
   };
   static bool is_delayed_id(cache::ChannelId id) { return (id & kDelayedChannelBit) != 0; }
@@ -210,6 +211,8 @@ class Subscribers {
   DelayedStream& delayed_stream(cache::Channel& ch, uint32_t delay_ms);
   std::vector<Entry>& delayed_subscribers(cache::Channel& ch, uint32_t delay_ms);
   bool add_delayed_ref(cache::Channel& ch, const PatternRef& ref);  // true: a new subscriber
+  // A new subscriber of a stream with nothing to show yet learns when it starts (STATUS OK DELAY_HISTORY).
+  void tell_history_starts(const DelayedStream& d, const cache::Channel& live, Outlet& outlet);
   void drop_delayed_if_unwatched(cache::Channel& ch, uint32_t delay_ms);
   void record_delayed(cache::Channel& ch, std::span<const uint8_t> payload, bool image);
   void delayed_status(cache::Channel& ch, wire::ChannelState state, wire::Code code, std::string_view text);

@@ -52,7 +52,8 @@ Subscribers::DelayedStream& Subscribers::delayed_stream(cache::Channel& ch, uint
   auto stream = std::make_unique<DelayedStream>(ch, delay_ms, bucket_ns, delay_budget_);
   // Ids are not reused, so an outlet's leftover state for an ended stream never meets a new one.
   stream->copy.id = ++last_delayed_id_;
-  stream->line.start(ch, clock_());
+  stream->started_ns = clock_();
+  stream->line.start(ch, stream->started_ns);
   DelayedStream* d = stream.get();
   delayed_.emplace(d->copy.id, std::move(stream));
   w.delayed.push_back(d);
@@ -70,7 +71,24 @@ std::vector<Subscribers::Entry>& Subscribers::delayed_subscribers(cache::Channel
 bool Subscribers::add_delayed_ref(cache::Channel& ch, const PatternRef& ref) {
   DelayedStream& d = delayed_stream(ch, ref.delay_ms);
   // The delayed state, not the live one; none until the first entry is due.
-  return attach(d.subscribers, d.copy, ref);
+  const bool added = attach(d.subscribers, d.copy, ref);
+  if (added && !d.copy.has_data()) tell_history_starts(d, ch, *ref.outlet);
+  return added;
+}
+
+// The broker records a channel for a delay from the first delayed
+// subscription on, so the stream as it was D ago begins D after that: said
+// at once, rather than leaving the subscriber D seconds of silence it cannot
+// tell from a quiet channel.
+void Subscribers::tell_history_starts(const DelayedStream& d, const cache::Channel& live, Outlet& outlet) {
+  const uint64_t starts_ns = d.started_ns + ms_to_ns(d.delay_ms), now = clock_();
+  const uint64_t in_s = starts_ns > now ? (starts_ns - now + 999'999'999) / 1'000'000'000 : 0;
+  const std::string delay = std::to_string((d.delay_ms + 999) / 1000) + " s";
+  // Without data here (a channel nobody published yet, or an access point's copy that its gateway has not
+  // filled yet) the stream starts a delay after its first message: no sooner than that.
+  const std::string text = "no delayed history yet: the stream as it was " + delay + " ago starts in " +
+                           std::to_string(in_s) + " s" + (live.has_data() ? "" : " at the earliest");
+  outlet.send_status(d.copy, d.copy.state, wire::Code::DelayHistory, text, true);
 }
 
 void Subscribers::drop_delayed_if_unwatched(cache::Channel& ch, uint32_t delay_ms) {

@@ -36,6 +36,7 @@ const char* code_name(Code code) {
     case Code::AuthFailed: return "AUTH_FAILED";
     case Code::NotProvider: return "NOT_PROVIDER";
     case Code::ClosedByAdmin: return "CLOSED_BY_ADMIN";
+    case Code::DelayHistory: return "DELAY_HISTORY";
   }
   return "UNKNOWN_CODE";
 }

@@ -87,6 +87,7 @@ enum class Code : uint16_t {
   AuthFailed = 27,         // ERROR: unknown user, wrong password, or credentials required
   NotProvider = 28,        // ERROR: REGISTER into a service's topic by a user not entitled to provide it
   ClosedByAdmin = 29,      // ERROR, STATUS CLOSED: an administrator disconnected the connection or closed the channel
+  DelayHistory = 30,       // STATUS OK: a new delayed subscription has no history yet; the text says when it starts
 };
 
 const char* code_name(Code code);

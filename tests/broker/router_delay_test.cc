@@ -45,8 +45,10 @@ class StateOutlet final : public Outlet {
     conflate_ms = d.conflate_ms;
     fanout_.mark_dirty(this);
   }
-  void send_status(const cache::Channel& ch, wire::ChannelState st, wire::Code, std::string_view, bool) override {
+  void send_status(const cache::Channel& ch, wire::ChannelState st, wire::Code code, std::string_view text,
+                   bool) override {
     statuses.emplace_back(ch.id, st);
+    if (code == wire::Code::DelayHistory) history_notices.emplace_back(text);
   }
   void send_request(uint32_t, std::string_view) override {}
   void send_release(uint32_t) override {}
@@ -74,6 +76,7 @@ class StateOutlet final : public Outlet {
   // Every value of field 22 received, with when it arrived.
   std::vector<std::pair<int64_t, uint64_t>> bids;
   std::vector<std::pair<cache::ChannelId, wire::ChannelState>> statuses;
+  std::vector<std::string> history_notices;  // STATUS DELAY_HISTORY texts
   uint32_t conflate_ms = 0;
 
  private:
@@ -153,6 +156,37 @@ TEST_F(RouterDelayTest, NothingArrivesBeforeTheDelay) {
   expect_nothing_early(delayed, 10 * kSec);
   EXPECT_GE(delayed.bids.front().first, 100);
   EXPECT_EQ(delayed.bids.back().first, 130);
+}
+
+// Issue 29, item 3: a delayed subscriber is told at once when its stream starts, instead of a silent delay.
+TEST_F(RouterDelayTest, ANewDelayedSubscriberIsToldAtOnceWhenItsStreamStarts) {
+  auto ibm = advertise("NYSE/EQ/IBM");
+  publish_bid(ibm, 100);
+  ASSERT_TRUE(router.subscribe(&delayed, "NYSE/EQ/IBM", SlowPolicy::Default, 0, 10'000).ok());
+  ASSERT_EQ(delayed.history_notices,
+            (std::vector<std::string>{"no delayed history yet: the stream as it was 10 s ago starts in 10 s"}));
+  EXPECT_TRUE(delayed.arrivals.empty());
+  run_until(now + 4 * kSec);
+  ASSERT_TRUE(router.subscribe(&late, "NYSE/>", SlowPolicy::Default, 0, 10'000).ok());
+  EXPECT_EQ(late.history_notices,
+            (std::vector<std::string>{"no delayed history yet: the stream as it was 10 s ago starts in 6 s"}));
+  run_until(now + 7 * kSec);  // the stream has its first image now
+  StateOutlet third{fanout, now};
+  ASSERT_TRUE(router.subscribe(&third, "NYSE/EQ/IBM", SlowPolicy::Default, 0, 10'000).ok());
+  EXPECT_TRUE(third.history_notices.empty());
+  EXPECT_EQ(third.value(third.delayed_id(), 22), 100) << "the state as it was 10 s ago, at once";
+  // A channel with no data yet starts a delay after its first message.
+  advertise("NYSE/EQ/MSFT");
+  StateOutlet quiet{fanout, now};
+  ASSERT_TRUE(router.subscribe(&quiet, "NYSE/EQ/MSFT", SlowPolicy::Default, 0, 10'000).ok());
+  EXPECT_EQ(quiet.history_notices,
+            (std::vector<std::string>{
+                "no delayed history yet: the stream as it was 10 s ago starts in 10 s at the earliest"}));
+  // Live subscribers are never told.
+  ASSERT_TRUE(router.subscribe(&live, "NYSE/>").ok());
+  EXPECT_TRUE(live.history_notices.empty());
+  router.remove_outlet(&third);
+  router.remove_outlet(&quiet);
 }
 
 TEST_F(RouterDelayTest, TheDelayedImageIsTheStateAsOfTheDelayAgo) {

@@ -38,6 +38,7 @@ struct DelayedView {
   std::map<uint32_t, fields::FieldImage> state;
   std::vector<std::pair<int64_t, SteadyClock::time_point>> bids;
   std::vector<std::string> errors;
+  std::vector<std::string> history_notices;  // STATUS OK DELAY_HISTORY texts, before any image
 
   void apply(const OwnedFrame& f) {
     const auto at = SteadyClock::now();
@@ -57,6 +58,11 @@ struct DelayedView {
       seq[u->channel_id] = u->seq;
       if (!state[u->channel_id].merge(u->payload)) errors.push_back("bad update payload");
       payload = u->payload;
+    } else if (auto st = f.as<wire::StatusMsg>();
+               st && st->code == wire::Code::DelayHistory && st->state == wire::ChannelState::Ok &&
+               (st->channel_id & kDelayedChannelBit) != 0 && seq[st->channel_id] == 0) {
+      history_notices.emplace_back(st->text);
+      return;
     } else {
       errors.push_back("unexpected " + describe(f));
       return;
@@ -126,6 +132,8 @@ TEST(DelayTest, NothingArrivesEarlierThanTheDelayAndTheFinalStateIsThePublishers
     late_view.apply(*f);
   }
   ASSERT_TRUE(late_view.errors.empty()) << late_view.errors.front();
+  // Its stream has history where the first subscriber's is recorded; an access point of its own (2+2) records
+  // anew and says so first (DelayedView::apply takes that STATUS only before the image).
   const auto [late_bid, late_at] = late_view.bids.front();
   ASSERT_TRUE(published_at.count(late_bid)) << late_bid;
   EXPECT_GE(late_at, published_at[late_bid] + kDelay) << "the late image holds bid " << late_bid
@@ -142,6 +150,11 @@ TEST(DelayTest, NothingArrivesEarlierThanTheDelayAndTheFinalStateIsThePublishers
   std::string why;
   EXPECT_TRUE(testing::same_fields(view.state.begin()->second, expected, &why)) << why;
 
+  // The first subscriber was told at once that its stream starts a delay later (issue 29, item 3).
+  ASSERT_EQ(view.history_notices.size(), 1u);
+  // "at the earliest" where the access point's copy was not filled yet (a tiered broker).
+  EXPECT_TRUE(view.history_notices[0].starts_with("no delayed history yet: the stream as it was 1 s ago starts in 1 s"))
+      << view.history_notices[0];
   ASSERT_FALSE(view.bids.empty());
   for (const auto& [bid, at] : view.bids) {
     ASSERT_TRUE(published_at.count(bid)) << bid;

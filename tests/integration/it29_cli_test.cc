@@ -200,5 +200,15 @@ TEST_F(It29Pub, NameIsTheClientNameTheBrokerShows) {
   EXPECT_TRUE(listed) << sub.err();
 }
 
+// Item 3: `sub --delay 900` (the README's) says at once when its stream starts, instead of 15 silent minutes.
+TEST_F(It29Pub, ADelayedSubscriberIsToldAtOnceWhenItsStreamStarts) {
+  ASSERT_TRUE(pub_from("BID=1\n", "IT29/DELAYED").status.clean());
+  Process sub(bin_path("tickwire"), {"-s", server_of(broker_), "sub", "IT29/DELAYED", "--delay", "900"});
+  EXPECT_TRUE(sub.wait_for_out("STATUS IT29/DELAYED OK code=DELAY_HISTORY no delayed history yet: the stream as it "
+                               "was 900 s ago starts in 900 s",
+                               kWaitMs))
+      << sub.out() << sub.err();
+}
+
 }  // namespace
 }  // namespace tw::it
