@@ -107,18 +107,23 @@ std::string Router::route(const std::string& client, const FixMessage& m) const 
   return {};
 }
 
+// Both directions carry orders by ClOrdID: its value when the message is of one of `types`, else null with
+// the verdict that rejects the message in `a`.
+const std::string* Router::order_id(const FixMessage& m, std::initializer_list<std::string_view> types, Actions& a) {
+  if (std::find(types.begin(), types.end(), m.msg_type) == types.end()) {
+    a.verdict = kUnsupportedType;
+    return nullptr;
+  }
+  const std::string* id = m.get(tag::kClOrdID);
+  if (id == nullptr) a.verdict = tag::kClOrdID;
+  return id;
+}
+
 Router::Actions Router::from_client(const GatewaySession& client, const FixMessage& m) {
   Actions a;
   const std::string& type = m.msg_type;
-  if (type != "D" && type != "F" && type != "G") {
-    a.verdict = kUnsupportedType;
-    return a;
-  }
-  const std::string* id = m.get(tag::kClOrdID);
-  if (id == nullptr) {
-    a.verdict = tag::kClOrdID;
-    return a;
-  }
+  const std::string* id = order_id(m, {"D", "F", "G"}, a);
+  if (id == nullptr) return a;
   const std::string* orig = nullptr;
   std::string exchange;
   if (type == "D") {
@@ -165,15 +170,8 @@ Router::Actions Router::from_client(const GatewaySession& client, const FixMessa
 
 Router::Actions Router::from_exchange(const GatewaySession& exchange, const FixMessage& m, bool poss_dup) {
   Actions a;
-  if (m.msg_type != "8" && m.msg_type != "9") {
-    a.verdict = kUnsupportedType;
-    return a;
-  }
-  const std::string* id = m.get(tag::kClOrdID);
-  if (id == nullptr) {
-    a.verdict = tag::kClOrdID;
-    return a;
-  }
+  const std::string* id = order_id(m, {"8", "9"}, a);
+  if (id == nullptr) return a;
   std::string client, cl_ord_id;
   const GatewaySession* c = nullptr;
   if (split_exchange_id(*id, client, cl_ord_id)) c = config_.session(client);

@@ -18,6 +18,7 @@
 #pragma once
 #include <cstdint>
 #include <functional>
+#include <initializer_list>
 #include <map>
 #include <string>
 #include <string_view>
@@ -86,6 +87,7 @@ class Router {
  private:
   Actions from_client(const GatewaySession& client, const FixMessage& m);
   Actions from_exchange(const GatewaySession& exchange, const FixMessage& m, bool poss_dup);
+  static const std::string* order_id(const FixMessage& m, std::initializer_list<std::string_view> types, Actions& a);
   // The exchange for a message of `client` by the routes; "" when none matches.
   std::string route(const std::string& client, const FixMessage& m) const;
   void refuse(Actions& a, const GatewaySession& client, const FixMessage& m, const std::string& exchange,
