@@ -26,16 +26,20 @@ class MqttEncoder final : public broker::StreamEncoder {
   size_t stream_frame_max(const cache::Channel& channel, std::span<const uint8_t> payload, bool image) const override;
   size_t encode_stream(std::span<uint8_t> out, const cache::Channel& channel, std::span<const uint8_t> payload,
                        bool image) const override;
-  // The channel's current image as one PUBLISH.
-  size_t image_max(const cache::Channel& channel) const;
+  // The channel's current image as one PUBLISH; `retain`: its retained
+  // message instead (cache::Channel::retained), marked RETAIN 1.
+  size_t image_max(const cache::Channel& channel, bool retain) const;
   size_t encode_image(std::span<uint8_t> out, const cache::Channel& channel, bool retain) const;
 
  private:
   explicit MqttEncoder(Version v) : StreamEncoder(v == Version::V5 ? kSlotV5 : kSlotV311), version_(v) {}
   size_t encode(std::span<uint8_t> out, const cache::Channel& channel, std::span<const uint8_t> body,
                 bool retain) const;
+  size_t encode(std::span<uint8_t> out, const cache::Channel& channel, std::span<const uint8_t> body, bool retain,
+                std::span<const uint8_t> forwarded) const;
   size_t frame_max(const cache::Channel& channel, size_t body) const;
   std::span<const uint8_t> properties_of(const cache::Channel& channel) const;
+  std::span<const uint8_t> properties_for(std::span<const uint8_t> forwarded) const;
 
   Version version_;
 };
@@ -60,7 +64,7 @@ class SessionEncoder final : public session::Encoder {
                        bool image) const override {
     return shared_.encode_stream(out, channel, payload, image);
   }
-  size_t image_max(const cache::Channel& channel, bool) const override { return shared_.image_max(channel); }
+  size_t image_max(const cache::Channel& channel, bool) const override { return shared_.image_max(channel, retained_); }
   size_t encode_image(std::span<uint8_t> out, const cache::Channel& channel, uint32_t, bool) const override {
     return shared_.encode_image(out, channel, retained_);
   }
