@@ -73,22 +73,25 @@ size_t MqttEncoder::encode_stream(std::span<uint8_t> out, const cache::Channel& 
   return forget(encode(out, channel, json_of(channel, payload, image), false));
 }
 
-size_t MqttEncoder::image_max(const cache::Channel& channel, bool retain) const {
+size_t MqttEncoder::image_max(const cache::Channel& channel, bool retain, bool last_value) const {
   if (is_json(channel)) return frame_max(channel, cached_image_json(channel).size());
-  if (!retain) return frame_max(channel, channel.image_size());
-  const size_t body = channel.retained_opaque().size();
-  return publish_header_size(version_, channel.topic, 0, body, properties_for(channel.retained_properties())) + body;
+  const bool stored = retain && !last_value;
+  const size_t body = stored ? channel.retained_opaque().size() : channel.image_size();
+  return publish_header_size(version_, channel.topic, 0, body,
+                             properties_for(stored ? channel.retained_properties() : channel.properties)) +
+         body;
 }
 
-size_t MqttEncoder::encode_image(std::span<uint8_t> out, const cache::Channel& channel, bool retain) const {
+size_t MqttEncoder::encode_image(std::span<uint8_t> out, const cache::Channel& channel, bool retain,
+                                 bool last_value) const {
   if (is_json(channel)) return forget(encode(out, channel, cached_image_json(channel), retain));
-  // Not retained: the last value. Retained: the retained message, which may
-  // be one set aside (cache::Channel::retained). An empty one is a cleared
-  // retained message: nothing to send; nor for an expired one (encode gives 0).
-  if (!retain) return channel.opaque.empty() ? 0 : encode(out, channel, channel.opaque, false);
-  const auto body = channel.retained_opaque();
+  // The retained message (which may be one set aside: cache::Channel::retained)
+  // unless the last value is asked for. An empty one is a cleared retained
+  // message: nothing to send; nor for an expired one (encode gives 0).
+  const bool stored = retain && !last_value;
+  const auto body = stored ? channel.retained_opaque() : std::span<const uint8_t>(channel.opaque);
   if (body.empty()) return 0;
-  return encode(out, channel, body, true, channel.retained_properties());
+  return encode(out, channel, body, retain, stored ? channel.retained_properties() : channel.properties);
 }
 
 }  // namespace tw::mqtt
