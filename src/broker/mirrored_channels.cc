@@ -100,6 +100,7 @@ void MirroredChannels::message(cache::ChannelId id, uint64_t seq, std::span<cons
   // Validated once already, by the access point that read it from its
   // publisher, or encoded by the gateway from its cache: checking it again
   // here would only cost time.
+  keep_retained(*ch, origin);
   if (!ch->apply(payload, image, fields::Checked::Already)) {
     ++stats_.bad_payloads;
     return;

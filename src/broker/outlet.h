@@ -49,13 +49,29 @@ struct MessageOrigin {
   uint32_t access_point = 0;
   bool retain = false;  // MQTT PUBLISH with RETAIN 1
   // MQTT PUBLISH with RETAIN 0: the channel's last value while the channel is
-  // used, not one to keep once nobody is (owned_lifecycle.cc).
+  // used, not one to keep once nobody is (owned_lifecycle.cc), and not its
+  // retained message (keep_retained below).
   bool transient = false;
   // The message's properties for MQTT 5 subscribers (the "forwarded" string
   // of mqtt/codec.h, opaque here; empty: none). A view, valid during the
   // publish: the router copies it into the channel (cache::Channel::properties).
   std::span<const uint8_t> properties;
+  // A tiered broker's copy of a channel: the owner's retained message set
+  // aside (cache::Channel::retained), sent with an image of the last value.
+  const cache::Channel::SetAside* retained_aside = nullptr;
 };
+
+// Before a message is applied to its channel: a transient one leaves the
+// retained message as it is (set aside), any other becomes it.
+inline void keep_retained(cache::Channel& channel, const MessageOrigin& origin) {
+  if (origin.retained_aside) {
+    channel.retained = *origin.retained_aside;
+  } else if (origin.transient) {
+    channel.set_retained_aside();
+  } else {
+    channel.join_retained();
+  }
+}
 
 // One message of a channel's stream, as the router fans it out.
 struct Delivery {

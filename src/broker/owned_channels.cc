@@ -84,6 +84,7 @@ Outcome OwnedChannels::publish(cache::ChannelId id, std::span<const uint8_t> pay
                                fields::Checked checked, const MessageOrigin& origin) {
   cache::Channel* ch = channels_.get(id);
   if (!ch) return {wire::Code::UnknownPublishId, "no such channel"};
+  keep_retained(*ch, origin);
   if (!ch->apply(payload, image, checked)) {
     ++stats_.bad_payloads;
     return payload_refusal(payload);

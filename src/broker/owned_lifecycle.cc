@@ -76,7 +76,9 @@ void OwnedChannels::free_channel(cache::Channel& ch) {
 
 bool OwnedChannels::keeps_last_value(cache::Channel& ch) {
   const Route& r = route(ch);
-  return ch.has_data() && !services_.interactive(ch) && !r.transient;
+  // A transient last value is not kept, unless a retained message is set
+  // aside behind it (cache::Channel::retained): that one outlives its publisher.
+  return ch.has_data() && !services_.interactive(ch) && (!r.transient || !ch.retained_opaque().empty());
 }
 
 // A channel kept again (used, then left again) gets a new place at the back;

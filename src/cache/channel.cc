@@ -17,8 +17,16 @@ bool Channel::apply(std::span<const uint8_t> payload, bool replace, fields::Chec
   return true;
 }
 
+void Channel::set_retained_aside() {
+  if (retained.active) return;  // the retained message is set aside already
+  retained.active = true;
+  retained.opaque.assign(opaque.begin(), opaque.end());
+  retained.properties.assign(properties.begin(), properties.end());
+}
+
 void Channel::clear_image() {
   has_image = false;
+  retained.active = false;
   image.clear();
   opaque.clear();
   properties.clear();

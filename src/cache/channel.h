@@ -31,6 +31,16 @@ struct Channel {
   // message not published by an MQTT 5 client with properties: apply()
   // forgets them, the publisher's router sets them after it.
   std::vector<uint8_t> properties;
+  // MQTT's retained message, where it is not the last value. A message
+  // published as transient (an MQTT PUBLISH with RETAIN 0) changes the last
+  // value only: the message before it stays the retained one, set aside here.
+  // Any other message (RETAIN 1, a native publisher, a provider) is both the
+  // last value and the retained message again (docs/mqtt.md, "Retained messages").
+  struct SetAside {
+    bool active = false;          // the retained message is this one, not the last value
+    std::vector<uint8_t> opaque;  // Opaque channels only (MQTT publishes no other); empty: none
+    std::vector<uint8_t> properties;
+  } retained;
 
   bool has_data() const { return has_image; }
   // Forgets the cached state (an interactive channel that was released or closed).
@@ -42,6 +52,15 @@ struct Channel {
   // The properties of the message just applied (assign reuses capacity: no
   // allocation once the largest was seen).
   void keep_properties(std::span<const uint8_t> forwarded) { properties.assign(forwarded.begin(), forwarded.end()); }
+  // Before applying a transient message: what is retained now stays so.
+  void set_retained_aside();
+  // A message that is also the retained one: the set-aside copy goes.
+  void join_retained() { retained.active = false; }
+  // The retained message's payload and properties (the last value's unless set aside).
+  std::span<const uint8_t> retained_opaque() const { return retained.active ? retained.opaque : opaque; }
+  std::span<const uint8_t> retained_properties() const {
+    return retained.active ? retained.properties : properties;
+  }
   size_t image_size() const;
   // Encodes the current image payload; returns its size, 0 if it does not fit.
   size_t encode_image(std::span<uint8_t> out) const;

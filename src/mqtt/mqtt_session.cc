@@ -28,7 +28,7 @@ Reason reason_for(wire::Code code) {
 // Before CONNECT nothing is delivered; the policy needs an encoder all the same.
 const SessionEncoder& unconnected_encoder() {
   static const bool never_retained = false;
-  static const SessionEncoder encoder(MqttEncoder::instance(Version::V311), never_retained);
+  static const SessionEncoder encoder(MqttEncoder::instance(Version::V311), never_retained, never_retained);
   return encoder;
 }
 }  // namespace
@@ -211,7 +211,7 @@ void MqttSession::poll_held_hello(uint64_t now_ns) {
 }
 
 void MqttSession::finish_connect(const Connect& c, bool assigned, std::optional<StoredSession> resumed) {
-  encoder_ = std::make_unique<SessionEncoder>(MqttEncoder::instance(version_), subscribing_);
+  encoder_ = std::make_unique<SessionEncoder>(MqttEncoder::instance(version_), subscribing_, resuming_);
   set_encoder(*encoder_);
   client_max_packet_ = c.properties.maximum_packet_size;
   session_expiry_zero_ = c.properties.session_expiry == 0;

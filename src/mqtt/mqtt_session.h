@@ -93,6 +93,7 @@ class MqttSession final : public session::Session {
   void on_finish() override;
   bool holds_hello() const override { return handover_deadline_ns_ != 0; }
   void poll_held_hello(uint64_t now_ns) override;
+  void on_settled() override { resuming_ = false; }  // a resume's catch-up images came
 
  private:
   // Heterogeneous lookup by topic: no allocation per message.
@@ -220,6 +221,7 @@ class MqttSession final : public session::Session {
   // Set at CONNECT, when the version is known; the delivery policy encodes with it.
   std::unique_ptr<SessionEncoder> encoder_;
   bool subscribing_ = false;      // images sent now predate the subscription: retained
+  bool resuming_ = false;         // ... and are a resumed session's catch-up: the last values
   bool skip_retained_ = false;    // ... and this subscription wants none (Retain Handling 2)
   Identity identity_;
   std::vector<uint8_t> pending_connect_;  // the CONNECT's body while its password is checked, or its handover awaited

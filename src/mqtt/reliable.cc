@@ -79,8 +79,8 @@ void MqttSession::send_own(const cache::Channel& channel, std::span<const uint8_
 
 void MqttSession::send_own_image(const cache::Channel& channel, uint8_t qos, broker::SlowPolicy policy) {
   const MqttEncoder& encoder = MqttEncoder::instance(version_);
-  image_scratch_.resize(encoder.image_max(channel));
-  image_scratch_.resize(encoder.encode_image(image_scratch_, channel, subscribing_));
+  image_scratch_.resize(encoder.image_max(channel, subscribing_, resuming_));
+  image_scratch_.resize(encoder.encode_image(image_scratch_, channel, subscribing_, resuming_));
   send_own(channel, image_scratch_, qos, policy);  // an empty image (a cleared channel) sends nothing
 }
 

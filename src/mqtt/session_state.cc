@@ -25,6 +25,10 @@ void MqttSession::resume(StoredSession& state) {
   awaiting_pubrel_ = state.awaiting_pubrel;
   drop_unentitled(state.outbound);
   redeliver(std::move(state.outbound));  // before anything new [MQTT-4.4.0-1]
+  // What was published while away is not queued: each channel's last value
+  // stands for it, a RETAIN 0 message included (not its retained message).
+  resuming_ = true;
+  std::vector<std::string_view> patterns;
   for (const StoredSession::Subscription& s : state.subscriptions) {
     Patterns mapped;
     if (check_filter(s.filter, mapped) != Reason::Success) continue;  // e.g. over a limit lowered since
@@ -35,7 +39,11 @@ void MqttSession::resume(StoredSession& state) {
     filter.no_local = s.no_local;
     filter.retain_as_published = s.retain_as_published;
     add_subscription(filter, mapped, s.id);
+    for (size_t p = 0; p < mapped.count; ++p) patterns.push_back(mapped.pattern[p]);
   }
+  // In thread tiers the images come later, from the gateways, before they settle.
+  settle(patterns);
+  resuming_ = unsettled();
   TW_DEBUG("session %s: resumed '%s' with %zu subscriptions", peer().c_str(), identity_.client_id.c_str(),
            state.subscriptions.size());
 }

@@ -186,7 +186,7 @@ bool MqttSession::fits(size_t packet_size) {
 bool MqttSession::expires(const cache::Channel& channel) { return forwarded_deadline(channel.properties) != 0; }
 
 bool MqttSession::image_fits(const cache::Channel& channel) {
-  return client_max_packet_ == 0 || fits(MqttEncoder::instance(version_).image_max(channel));
+  return client_max_packet_ == 0 || fits(MqttEncoder::instance(version_).image_max(channel, subscribing_, resuming_));
 }
 
 bool MqttSession::own_echo(const cache::Channel& channel) const {

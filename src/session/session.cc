@@ -265,7 +265,9 @@ void Session::settle(std::span<const std::string_view> patterns) {
 }
 
 void Session::settled() {
-  if (unsettled_ > 0 && --unsettled_ == 0) flush_output();
+  if (unsettled_ == 0 || --unsettled_ > 0) return;
+  on_settled();
+  flush_output();
 }
 
 void Session::flush_output() {

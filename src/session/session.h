@@ -152,6 +152,10 @@ class Session : public broker::Outlet, public reactor::IoHandler, private InputB
   uint64_t conflation_refreshes() const { return policy_.conflation_refreshes(); }
 
  protected:
+  // The access point's settled(): every gateway holds the subscriptions
+  // settled, and the images they sent for them have come.
+  virtual void on_settled() {}
+  bool unsettled() const { return unsettled_ > 0; }
   // The protocol's part. Handles the complete messages at the front of `in`
   // and returns how many bytes it consumed; on bad input it calls fail().
   virtual size_t parse(std::span<const uint8_t> in) = 0;

@@ -175,8 +175,11 @@ class AccessPoint final {
   struct PendingOrigin {
     broker::MessageOrigin origin;
     std::vector<uint8_t> properties;
+    cache::Channel::SetAside retained;  // kFlagRetainedAside: for the next origin
+    bool has_retained = false;
   };
   std::vector<PendingOrigin> pending_origins_;  // by gateway
+  void hold_retained(PendingOrigin& pending, const Record& r);
   broker::MessageOrigin take_origin(uint32_t gateway) { return std::exchange(pending_origins_[gateway].origin, {}); }
   bool pacing_ready_ = false;
   static constexpr size_t kTrimAfterReaped = 1024;  // connections closed before freed memory is returned

@@ -2,6 +2,7 @@
 // send it. Stream frames feed the mirror router (which fans them out by
 // reference: the frames stay in the ring until the turn's output is flushed);
 // the rest goes to the connection a record names.
+#include <algorithm>
 #include <cstring>
 #include <utility>
 
@@ -46,9 +47,20 @@ session::Session* AccessPoint::session_of(uint32_t token) {
 
 void AccessPoint::hold_origin(uint32_t gateway, const Record& r) {
   PendingOrigin& pending = pending_origins_[gateway];
+  if ((r.flags & kFlagRetainedAside) != 0) return hold_retained(pending, r);
   pending.properties.assign(r.bytes.begin(), r.bytes.end());
   pending.origin = {r.token != 0 ? session_of(r.token) : nullptr, r.token, 0, (r.flags & kFlagRetain) != 0,
-                    /*transient=*/false, pending.properties};
+                    (r.flags & kFlagTransient) != 0, pending.properties};
+  if (pending.has_retained) pending.origin.retained_aside = &pending.retained;
+  pending.has_retained = false;
+}
+
+void AccessPoint::hold_retained(PendingOrigin& pending, const Record& r) {
+  const size_t properties = std::min<size_t>(r.arg, r.bytes.size());
+  pending.retained.active = true;
+  pending.retained.properties.assign(r.bytes.begin(), r.bytes.begin() + properties);
+  pending.retained.opaque.assign(r.bytes.begin() + properties, r.bytes.end());
+  pending.has_retained = true;
 }
 
 void AccessPoint::handle(uint32_t gateway, const Record& r) {

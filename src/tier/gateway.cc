@@ -59,8 +59,12 @@ class RemoteOutlet final : public broker::Outlet {
   }
   void send_stream_image(const cache::Channel& ch, broker::SlowPolicy) override {
     introduce(ch);
-    pass_origin(ch);
-    stream(encode_image(ch, s_.subscribing ? kPriorImage : 0));
+    const uint32_t request_id = s_.subscribing ? kPriorImage : 0;
+    // A retained message set aside (cache::Channel::retained) goes to the
+    // copy with the image, which is the last value, RETAIN 0.
+    if (ch.retained.active) pass_retained(ch);
+    pass_origin(ch, ch.retained.active);
+    stream(encode_image(ch, request_id));
   }
   void send_delivery(const broker::Delivery& d) override {
     pass_origin(d.channel);
@@ -126,14 +130,24 @@ class RemoteOutlet final : public broker::Outlet {
   // message being fanned out is its last value, and an image sent as a
   // subscription arrives (the retained message) carries the last value's.
   // Other messages have none: two comparisons.
-  void pass_origin(const cache::Channel& ch) {
+  void pass_origin(const cache::Channel& ch, bool transient = false) {
     const broker::MessageOrigin& o = *s_.origin;
     const uint32_t token = o.access_point == s_.access_point ? o.token : 0;
-    if (token == 0 && !o.retain && ch.properties.empty()) return;
+    transient = transient || o.transient;
+    if (token == 0 && !o.retain && !transient && ch.properties.empty()) return;
     Record r{Op::Origin};
     r.token = token;
-    r.flags = o.retain ? kFlagRetain : 0;
+    r.flags = (o.retain ? kFlagRetain : 0) | (transient ? kFlagTransient : 0);
     r.bytes = ch.properties;
+    push(r);
+  }
+  // The retained message set aside, for the copy to set it aside too.
+  void pass_retained(const cache::Channel& ch) {
+    Record r{Op::Origin};
+    r.flags = kFlagRetainedAside;
+    r.arg = static_cast<uint32_t>(ch.retained.properties.size());
+    r.prefix = ch.retained.properties;  // written before the payload
+    r.bytes = ch.retained.opaque;
     push(r);
   }
   void push(const Record& r) {

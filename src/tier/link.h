@@ -68,7 +68,11 @@ inline constexpr uint8_t kFlagRetain = 4;     // Publish, Origin: an MQTT PUBLIS
 // Publish: the bytes start with the message's MQTT 5 properties (the
 // "forwarded" string of mqtt/codec.h), `arg` bytes of them.
 inline constexpr uint8_t kFlagProperties = 8;
-inline constexpr uint8_t kFlagTransient = 16;  // Publish: MessageOrigin::transient
+inline constexpr uint8_t kFlagTransient = 16;  // Publish, Origin: MessageOrigin::transient
+// Origin: the channel's retained message set aside (cache::Channel::retained),
+// for the image that follows (after its own Origin record): arg = the size of
+// its properties, bytes = its properties + its payload.
+inline constexpr uint8_t kFlagRetainedAside = 32;
 
 // request_id of a stream IMAGE a gateway sends while a subscription reaches
 // it (Op::Interest): the channel's state predates the subscription (MQTT:

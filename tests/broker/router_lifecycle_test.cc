@@ -126,6 +126,25 @@ TEST_F(LifecycleTest, ATransientLastValueIsNotKept) {
   EXPECT_EQ(router->stats().channels_freed, 1u);
 }
 
+// ... unless a retained message is set aside behind that value: MQTT's
+// retained messages outlive their publisher (docs/mqtt.md, "Retained messages").
+TEST_F(LifecycleTest, ATransientValueAfterARetainedOneIsKept) {
+  cache::ChannelId id = 0;
+  Advertiser by{&pub};
+  ASSERT_TRUE(router->advertise("M/2", wire::PayloadKind::Opaque, id, &by).ok());
+  MessageOrigin retained, transient;
+  retained.retain = true;
+  transient.transient = true;
+  const uint8_t kept = 1, last = 2;
+  ASSERT_TRUE(router->publish(id, {&kept, 1}, true, fields::Checked::No, retained).ok());
+  ASSERT_TRUE(router->publish(id, {&last, 1}, true, fields::Checked::No, transient).ok());
+  router->remove_outlet(&pub);
+  advance(200);
+  ASSERT_NE(router->channel(id), nullptr);
+  EXPECT_EQ(router->channel(id)->retained_opaque().size(), 1u);
+  EXPECT_EQ(router->channel(id)->retained_opaque()[0], kept);
+}
+
 // Unheld channels (what REST publishes) linger like any other: kept with a
 // value, freed without one (they used to stay for ever).
 TEST_F(LifecycleTest, UnheldChannelsAreKeptWithAValueAndFreedWithout) {

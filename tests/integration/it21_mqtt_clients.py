@@ -20,6 +20,10 @@ broker behaved, 1 (with the reason) otherwise; every wait is bounded.
                       request's Response Topic with its Correlation Data
   expired PORT        a retained value with a 1 s expiry, 2 s later: a new
                       subscriber (5 and 3.1.1) is not sent it
+  retain PORT         [MQTT-3.3.1-12]: a RETAIN 0 message (with other
+                      properties) replaces neither the retained message nor
+                      its properties; a zero-byte retained one clears it (5
+                      and 3.1.1 subscribers)
 
 Sessions and users (MqttInteropUsers: the users file of it21_mqtt_test.cc),
 raw MQTT 5 bytes:
@@ -283,7 +287,41 @@ def expired(port):
     print("ok expired")
 
 
-def fence_then_close(pub, subs, fence):
+def retain(port):
+    watcher, pub = Paho(port, "it21-rt-watcher"), Paho(port, "it21-rt-pub")
+    watcher.subscribe("it21/rt/a")
+
+    def published(payload, retain, props=None):
+        # The watcher's copy: the broker applied it before the next subscriber asks.
+        pub.publish("it21/rt/a", payload, props, retain=retain)
+        got = watcher.next("the message just published")
+        if got.payload != payload:
+            fail("watcher got %r, expected %r" % (got.payload, payload))
+
+    published(b"kept", True, publish_properties(UserProperty=USER))
+    published(b"live", False, publish_properties(UserProperty=[("live", "1")]))
+    for version in ("5", "311"):
+        sub = Paho(port, "it21-rt-" + version, version)
+        sub.subscribe("it21/rt/#")
+        got = sub.next("the retained message")
+        if (got.payload, got.retain) != (b"kept", 1):
+            fail("%s: retained %r retain %d" % (version, got.payload, got.retain))
+        user = getattr(got.properties, "UserProperty", None) if version == "5" else USER
+        if user != USER:
+            fail("%s: retained message's properties %r" % (version, user))
+        fence_then_close(pub, [sub], "it21/rt/fence-" + version, close_pub=False)
+    published(b"", True)
+    for version in ("5", "311"):
+        sub = Paho(port, "it21-rt-cleared-" + version, version)
+        sub.subscribe("it21/rt/a")
+        sub.subscribe("it21/rt/fence")
+        fence_then_close(pub, [sub], "it21/rt/fence", close_pub=False)  # a retained message would come first
+    watcher.close()
+    pub.close()
+    print("ok retain")
+
+
+def fence_then_close(pub, subs, fence, close_pub=True):
     """What each subscriber gets next is `fence`, published now; then all close."""
     pub.publish(fence, b"fence")
     for sub in subs:
@@ -291,7 +329,8 @@ def fence_then_close(pub, subs, fence):
         if got.topic != fence:
             fail("got %s %r before the fence" % (got.topic, got.payload))
         sub.close()
-    pub.close()
+    if close_pub:
+        pub.close()
 
 
 def resubscribe(port):
@@ -600,7 +639,7 @@ if __name__ == "__main__":
         malformed(sys.argv[2])
     elif mode == "resume":
         resume(sys.argv[2])
-    elif mode in ("props", "request", "expired", "resubscribe", "hijack", "revoked-store", "revoked-resume",
+    elif mode in ("props", "request", "expired", "retain", "resubscribe", "hijack", "revoked-store", "revoked-resume",
                   "shared-users"):
         globals()[mode.replace("-", "_")](sys.argv[2])
     elif mode == "will":

@@ -111,10 +111,16 @@ struct MqttHarness {
     return {got.begin() + 1, got.end()};
   }
   // Publishes an opaque message as the router would from any publisher.
-  void publish(std::string_view topic, std::string_view payload) {
+  void publish(std::string_view topic, std::string_view payload) { publish(topic, payload, broker::MessageOrigin{}); }
+  // As another MQTT client's PUBLISH with this RETAIN flag.
+  void publish_mqtt(std::string_view topic, std::string_view payload, bool retain) {
+    publish(topic, payload, broker::MessageOrigin{nullptr, 0, 0, retain, !retain, {}});
+  }
+  void publish(std::string_view topic, std::string_view payload, const broker::MessageOrigin& origin) {
     cache::ChannelId id = 0;
     ASSERT_TRUE(router.advertise(topic, wire::PayloadKind::Opaque, id).ok());
-    ASSERT_TRUE(router.publish(id, {reinterpret_cast<const uint8_t*>(payload.data()), payload.size()}, true).ok());
+    const std::span<const uint8_t> bytes{reinterpret_cast<const uint8_t*>(payload.data()), payload.size()};
+    ASSERT_TRUE(router.publish(id, bytes, true, fields::Checked::No, origin).ok());
   }
 };
 

@@ -62,7 +62,9 @@ TEST(MqttProperties, APublishersPropertiesReachAnMqtt5SubscriberWithoutItsTopicA
 TEST(MqttProperties, TheRetainedMessageCarriesTheLastValuesPropertiesAndANativeValueHasNone) {
   MqttHarness h;
   h.connect();
-  h.send(publish_qos0("p/r", with_length(kProps), "mqtt"));
+  Bytes retain1 = publish_qos0("p/r", with_length(kProps), "mqtt");
+  retain1[0] |= 1;  // RETAIN 1: a RETAIN 0 message is not retained
+  h.send(retain1);
   auto retained = h.subscribe("p/r");
   ASSERT_EQ(retained.size(), 1u);
   EXPECT_EQ(retained[0].first, 0x31);  // RETAIN 1

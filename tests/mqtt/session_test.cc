@@ -148,6 +148,32 @@ TEST(MqttSession, SubscribingAgainResendsRetainedMessagesWithRetainHandling0Only
   EXPECT_EQ(retained(h.subscribe("r/#", 0x00)), (std::vector<std::string>{"r/x=x2 retained", "r/y=y1 retained"}));
 }
 
+// [MQTT-3.3.1-12]: RETAIN 0 neither stores nor replaces the retained message;
+// a zero-byte retained one clears it; any other publisher's message (market
+// data) is the retained message again (docs/mqtt.md, "Retained messages").
+TEST(MqttSession, ARetain0PublishNeitherStoresNorReplacesTheRetainedMessage) {
+  MqttHarness h;
+  h.connect();
+  auto retained = [&] {
+    h.turn();  // the live messages
+    std::vector<std::string> out;
+    for (const Received& r : h.subscribe("r/#")) out.push_back(r.topic() + "=" + r.payload());
+    std::sort(out.begin(), out.end());
+    return out;
+  };
+  h.publish_mqtt("r/a", "a1", true);
+  h.publish_mqtt("r/a", "a2", false);
+  h.publish_mqtt("r/b", "b1", false);
+  EXPECT_EQ(retained(), std::vector<std::string>{"r/a=a1"});
+  h.publish_mqtt("r/a", "a3", false);
+  EXPECT_EQ(retained(), std::vector<std::string>{"r/a=a1"}) << "set aside once, kept";
+  h.publish("r/b", "b2");
+  EXPECT_EQ(retained(), (std::vector<std::string>{"r/a=a1", "r/b=b2"})) << "market data: the last value";
+  h.publish_mqtt("r/a", "", true);
+  h.publish_mqtt("r/a", "a4", false);
+  EXPECT_EQ(retained(), std::vector<std::string>{"r/b=b2"}) << "cleared, and RETAIN 0 does not refill it";
+}
+
 TEST(MqttSession, AFilterTheBrokerCannotExpressIsRefusedInTheSuback) {
   MqttHarness h;
   h.connect();
