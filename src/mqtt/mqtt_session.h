@@ -208,6 +208,8 @@ class MqttSession final : public session::Session {
   // connection it took over has handed its session over.
   void accept_connect(const Connect& c, bool assigned_client_id);
   void finish_connect(const Connect& c, bool assigned_client_id, std::optional<StoredSession> resumed);
+  // The keep-alive the connection uses; sets Server Keep Alive when the broker caps it.
+  uint16_t keepalive_for(const Connect& c, uint16_t& server_keep_alive) const;
   // The CONNECT kept in pending_connect_ (c views it); false: refused as malformed.
   bool decode_pending_connect(Connect& c);
   void on_login(std::shared_ptr<const auth::Grants> grants, std::string_view error) override;
@@ -216,6 +218,12 @@ class MqttSession final : public session::Session {
   bool permitted(Access access, std::string_view topic_or_filter) const;
   // Whether the user may publish its Will now, by the users file in force (not the grants held).
   bool will_permitted() const;
+  // mqtt_session.cc: the Will, at once or after its Will Delay Interval (pending_wills.h).
+  void publish_will();
+  bool delay_will();
+  // A Will the previous connection of this session left pending: dropped
+  // when the session resumes, published now when it ended (Clean Start 1).
+  void settle_pending_will(bool resumed);
 
   Version version_ = Version::V311;
   // Set at CONNECT, when the version is known; the delivery policy encodes with it.
@@ -243,6 +251,7 @@ class MqttSession final : public session::Session {
   bool will_retain_ = false;  // its RETAIN flag (seen by Retain As Published subscriptions)
   std::vector<uint8_t> will_properties_;  // its property block, as received (MQTT 5)
   uint32_t will_expiry_s_ = 0;            // its Message Expiry Interval; 0: none
+  uint32_t will_delay_s_ = 0;             // its Will Delay Interval (pending_wills.h); 0: none
   bool connacked_ = false;        // CONNACK sent: an MQTT 5 close may now say why with DISCONNECT
   Reason close_reason_ = Reason::Success;  // set by refuse(); Success = derive it from the close code
   uint32_t client_max_packet_ = 0;  // the client's Maximum Packet Size; 0 = none
@@ -270,6 +279,7 @@ class MqttSession final : public session::Session {
   std::unordered_set<cache::ChannelId> held_;
   std::vector<uint8_t> image_scratch_;  // an image's QoS 0 encoding, before it is rewritten
   std::vector<uint8_t> forwarded_;  // the properties of the PUBLISH being published (codec.h)
+  std::string topic_scratch_;       // its topic as the broker's, when it has an empty level (topic_map.h)
   std::unordered_map<std::string, uint32_t> pattern_refs_;  // broker patterns shared by filters
   bool dollar_filters_ = false;   // some filter can match '$' topics
   bool shared_ = false;           // some subscription is shared

@@ -55,7 +55,8 @@ void MqttSession::resume(StoredSession& state) {
 void MqttSession::drop_unentitled(std::vector<OutboundMessage>& messages) {
   std::erase_if(messages, [&](const OutboundMessage& m) {
     if (m.released) return false;
-    const std::string_view topic = publish_topic(m.packet);
+    std::string scratch;
+    const std::string_view topic = broker_topic(publish_topic(m.packet), scratch);
     if (!topic.empty() && permitted(Access::Subscribe, topic)) return false;
     ++env().counters.entitlement_refusals;
     TW_DEBUG("session %s: not resending packet %u of '%s' to '%s': no longer entitled", peer().c_str(), m.packet_id,
