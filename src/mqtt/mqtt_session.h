@@ -198,6 +198,22 @@ class MqttSession final : public session::Session {
   std::optional<StoredSession> take_stored_session(const Connect& c);
   // Subscribes again to the stored subscriptions, after the CONNACK.
   void resume(StoredSession& state);
+  // A session that outlives its connection notes the last message of each
+  // channel it was sent or offered; a resumed one's catch-up skips the
+  // channels with nothing new since (docs/mqtt.md, "Sessions").
+  static constexpr size_t kMaxSeen = 100'000;
+  void note_seen(const cache::Channel& channel) {
+    if (session_expiry_s_ == 0) return;
+    if (auto it = seen_.find(channel.topic); it != seen_.end()) {
+      it->second = channel.seq;
+    } else if (seen_.size() < kMaxSeen) {
+      seen_.emplace(channel.topic, channel.seq);
+    }
+  }
+  bool seen_already(const cache::Channel& channel) const {
+    auto it = seen_.find(channel.topic);
+    return it != seen_.end() && it->second == channel.seq;
+  }
   // Removes the stored messages of topics this user may no longer receive live (counted).
   void drop_unentitled(std::vector<OutboundMessage>& messages);
   // At the end of the connection: keeps the state if the session outlives it.
@@ -260,6 +276,7 @@ class MqttSession final : public session::Session {
   // ever; 3.1.1's Clean Session 0); 0: it ends with the connection.
   uint32_t session_expiry_s_ = 0;
   std::vector<uint16_t> awaiting_pubrel_;  // QoS 2 packet ids received, not yet released
+  SeenSeqs seen_;                           // note_seen()
   std::vector<std::string> topic_aliases_;  // MQTT 5 inbound aliases, index = alias
   std::vector<Subscription> subscriptions_;
   bool reliable_ = false;  // some subscription was granted QoS 1 or 2

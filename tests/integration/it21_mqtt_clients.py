@@ -44,6 +44,8 @@ raw MQTT 5 bytes:
                       comes no earlier, with its User Property; one whose
                       session resumes within its delay never comes; one whose
                       session a Clean Start 1 connection ends comes at once
+  catch-up PORT       a resumed MQTT 5 session gets the last value of what was
+                      published while it was away, and nothing it had had
   server-keepalive PORT  (mqtt_max_keepalive_s = 60) CONNACK's Server Keep
                       Alive for keep-alives 120 and 0, none for 30
   shared-users PORT   feed (it21/>) and bob (it21/sh/0 only) both join
@@ -633,6 +635,46 @@ def will_delay(port):
     print("ok will-delay")
 
 
+def catch_up(port):
+    """A resumed session gets the last value of what was published while it
+    was away, and nothing it had already: not a channel's RETAIN 0 value from
+    before its subscription, not a message it was sent live."""
+    pub = User(port, "it21-cu-pub")
+    watcher = User(port, "it21-cu-watcher")
+    watcher.subscribe(1, "it21/cu/#", 0)
+
+    def published(topic, payload):  # applied by the channel's owner: the watcher has it
+        pub.publish(topic, payload, qos=1)
+        got = next_will(watcher, topic)[:2]
+        if got != (topic, payload):
+            fail("the watcher got %r instead of %r" % (got, (topic, payload)))
+
+    published("it21/cu/old", b"before the subscription")
+    sub = User(port, "it21-cu-sub", expiry=60)
+    sub.subscribe(1, "it21/cu/#", 0)
+    published("it21/cu/seen", b"live")
+    got = next_will(sub, "the live message")[:2]
+    if got != ("it21/cu/seen", b"live"):
+        fail("got %r instead of the live message" % (got,))
+    sub.disconnect()
+    published("it21/cu/new", b"while away")
+    again = User(port, "it21-cu-sub", clean=False, expiry=60)
+    if not again.session_present:
+        fail("the session was not resumed")
+    for fence in (b"f1", b"f2"):
+        pub.publish("it21/cu/fence", fence, qos=1)
+    got = []
+    while True:
+        topic, payload, _ = next_will(again, "the catch-up and the fences")
+        if topic == "it21/cu/fence":
+            break
+        got.append((topic, payload))
+    if got != [("it21/cu/new", b"while away")]:
+        fail("a resumed session got %r; only the message published while it was away is new to it" % (got,))
+    again.disconnect()
+    print("ok catch-up")
+
+
 def server_keepalive(port):
     """The broker caps the keep-alive at 60 s (mqtt_max_keepalive_s): a client
     asking more, or none, is told 60 in CONNACK (Server Keep Alive 0x13); one
@@ -722,7 +764,7 @@ if __name__ == "__main__":
     elif mode == "resume":
         resume(sys.argv[2])
     elif mode in ("props", "request", "expired", "retain", "resubscribe", "hijack", "revoked-store", "revoked-resume",
-                  "shared-users", "will-delay", "server-keepalive"):
+                  "shared-users", "will-delay", "server-keepalive", "catch-up"):
         globals()[mode.replace("-", "_")](sys.argv[2])
     elif mode == "will":
         will(sys.argv[2], sys.argv[3])

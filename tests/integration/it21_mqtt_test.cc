@@ -184,6 +184,17 @@ TEST_F(MqttInterop, AWillWaitsForItsDelayAndAResumedSessionCancelsIt) {
   EXPECT_NE(run.out.find("ok will-delay"), std::string::npos) << run.out << run.err;
 }
 
+// A resumed session (docs/mqtt.md, "Sessions"): what was published while it
+// was away comes as each channel's last value; what it already had does not
+// come again, neither as a retained message (only a new subscription gets
+// those, [MQTT-3.3.1-6]) nor as a last value (the Paho suites'
+// test_redelivery_on_reconnect and test_offline_message_queueing).
+TEST_F(MqttInterop, AResumedSessionGetsOnlyWhatWasPublishedWhileItWasAway) {
+  auto run = python({"catch-up"});
+  EXPECT_TRUE(run.status.clean()) << run.out << run.err;
+  EXPECT_NE(run.out.find("ok catch-up"), std::string::npos) << run.out << run.err;
+}
+
 TEST_F(MqttInterop, PahoQos1AndQos2FlowsIn311And5) {
   for (std::string version : {"311", "5"}) {
     auto run = python({"paho", version});
