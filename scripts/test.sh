@@ -139,7 +139,7 @@ tsan_step() {
 # run in the release tree; the TSan run still reports races from every other
 # tiered test, LoginQueueTest's HTTP case among them.
 TSAN_TIME_BOUND='\.SlowConsumerTest\.|\.EntitlementsTest\.AThousandFailedLogins|\.LoginQueueTest\.(AGuessers|PastItsBound)'
-EXTERNAL_TOOL_TESTS='^(threads_[12]_[12]\.)?(Prometheus|BrowserTest)\.|^(ClientPackage|DebianPackage)\.'
+EXTERNAL_TOOL_TESTS='^(threads_[12]_[12]\.)?(Prometheus|BrowserTest|PahoInterop)\.|^(ClientPackage|DebianPackage)\.'
 
 START=$SECONDS
 banner "deps"

@@ -38,7 +38,7 @@ struct Flags {
        "subscriber past --max-output-buffer: conflate, drop or disconnect"},
       {"--cpus", "cpus", "pin loop threads, gateways first, to this cpu list (2-7, 0,2,4-6)"},
   }};
-  std::array<IntegerFlag, 25> integers{{
+  std::array<IntegerFlag, 26> integers{{
       {"--gateways", "gateways", "gateway loop threads (0 with --access-points 0: single-threaded)"},
       {"--access-points", "access_points", "access-point loop threads (0 with --gateways 0)"},
       {"--loop-slice-us", "loop_slice_us", "scheduler slice of each loop thread, µs (100-100000; 0: the kernel's)"},
@@ -48,6 +48,7 @@ struct Flags {
       {"--release-linger-ms", "release_linger_ms", "keep an unwatched interactive channel this long"},
       {"--not-found-ttl-ms", "not_found_ttl_ms", "remember a provider's NOT_FOUND this long"},
       {"--sys-interval-ms", "sys_interval_ms", "publish the $SYS topics this often (0: never)"},
+      {"--mqtt-max-keepalive-s", "mqtt_max_keepalive_s", "longest MQTT keep-alive; MQTT 5 clients asking more are told it (0: any)"},
       {"--channel-linger-ms", "channel_linger_ms", "free a channel with no publisher, provider or subscriber after this"},
       {"--heartbeat-ms", "heartbeat_ms", "heartbeat interval offered to clients"},
       {"--idle-timeout-ms", "idle_timeout_ms", "close a connection silent this long"},

@@ -62,6 +62,7 @@ const std::array kIntegerKeys = {
     TW_INTEGER_KEY(auth_failure_delay_ms, 0, 60'000),
     TW_INTEGER_KEY(usage_interval_ms, 100, kDayMs),
     TW_INTEGER_KEY_OR_OFF(sys_interval_ms, 100, kDayMs),
+    TW_INTEGER_KEY_OR_OFF(mqtt_max_keepalive_s, 1, 65'535),
     TW_INTEGER_KEY(auth_verifier_threads, 1, kMaxLoopThreads),
     TW_INTEGER_KEY(auth_max_pending_per_source, 1, 1'024),
     TW_INTEGER_KEY_OR_OFF(loop_slice_us, kMinSliceUs, kMaxSliceUs),

@@ -95,6 +95,10 @@ struct BrokerConfig {
   uint32_t auth_failure_delay_ms = 1'000;      // a failed login's answer waits this long
   std::string usage_log;                       // per-user usage lines appended here; "" = none
   uint32_t usage_interval_ms = 60'000;         // one line per user per interval
+  // The longest MQTT keep-alive a client may use, seconds; 0 = any. An MQTT 5
+  // client that asks for more (or for none, 0) is told this one in CONNACK
+  // (Server Keep Alive); 3.1.1 has no way to tell it, and keeps its own.
+  uint32_t mqtt_max_keepalive_s = 0;
   uint32_t sys_interval_ms = 10'000;           // $SYS topics published this often (mosquitto's sys_interval); 0 = never
   uint32_t auth_verifier_threads = 2;          // password checks at once (at most the hardware threads)
   uint32_t auth_max_pending_per_source = 4;    // one address's logins in progress; more are refused at once

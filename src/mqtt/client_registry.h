@@ -25,6 +25,7 @@
 #include <mutex>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <unordered_map>
 #include <unordered_set>
 #include <utility>
@@ -61,9 +62,18 @@ struct OutboundMessage {
   size_t expiry_at = 0;  // where the packet's Message Expiry Interval is (codec.h); 0: it has none
 };
 
+// The sequence number (cache::Channel::seq) of the last message of each
+// channel a session was sent or offered, by topic: what it has had already
+// (docs/mqtt.md, "Sessions"). Looked up by a channel's topic without a copy.
+struct SeenHash {
+  using is_transparent = void;
+  size_t operator()(std::string_view s) const { return std::hash<std::string_view>{}(s); }
+};
+using SeenSeqs = std::unordered_map<std::string, uint64_t, SeenHash, std::equal_to<>>;
+
 // What a session keeps between connections: its subscriptions, the QoS 2
-// packet ids received but not yet released, and the QoS 1 and 2 messages
-// sent but not yet acknowledged (4.1).
+// packet ids received but not yet released, the QoS 1 and 2 messages
+// sent but not yet acknowledged (4.1), and what it has seen of each channel.
 struct StoredSession {
   struct Subscription {
     std::string filter;
@@ -76,6 +86,7 @@ struct StoredSession {
   std::vector<Subscription> subscriptions;
   std::vector<uint16_t> awaiting_pubrel;
   std::vector<OutboundMessage> outbound;  // in the order they were first sent
+  SeenSeqs seen;
   uint64_t expires_ns = 0;  // monotonic
 };
 

@@ -54,6 +54,7 @@ struct Connack {
   uint16_t receive_maximum = 0;
   uint32_t maximum_packet_size = 0;
   uint16_t topic_alias_maximum = 0;
+  uint16_t server_keep_alive = 0;  // the keep-alive the client must use instead of its own
   bool retain_available = true;
   bool shared_subscriptions = false;
   bool subscription_ids = false;
@@ -93,7 +94,8 @@ inline bool forwarded_expired(std::span<const uint8_t> forwarded, uint64_t now_n
 uint32_t expiry_left_s(uint64_t deadline_ns, uint64_t now_ns);
 
 // PUBLISH up to its payload, which the caller writes right after (so an
-// image is encoded straight into place): topic, QoS, retain, the packet id
+// image is encoded straight into place): topic (the broker's: empty MQTT
+// levels are written back, topic_map.h), QoS, retain, the packet id
 // and (MQTT 5) the message's forwarded properties, with its Message Expiry
 // Interval first as of now_ns. 0 when `out` is too small, or (MQTT 5) when
 // the message has expired at now_ns (it must not be sent, [MQTT-3.3.2-5];

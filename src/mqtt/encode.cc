@@ -3,6 +3,7 @@
 
 #include "mqtt/codec.h"
 #include "mqtt/reader.h"
+#include "mqtt/topic_map.h"
 
 namespace tw::mqtt {
 namespace {
@@ -61,6 +62,7 @@ size_t connack_props_size(const Connack& c) {
   if (c.receive_maximum) n += 3;
   if (c.maximum_packet_size) n += 5;
   if (c.topic_alias_maximum) n += 3;
+  if (c.server_keep_alive) n += 3;
   n += 2 + 2 + 2 + 2;  // Retain, Wildcard, Subscription Identifiers and Shared Subscriptions Available
   return n;
 }
@@ -70,6 +72,7 @@ void connack_props(Writer& w, const Connack& c) {
   if (c.receive_maximum) w.u8(0x21), w.u16(c.receive_maximum);
   if (c.maximum_packet_size) w.u8(0x27), w.u32(c.maximum_packet_size);
   if (c.topic_alias_maximum) w.u8(0x22), w.u16(c.topic_alias_maximum);
+  if (c.server_keep_alive) w.u8(0x13), w.u16(c.server_keep_alive);
   w.u8(0x25), w.u8(c.retain_available);
   w.u8(0x28), w.u8(1);
   w.u8(0x29), w.u8(c.subscription_ids);
@@ -160,8 +163,16 @@ void message_props(Writer& w, std::span<const uint8_t> forwarded, uint32_t expir
   w.bytes(forwarded.subspan(kForwardedHead));
 }
 
+// The broker's topic as the MQTT topic it stands for (topic_map.h): empty
+// levels written back where the broker has kEmptyLevel.
+void write_mqtt_topic(Writer& w, std::string_view topic) {
+  if (topic.find(kEmptyLevel) == std::string_view::npos) return w.utf8(topic);
+  std::string scratch;  // only for a topic with an empty MQTT level
+  w.utf8(mqtt_topic(topic, scratch));
+}
+
 size_t publish_rest(Version v, std::string_view topic, uint8_t qos, size_t payload_size, size_t props) {
-  return 2 + topic.size() + (qos ? 2 : 0) + (v == Version::V5 ? varint_size(static_cast<uint32_t>(props)) + props : 0) +
+  return 2 + mqtt_topic_size(topic) + (qos ? 2 : 0) + (v == Version::V5 ? varint_size(static_cast<uint32_t>(props)) + props : 0) +
          payload_size;
 }
 
@@ -186,7 +197,7 @@ size_t encode_publish_header(std::span<uint8_t> out, Version v, std::string_view
   Writer w(out);
   w.u8(header(PacketType::Publish, static_cast<uint8_t>(qos << 1 | (retain ? 1 : 0))));
   w.varint(static_cast<uint32_t>(rest));
-  w.utf8(topic);
+  write_mqtt_topic(w, topic);
   if (qos) w.u16(packet_id);
   if (v == Version::V5) {
     w.varint(static_cast<uint32_t>(props));

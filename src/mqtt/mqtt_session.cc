@@ -223,16 +223,18 @@ void MqttSession::finish_connect(const Connect& c, bool assigned, std::optional<
   outbound_.set_limits(version_ == Version::V5 ? c.properties.receive_maximum : UINT16_MAX,
                        env().config.limits.max_output_buffer);
   has_will_ = c.has_will;
-  will_topic_.assign(c.will.topic);
+  will_topic_.assign(broker_topic(c.will.topic, topic_scratch_));  // "" if it cannot be: refused as it is published
   will_payload_.assign(c.will.payload.begin(), c.will.payload.end());
   will_retain_ = c.will.retain;
   // Its properties go with it (the expiry counts from its publication); the
   // raw block is kept, since CONNECT's bytes are gone by then.
   will_properties_.assign(c.will.properties.raw.begin(), c.will.properties.raw.end());
   will_expiry_s_ = c.will.properties.message_expiry;
-  // Keep Alive: the connection closes after one and a half times it without a packet (3.1.2.10).
-  open(identity_.client_id, c.keepalive_s ? c.keepalive_s * 1'500'000'000ull : kNoTimeout);
+  will_delay_s_ = c.has_will ? c.will.properties.will_delay : 0;
   Connack connack;
+  const uint16_t keepalive_s = keepalive_for(c, connack.server_keep_alive);
+  // Keep Alive: the connection closes after one and a half times it without a packet (3.1.2.10).
+  open(identity_.client_id, keepalive_s ? keepalive_s * 1'500'000'000ull : kNoTimeout);
   if (assigned) connack.assigned_client_id = identity_.client_id;
   connack.receive_maximum = kReceiveMaximum;
   connack.maximum_packet_size = env().config.limits.max_frame;
@@ -242,9 +244,20 @@ void MqttSession::finish_connect(const Connect& c, bool assigned, std::optional<
   connack.session_present = resumed.has_value();
   queue_packet(kConnackMax, [&](std::span<uint8_t> out) { return encode_connack(out, version_, connack); });
   connacked_ = true;
+  settle_pending_will(resumed.has_value());
   if (resumed) resume(*resumed);
   TW_DEBUG("session %s: MQTT %s CONNECT from '%s', keepalive %u s", peer().c_str(),
            version_ == Version::V5 ? "5.0" : "3.1.1", identity_.client_id.c_str(), c.keepalive_s);
+}
+
+// mqtt_max_keepalive_s caps an MQTT 5 client's keep-alive, none (0) included,
+// and CONNACK says so (Server Keep Alive, 3.2.2.3.14); a 3.1.1 client cannot
+// be told, and keeps its own (a cap it does not know of would close it).
+uint16_t MqttSession::keepalive_for(const Connect& c, uint16_t& server_keep_alive) const {
+  const uint32_t cap = env().config.mqtt_max_keepalive_s;
+  if (version_ != Version::V5 || cap == 0 || (c.keepalive_s != 0 && c.keepalive_s <= cap)) return c.keepalive_s;
+  server_keep_alive = static_cast<uint16_t>(cap);
+  return server_keep_alive;
 }
 
 void MqttSession::handle_disconnect(const Packet& packet) {
@@ -268,11 +281,32 @@ size_t MqttSession::encode_goodbye(std::span<uint8_t> out, wire::Code code, std:
 // A connection that ends without DISCONNECT (or with "disconnect with Will")
 // publishes its Will (3.1.2.5), if its user may still publish it now: not
 // when a reload removed the user (and so closed the connection) or revoked
-// the topic (identity.cc). A session that outlives it is stored.
+// the topic (identity.cc); with a Will Delay Interval, only once that or the
+// session's expiry ends, whichever is first (pending_wills.h). A session that
+// outlives it is stored.
 void MqttSession::on_finish() {
+  if (has_will_ && !graceful_ && connacked_ && delay_will()) has_will_ = false;
   store_session();
   if (!has_will_ || graceful_ || !connacked_) return;
   has_will_ = false;
+  publish_will();
+}
+
+// Left pending before the session is stored or handed over, so that a
+// successor that resumes it finds the Will there to cancel.
+bool MqttSession::delay_will() {
+  const uint32_t delay_s = std::min(will_delay_s_, session_expiry_s_);
+  if (delay_s == 0) return false;  // no delay, or the session ends with the connection: at once
+  PendingWill will{will_topic_, will_payload_, will_retain_, will_properties_, will_expiry_s_,
+                   grants() != nullptr ? env().authority->refresh(*grants()) : nullptr,
+                   monotonic_ns() + delay_s * 1'000'000'000ull};
+  if (grants() != nullptr && will.grants == nullptr) return false;  // the user is gone: publish_will() refuses it
+  if (!server_.wills.add(key_, std::move(will))) return false;
+  TW_DEBUG("session %s: Will to %s delayed %u s", peer().c_str(), will_topic_.c_str(), delay_s);
+  return true;
+}
+
+void MqttSession::publish_will() {
   if (!will_permitted()) {
     TW_DEBUG("session %s: Will to %s not published: its user may no longer publish it", peer().c_str(),
              will_topic_.c_str());
@@ -284,6 +318,18 @@ void MqttSession::on_finish() {
   const Reason result =
       publish_to_channel(will_topic_, will_payload_, will_retain_, forwarded_properties(properties));
   TW_DEBUG("session %s: Will published to %s: %s", peer().c_str(), will_topic_.c_str(), reason_name(result));
+}
+
+void MqttSession::settle_pending_will(bool resumed) {
+  std::optional<PendingWill> pending = server_.wills.take(key_);
+  if (!pending) return;
+  if (resumed) {
+    TW_DEBUG("session %s: '%s' resumed: its delayed Will is not published", peer().c_str(), identity_.client_id.c_str());
+    return;
+  }
+  const Reason result = mqtt::publish_will(env(), *pending);
+  TW_DEBUG("session %s: '%s' began a new session: the old one's Will published to %s: %s", peer().c_str(),
+           identity_.client_id.c_str(), pending->topic.c_str(), reason_name(result));
 }
 
 }  // namespace tw::mqtt

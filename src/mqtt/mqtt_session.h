@@ -198,6 +198,22 @@ class MqttSession final : public session::Session {
   std::optional<StoredSession> take_stored_session(const Connect& c);
   // Subscribes again to the stored subscriptions, after the CONNACK.
   void resume(StoredSession& state);
+  // A session that outlives its connection notes the last message of each
+  // channel it was sent or offered; a resumed one's catch-up skips the
+  // channels with nothing new since (docs/mqtt.md, "Sessions").
+  static constexpr size_t kMaxSeen = 100'000;
+  void note_seen(const cache::Channel& channel) {
+    if (session_expiry_s_ == 0) return;
+    if (auto it = seen_.find(channel.topic); it != seen_.end()) {
+      it->second = channel.seq;
+    } else if (seen_.size() < kMaxSeen) {
+      seen_.emplace(channel.topic, channel.seq);
+    }
+  }
+  bool seen_already(const cache::Channel& channel) const {
+    auto it = seen_.find(channel.topic);
+    return it != seen_.end() && it->second == channel.seq;
+  }
   // Removes the stored messages of topics this user may no longer receive live (counted).
   void drop_unentitled(std::vector<OutboundMessage>& messages);
   // At the end of the connection: keeps the state if the session outlives it.
@@ -208,6 +224,8 @@ class MqttSession final : public session::Session {
   // connection it took over has handed its session over.
   void accept_connect(const Connect& c, bool assigned_client_id);
   void finish_connect(const Connect& c, bool assigned_client_id, std::optional<StoredSession> resumed);
+  // The keep-alive the connection uses; sets Server Keep Alive when the broker caps it.
+  uint16_t keepalive_for(const Connect& c, uint16_t& server_keep_alive) const;
   // The CONNECT kept in pending_connect_ (c views it); false: refused as malformed.
   bool decode_pending_connect(Connect& c);
   void on_login(std::shared_ptr<const auth::Grants> grants, std::string_view error) override;
@@ -216,6 +234,12 @@ class MqttSession final : public session::Session {
   bool permitted(Access access, std::string_view topic_or_filter) const;
   // Whether the user may publish its Will now, by the users file in force (not the grants held).
   bool will_permitted() const;
+  // mqtt_session.cc: the Will, at once or after its Will Delay Interval (pending_wills.h).
+  void publish_will();
+  bool delay_will();
+  // A Will the previous connection of this session left pending: dropped
+  // when the session resumes, published now when it ended (Clean Start 1).
+  void settle_pending_will(bool resumed);
 
   Version version_ = Version::V311;
   // Set at CONNECT, when the version is known; the delivery policy encodes with it.
@@ -243,6 +267,7 @@ class MqttSession final : public session::Session {
   bool will_retain_ = false;  // its RETAIN flag (seen by Retain As Published subscriptions)
   std::vector<uint8_t> will_properties_;  // its property block, as received (MQTT 5)
   uint32_t will_expiry_s_ = 0;            // its Message Expiry Interval; 0: none
+  uint32_t will_delay_s_ = 0;             // its Will Delay Interval (pending_wills.h); 0: none
   bool connacked_ = false;        // CONNACK sent: an MQTT 5 close may now say why with DISCONNECT
   Reason close_reason_ = Reason::Success;  // set by refuse(); Success = derive it from the close code
   uint32_t client_max_packet_ = 0;  // the client's Maximum Packet Size; 0 = none
@@ -251,6 +276,7 @@ class MqttSession final : public session::Session {
   // ever; 3.1.1's Clean Session 0); 0: it ends with the connection.
   uint32_t session_expiry_s_ = 0;
   std::vector<uint16_t> awaiting_pubrel_;  // QoS 2 packet ids received, not yet released
+  SeenSeqs seen_;                           // note_seen()
   std::vector<std::string> topic_aliases_;  // MQTT 5 inbound aliases, index = alias
   std::vector<Subscription> subscriptions_;
   bool reliable_ = false;  // some subscription was granted QoS 1 or 2
@@ -270,6 +296,7 @@ class MqttSession final : public session::Session {
   std::unordered_set<cache::ChannelId> held_;
   std::vector<uint8_t> image_scratch_;  // an image's QoS 0 encoding, before it is rewritten
   std::vector<uint8_t> forwarded_;  // the properties of the PUBLISH being published (codec.h)
+  std::string topic_scratch_;       // its topic as the broker's, when it has an empty level (topic_map.h)
   std::unordered_map<std::string, uint32_t> pattern_refs_;  // broker patterns shared by filters
   bool dollar_filters_ = false;   // some filter can match '$' topics
   bool shared_ = false;           // some subscription is shared

@@ -30,6 +30,7 @@ void MqttSession::handle_publish(const Packet& packet) {
   if (auto f = decode_publish(packet, version_, msg); !f.ok()) return refuse(f.reason, f.text);
   std::string_view topic;
   if (!resolve_topic(msg, topic)) return;
+  topic = broker_topic(topic, topic_scratch_);  // empty MQTT levels (topic_map.h); "" (refused) if it cannot be
   const bool resent = msg.qos == 2 && std::find(awaiting_pubrel_.begin(), awaiting_pubrel_.end(), msg.packet_id) !=
                                           awaiting_pubrel_.end();
   if (resent) return send_pub_response(PacketType::Pubrec, msg.packet_id, Reason::Success);

@@ -1,6 +1,7 @@
 // ServerState: what the MQTT sessions of one broker share across its loop
 // threads: who holds each client identifier, the sessions kept between
-// connections (client_registry.h), and the shared subscription groups
+// connections (client_registry.h), the Wills waiting for their Will Delay
+// Interval (pending_wills.h), and the shared subscription groups
 // (shared_groups.h). The broker owns one and hands it to every MqttSession
 // it makes (tier/protocols.cc); nothing about MQTT is process-wide, so two
 // brokers in one process (tests, a cascade) never see each other's clients.
@@ -8,12 +9,14 @@
 // "Storage seam").
 #pragma once
 #include "mqtt/client_registry.h"
+#include "mqtt/pending_wills.h"
 #include "mqtt/shared_groups.h"
 
 namespace tw::mqtt {
 
 struct ServerState {
   ClientRegistry clients;
+  PendingWills wills;
   SharedGroups groups;
 };
 

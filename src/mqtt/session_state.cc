@@ -4,11 +4,15 @@
 // ClientRegistry; a CONNECT by the same user with the same client id and
 // Clean Start 0 resumes them (CONNACK Session Present 1): the QoS 1 and 2
 // messages it was sent and did not acknowledge are sent again, with DUP,
-// those of topics the user may still receive live only, and the
-// subscriptions send their retained images again: what was published while
-// no connection held the session is not queued, but every channel's latest
-// value arrives. A connection that takes over a live one with Clean Start 0
-// gets that one's session the same way, handed over as it ends.
+// those of topics the user may still receive live only. What was published
+// while no connection held the session is not queued; instead the resumed
+// subscriptions send the latest value of each channel that has a message the
+// session has not had (its sequence number differs from the one the session
+// last saw of it, or the session never saw the channel), and nothing for the
+// others: no retained message again [MQTT-3.3.1-6: only a new subscription
+// gets those], nor a duplicate of a message resent above. A connection that
+// takes over a live one with Clean Start 0 gets that one's session the same
+// way, handed over as it ends.
 #include "base/clock.h"
 #include "base/log.h"
 #include "mqtt/mqtt_session.h"
@@ -23,6 +27,7 @@ std::optional<StoredSession> MqttSession::take_stored_session(const Connect& c) 
 
 void MqttSession::resume(StoredSession& state) {
   awaiting_pubrel_ = state.awaiting_pubrel;
+  seen_ = std::move(state.seen);
   drop_unentitled(state.outbound);
   redeliver(std::move(state.outbound));  // before anything new [MQTT-4.4.0-1]
   // What was published while away is not queued: each channel's last value
@@ -55,7 +60,8 @@ void MqttSession::resume(StoredSession& state) {
 void MqttSession::drop_unentitled(std::vector<OutboundMessage>& messages) {
   std::erase_if(messages, [&](const OutboundMessage& m) {
     if (m.released) return false;
-    const std::string_view topic = publish_topic(m.packet);
+    std::string scratch;
+    const std::string_view topic = broker_topic(publish_topic(m.packet), scratch);
     if (!topic.empty() && permitted(Access::Subscribe, topic)) return false;
     ++env().counters.entitlement_refusals;
     TW_DEBUG("session %s: not resending packet %u of '%s' to '%s': no longer entitled", peer().c_str(), m.packet_id,
@@ -79,6 +85,7 @@ void MqttSession::store_session() {
   for (const Subscription& s : subscriptions_) state.subscriptions.push_back({s.filter, s.retain_handling, s.qos, s.id, s.no_local, s.retain_as_published});
   state.awaiting_pubrel = awaiting_pubrel_;
   state.outbound = outbound_.take();
+  state.seen = std::move(seen_);
   const uint64_t now = monotonic_ns();
   state.expires_ns = session_expiry_s_ == UINT32_MAX ? UINT64_MAX : now + session_expiry_s_ * 1'000'000'000ull;
   if (taken_over) return server_.clients.hand_over(key_, std::move(state), now);

@@ -212,6 +212,9 @@ void MqttSession::send_image(const cache::Channel& channel, uint32_t request_id)
 }
 
 void MqttSession::send_stream_image(const cache::Channel& channel, broker::SlowPolicy policy) {
+  // A resumed session's catch-up: only the channels with a message it has not had (session_state.cc).
+  if (subscribing_ && resuming_ && seen_already(channel)) return;
+  note_seen(channel);
   // A live message (a channel's first, sent as its image): No Local and Retain As Published apply.
   if (!subscribing_ && own_echo(channel)) return;
   if (!subscribing_ && keeps_retain(channel)) return send_prior_image(channel, policy);
@@ -235,6 +238,7 @@ void MqttSession::send_prior_image(const cache::Channel& channel, broker::SlowPo
 }
 
 void MqttSession::send_delivery(const broker::Delivery& delivery) {
+  note_seen(delivery.channel);
   if (!wants(delivery.channel) || own_echo(delivery.channel)) return;
   // Only an opaque channel's messages can carry RETAIN (MQTT publishes), and
   // such a message is the channel's image: sent as a retained image.

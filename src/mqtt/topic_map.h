@@ -1,8 +1,12 @@
 // MQTT topics and filters as broker topics and patterns (docs/mqtt.md,
 // "Mapping"). Levels map one to one ('/' is the separator in both); '+' is
 // '*' and '#' is '>', and since MQTT's "a/#" also matches "a" it becomes two
-// patterns, "a" and "a/>". What the broker's topic rules cannot express
-// (empty levels, '*' or '>' as literal characters) is refused.
+// patterns, "a" and "a/>". MQTT allows empty levels ("/a", "a//b", "a/"),
+// the broker's topics do not: an empty MQTT level is the level "∅" (U+2205,
+// kEmptyLevel) in the broker's topic, and back on the way out; an MQTT topic
+// or filter with a level that is "∅" itself is refused, so the mapping stays
+// one to one. What else the broker's topic rules cannot express ('*' or '>'
+// as literal characters) is refused.
 #pragma once
 #include <array>
 #include <string>
@@ -11,6 +15,17 @@
 #include "topic/topic.h"
 
 namespace tw::mqtt {
+
+inline constexpr std::string_view kEmptyLevel = "\xE2\x88\x85";  // "∅"
+
+// The broker topic of an MQTT topic (or filter): `topic` itself when no level
+// is empty, else the mapped copy made in `scratch`; empty (invalid) when a
+// level is kEmptyLevel.
+std::string_view broker_topic(std::string_view topic, std::string& scratch);
+// The MQTT topic of a broker topic: its kEmptyLevel levels empty.
+std::string_view mqtt_topic(std::string_view topic, std::string& scratch);
+// mqtt_topic(topic).size(), without a copy.
+size_t mqtt_topic_size(std::string_view topic);
 
 struct Patterns {
   std::array<std::string, 2> pattern;

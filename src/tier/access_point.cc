@@ -5,6 +5,7 @@
 #include <sys/epoll.h>
 #include <sys/socket.h>
 
+#include <algorithm>
 #include <cerrno>
 
 #include "base/clock.h"
@@ -161,6 +162,7 @@ void AccessPoint::open_session(std::unique_ptr<session::Transport> transport, st
   const int fd = transport->fd();
   std::unique_ptr<session::Session> session = protocol.open(env(), std::move(transport), peer, user, monotonic_ns());
   session->set_protocol_name(protocol.name);
+  if (protocol.tick && std::find(ticked_.begin(), ticked_.end(), &protocol) == ticked_.end()) ticked_.push_back(&protocol);
   if (!reactor_.add(fd, EPOLLIN, session.get())) {  // the session's destructor closes fd
     open_connections_.fetch_sub(1, std::memory_order_relaxed);
     return;
@@ -270,6 +272,7 @@ void AccessPoint::tick(uint64_t now_ns) {
     report_usage(all);
   }
   session::Session::tick_due(loop_, now_ns);
+  for (const Protocol* protocol : ticked_) protocol->tick(env(), now_ns);
   inbox_.run_pending();  // the admin side's questions and actions (src/admin)
   router_.on_tick();
   end_of_turn();

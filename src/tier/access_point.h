@@ -146,6 +146,8 @@ class AccessPoint final {
   void report_usage(const std::vector<session::Session*>& sessions);
 
   const config::BrokerConfig& config_;
+  // The protocols with a tick of their own (Protocol::tick) whose sessions this loop opened.
+  std::vector<const Protocol*> ticked_;
   reactor::Reactor reactor_;
   Waker waker_{reactor_};
   broker::Fanout fanout_;

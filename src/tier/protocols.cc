@@ -66,10 +66,14 @@ Protocol mqtt_protocol() {
   Protocol p;
   p.name = "mqtt";
   p.encoder_slots = {mqtt::MqttEncoder::kSlotV311, mqtt::MqttEncoder::kSlotV5};
-  p.open = [state = std::make_shared<mqtt::ServerState>()](
-               session::Session::Env env, std::unique_ptr<session::Transport> transport, std::string peer,
-               const std::string&, uint64_t now_ns) -> std::unique_ptr<session::Session> {
+  auto state = std::make_shared<mqtt::ServerState>();
+  p.open = [state](session::Session::Env env, std::unique_ptr<session::Transport> transport, std::string peer,
+                   const std::string&, uint64_t now_ns) -> std::unique_ptr<session::Session> {
     return std::make_unique<mqtt::MqttSession>(env, *state, std::move(transport), std::move(peer), now_ns);
+  };
+  // Wills whose Will Delay Interval ends after their connection: published by whichever loop sees them due first.
+  p.tick = [state](const session::Session::Env& env, uint64_t now_ns) {
+    mqtt::publish_due_wills(state->wills, env, now_ns);
   };
   // An MQTT client has sent no CONNECT yet when it is refused, so no reply can be in its version: just closed.
   p.websocket = Protocol::WebSocket{"/mqtt", "mqtt", websocket::Framing::BinaryStream};

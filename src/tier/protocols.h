@@ -7,6 +7,7 @@
 // know no protocol by name.
 #pragma once
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <optional>
 #include <string>
@@ -38,6 +39,10 @@ struct Protocol {
     websocket::Framing framing = websocket::Framing::BinaryStream;
   };
   std::optional<WebSocket> websocket;
+  // Work of the protocol's own on a loop's tick, for state its connections
+  // leave behind (MQTT: a Will whose delay ends after its connection did);
+  // called by every loop that opened one of its sessions. Empty: none.
+  std::function<void(const session::Session::Env& env, uint64_t now_ns)> tick;
 };
 
 class Protocols {

@@ -40,6 +40,14 @@ raw MQTT 5 bytes:
                       removes the user), and a watcher sees no Will before two
                       fences; MODE dropped: it drops the connection, the watcher
                       gets the Will
+  will-delay PORT     MQTT 5 Will Delay Interval: a Will with a 1 s delay
+                      comes no earlier, with its User Property; one whose
+                      session resumes within its delay never comes; one whose
+                      session a Clean Start 1 connection ends comes at once
+  catch-up PORT       a resumed MQTT 5 session gets the last value of what was
+                      published while it was away, and nothing it had had
+  server-keepalive PORT  (mqtt_max_keepalive_s = 60) CONNACK's Server Keep
+                      Alive for keep-alives 120 and 0, none for 30
   shared-users PORT   feed (it21/>) and bob (it21/sh/0 only) both join
                       $share/g/it21/sh/#: feed gets all 20 channels, bob his one
 """
@@ -399,21 +407,23 @@ class Raw:
             fail("CONNACK expected, got %r" % (reply,))
 
 
-def connect_packet(client_id, user=None, password=None, clean=True, expiry=0, will=None):
-    """A CONNECT of MQTT 5, keep alive 10 s; will: (topic, payload)."""
+def connect_packet(client_id, user=None, password=None, clean=True, expiry=0, will=None, keepalive=10):
+    """A CONNECT of MQTT 5; will: (topic, payload) or (topic, payload, its property block)."""
     flags = 0x02 if clean else 0
     props = bytes([0x11]) + expiry.to_bytes(4, "big") if expiry else b""
     payload = mqtt_str(client_id)
     if will:
         flags |= 0x04
-        payload += bytes([0]) + mqtt_str(will[0]) + mqtt_str(will[1])
+        will_props = will[2] if len(will) > 2 else b""
+        payload += bytes([len(will_props)]) + will_props + mqtt_str(will[0]) + mqtt_str(will[1])
     if user is not None:
         flags |= 0x80
         payload += mqtt_str(user)
     if password is not None:
         flags |= 0x40
         payload += mqtt_str(password)
-    return packet(0x10, mqtt_str("MQTT") + bytes([5, flags, 0, 10, len(props)]) + props + payload)
+    return packet(0x10, mqtt_str("MQTT") + bytes([5, flags, keepalive >> 8, keepalive & 0xFF, len(props)]) + props +
+                  payload)
 
 
 def parse_publish(first, body):
@@ -430,13 +440,14 @@ def parse_publish(first, body):
 class User(Raw):
     """A raw MQTT 5 connection that logs in; every read bounded."""
 
-    def __init__(self, port, client_id, user=None, password=None, clean=True, expiry=0, will=None):
+    def __init__(self, port, client_id, user=None, password=None, clean=True, expiry=0, will=None, keepalive=10):
         Raw.__init__(self, port)
-        self.send(connect_packet(client_id, user, password, clean, expiry, will))
+        self.send(connect_packet(client_id, user, password, clean, expiry, will, keepalive))
         reply = self.next("CONNACK of " + client_id)
         if reply[0] != 0x20 or reply[1][1] != 0:
             fail("%s: CONNACK expected, got %r" % (client_id, reply))
         self.session_present = bool(reply[1][0] & 1)
+        self.connack = reply[1]
 
     def next(self, what):
         try:
@@ -568,6 +579,119 @@ def will(mode, port):
     print("ok will removed")
 
 
+WILL_USER_PROPERTY = bytes([0x26]) + mqtt_str("k") + mqtt_str("v")
+
+
+def will_delay_props(seconds):
+    return bytes([0x18]) + seconds.to_bytes(4, "big") + WILL_USER_PROPERTY
+
+
+def next_will(watcher, what):
+    """The next PUBLISH's topic, payload and raw body."""
+    while True:
+        first, body = watcher.next(what)
+        if first >> 4 == 3:
+            topic, payload = parse_publish(first, body)[:2]
+            return topic, payload, body
+
+
+def will_delay(port):
+    watcher = User(port, "it21-wd-watcher")
+    watcher.subscribe(1, "it21/wd/#", 0)
+    # A session that outlives its connection: the Will waits for its 1 s delay.
+    doomed = User(port, "it21-wd-doomed", expiry=60, will=("it21/wd/gone", "gone", will_delay_props(1)))
+    doomed.sock.close()
+    closed = time.monotonic()
+    topic, payload, body = next_will(watcher, "the delayed Will")
+    waited = time.monotonic() - closed
+    if (topic, payload) != ("it21/wd/gone", b"gone"):
+        fail("got %r, %r instead of the Will" % (topic, payload))
+    if waited < 0.9:  # the clocks of two processes: a bound below the delay, never above
+        fail("the Will came %.2f s after the connection closed, before its 1 s Will Delay" % waited)
+    if WILL_USER_PROPERTY not in body:
+        fail("the Will came without its User Property: %r" % body)
+    # Resumed before its 2 s delay ended: the Will is never published [MQTT-3.1.3-9].
+    back = User(port, "it21-wd-back", expiry=60, will=("it21/wd/back", "never", will_delay_props(2)))
+    back.sock.close()
+    again = User(port, "it21-wd-back", clean=False, expiry=60)
+    if not again.session_present:
+        fail("the session was not resumed")
+    time.sleep(3)  # past its delay: a Will still pending would be published by now
+    for fence in (b"f1", b"f2"):  # the second fence orders a Will from another access point before it
+        watcher.publish("it21/wd/fence", fence)
+        topic, payload, _ = next_will(watcher, "fence")
+        if (topic, payload) != ("it21/wd/fence", fence):
+            fail("got %r, %r: the Will of a resumed session" % (topic, payload))
+    again.disconnect()
+    # Clean Start 1 ends the old session: its Will goes at once, not after its 60 s delay.
+    ended = User(port, "it21-wd-ended", expiry=120, will=("it21/wd/ended", "ended", will_delay_props(60)))
+    ended.sock.close()
+    fresh = User(port, "it21-wd-ended", clean=True)
+    topic, payload, _ = next_will(watcher, "the Will of a session that a new one ended")
+    if (topic, payload) != ("it21/wd/ended", b"ended"):
+        fail("got %r, %r instead of the ended session's Will" % (topic, payload))
+    fresh.disconnect()
+    watcher.disconnect()
+    print("ok will-delay")
+
+
+def catch_up(port):
+    """A resumed session gets the last value of what was published while it
+    was away, and nothing it had already: not a channel's RETAIN 0 value from
+    before its subscription, not a message it was sent live."""
+    pub = User(port, "it21-cu-pub")
+    watcher = User(port, "it21-cu-watcher")
+    watcher.subscribe(1, "it21/cu/#", 0)
+
+    def published(topic, payload):  # applied by the channel's owner: the watcher has it
+        pub.publish(topic, payload, qos=1)
+        got = next_will(watcher, topic)[:2]
+        if got != (topic, payload):
+            fail("the watcher got %r instead of %r" % (got, (topic, payload)))
+
+    published("it21/cu/old", b"before the subscription")
+    sub = User(port, "it21-cu-sub", expiry=60)
+    sub.subscribe(1, "it21/cu/#", 0)
+    published("it21/cu/seen", b"live")
+    got = next_will(sub, "the live message")[:2]
+    if got != ("it21/cu/seen", b"live"):
+        fail("got %r instead of the live message" % (got,))
+    sub.disconnect()
+    published("it21/cu/new", b"while away")
+    again = User(port, "it21-cu-sub", clean=False, expiry=60)
+    if not again.session_present:
+        fail("the session was not resumed")
+    for fence in (b"f1", b"f2"):
+        pub.publish("it21/cu/fence", fence, qos=1)
+    got = []
+    while True:
+        topic, payload, _ = next_will(again, "the catch-up and the fences")
+        if topic == "it21/cu/fence":
+            break
+        got.append((topic, payload))
+    if got != [("it21/cu/new", b"while away")]:
+        fail("a resumed session got %r; only the message published while it was away is new to it" % (got,))
+    again.disconnect()
+    print("ok catch-up")
+
+
+def server_keepalive(port):
+    """The broker caps the keep-alive at 60 s (mqtt_max_keepalive_s): a client
+    asking more, or none, is told 60 in CONNACK (Server Keep Alive 0x13); one
+    asking less is not told anything."""
+    told = bytes([0x13, 0, 60])
+    for asked in (120, 0):
+        c = User(port, "it21-ka-%d" % asked, keepalive=asked)
+        if told not in c.connack:
+            fail("keep alive %d: no Server Keep Alive 60 in CONNACK %r" % (asked, c.connack))
+        c.disconnect()
+    c = User(port, "it21-ka-30", keepalive=30)
+    if bytes([0x13]) in c.connack[3:]:
+        fail("keep alive 30: a Server Keep Alive in CONNACK %r" % c.connack)
+    c.disconnect()
+    print("ok server-keepalive")
+
+
 def shared_users(port):
     feed = User(port, "it21-sh-feed", "feed", "feed-pw")
     bob = User(port, "it21-sh-bob", "bob", "bob-pw")
@@ -640,7 +764,7 @@ if __name__ == "__main__":
     elif mode == "resume":
         resume(sys.argv[2])
     elif mode in ("props", "request", "expired", "retain", "resubscribe", "hijack", "revoked-store", "revoked-resume",
-                  "shared-users"):
+                  "shared-users", "will-delay", "server-keepalive", "catch-up"):
         globals()[mode.replace("-", "_")](sys.argv[2])
     elif mode == "will":
         will(sys.argv[2], sys.argv[3])

@@ -73,10 +73,10 @@ class MqttInterop : public ::testing::Test {
   testing::RunResult publish(std::vector<std::string> args) const {
     return run_to_completion(kPub, with_port(std::move(args)), kWaitMs);
   }
-  testing::RunResult python(std::vector<std::string> args) const {
+  testing::RunResult python(std::vector<std::string> args, int limit_ms = 2 * kWaitMs) const {
     args.insert(args.begin(), TW_IT21_CLIENTS);
     args.push_back(std::to_string(mqtt_port_));
-    return run_to_completion(kPython, args, 2 * kWaitMs);
+    return run_to_completion(kPython, args, limit_ms);
   }
 
   uint16_t mqtt_port_ = 0;
@@ -152,12 +152,47 @@ TEST_F(MqttInterop, PahoSeesOnlyRetainedPublishesRetainedIn311And5) {
   EXPECT_NE(run.out.find("ok retain"), std::string::npos) << run.out << run.err;
 }
 
+// MQTT's empty topic levels ("/a", "a//b"; the Paho suites' "/TopicA") are
+// the broker's "∅" levels (docs/mqtt.md, "Mapping"): MQTT clients see their
+// topic as they wrote it, native ones the broker's form.
+TEST_F(MqttInterop, TopicsWithEmptyLevelsGoBothWays) {
+  auto sub = subscriber({"-t", "/it21/e//#", "-C", "1", "-F", "%t %p"});
+  ASSERT_TRUE(publish({"-t", "/it21/e//x", "-m", "empty levels", "-q", "1"}).status.clean());
+  ASSERT_TRUE(sub->wait(kWaitMs).has_value()) << sub->out();
+  EXPECT_NE(sub->out().find("/it21/e//x empty levels"), std::string::npos) << sub->out();
+  RawClient native;
+  ASSERT_TRUE(open_client(native, broker_->port(), "it21-empty-levels"));
+  EXPECT_EQ(subscribe_for_image(native, 2, "\u2205/it21/e/\u2205/x", kWaitMs), "empty levels");
+}
+
 TEST_F(MqttInterop, AnAbruptDisconnectPublishesTheWill) {
   auto watcher = subscriber({"-t", "it21/will", "-C", "1", "-F", "%t %p"});
   auto doomed = subscriber({"-t", "it21/nothing", "--will-topic", "it21/will", "--will-payload", "gone", "-V", "5"});
   doomed->send_signal(SIGKILL);  // no DISCONNECT: the kernel just closes the socket
   ASSERT_TRUE(watcher->wait(kWaitMs).has_value()) << watcher->out();
   EXPECT_NE(watcher->out().find("it21/will gone"), std::string::npos) << watcher->out();
+}
+
+// MQTT 5 Will Delay Interval (3.1.3.2.2): the Will waits for its delay
+// (with its properties), is never published when the session resumes within
+// it (on whichever access point the new connection lands, in thread tiers),
+// and goes at once when a Clean Start 1 connection ends the session. The
+// client's clock bounds the wait from below only (the delay), never above.
+TEST_F(MqttInterop, AWillWaitsForItsDelayAndAResumedSessionCancelsIt) {
+  auto run = python({"will-delay"}, 6 * kWaitMs);  // 1 s and 3 s of waiting in it, on a loaded machine
+  EXPECT_TRUE(run.status.clean()) << run.out << run.err;
+  EXPECT_NE(run.out.find("ok will-delay"), std::string::npos) << run.out << run.err;
+}
+
+// A resumed session (docs/mqtt.md, "Sessions"): what was published while it
+// was away comes as each channel's last value; what it already had does not
+// come again, neither as a retained message (only a new subscription gets
+// those, [MQTT-3.3.1-6]) nor as a last value (the Paho suites'
+// test_redelivery_on_reconnect and test_offline_message_queueing).
+TEST_F(MqttInterop, AResumedSessionGetsOnlyWhatWasPublishedWhileItWasAway) {
+  auto run = python({"catch-up"});
+  EXPECT_TRUE(run.status.clean()) << run.out << run.err;
+  EXPECT_NE(run.out.find("ok catch-up"), std::string::npos) << run.out << run.err;
 }
 
 TEST_F(MqttInterop, PahoQos1AndQos2FlowsIn311And5) {
@@ -232,6 +267,19 @@ TEST_F(MqttInteropTls, MqttsCarriesTheSameSession) {
   ASSERT_TRUE(publish({"-t", "it21/tls", "-m", "over tls", "-q", "2"}).status.clean());
   ASSERT_TRUE(sub->wait(kWaitMs).has_value()) << sub->out();
   EXPECT_NE(sub->out().find("it21/tls over tls"), std::string::npos) << sub->out();
+}
+
+// mqtt_max_keepalive_s: an MQTT 5 client asking for a longer keep-alive (or
+// none) is told the broker's in CONNACK, Server Keep Alive (3.2.2.3.14).
+class MqttInteropKeepAlive : public MqttInterop {
+ protected:
+  std::string broker_settings() override { return "mqtt_max_keepalive_s = 60\n"; }
+};
+
+TEST_F(MqttInteropKeepAlive, AKeepAliveAboveTheCapIsAnsweredWithServerKeepAlive) {
+  auto run = python({"server-keepalive"});
+  EXPECT_TRUE(run.status.clean()) << run.out << run.err;
+  EXPECT_NE(run.out.find("ok server-keepalive"), std::string::npos) << run.out << run.err;
 }
 
 // Users and entitlements (docs/security.md) apply to MQTT clients as to

@@ -64,6 +64,21 @@ TEST(MqttEncode, PublishHeaderDecodesBack) {
   }
 }
 
+// A broker topic with the empty-level marker (topic_map.h) goes out as the MQTT topic it stands for.
+TEST(MqttEncode, PublishWritesEmptyLevelsBack) {
+  for (Version v : {Version::V311, Version::V5}) {
+    const std::string_view topic = "\u2205/TopicA/\u2205";
+    Bytes b(publish_header_size(v, topic, 0, 0));
+    ASSERT_EQ(encode_publish_header(b, v, topic, 0, false, 0, 0), b.size());
+    Packet p;
+    ASSERT_EQ(split_packet(b, 1 << 20, p), Split::Ok);
+    Publish msg;
+    ASSERT_TRUE(decode_publish(p, v, msg).ok());
+    EXPECT_EQ(msg.topic, "/TopicA/");
+    EXPECT_EQ(publish_topic(b), "/TopicA/");
+  }
+}
+
 TEST(MqttEncode, TooSmallABufferGivesZero) {
   Bytes b(4);
   EXPECT_EQ(encode_publish_header(b, Version::V311, "a/b", 0, false, 0, 0), 0u);

@@ -72,7 +72,7 @@ TEST(MqttSession, TopicAliasesResolveAndUnknownOnesClose) {
 TEST(MqttSession, ARefusedQos1PublishGetsAPubackWithItsReason) {
   MqttHarness h;
   h.connect();
-  auto got = h.send(packet(0x32, cat({str("a//b"), {0, 7, 0}, {'x'}})));  // an empty level: no channel
+  auto got = h.send(packet(0x32, cat({str("a/\u2205"), {0, 7, 0}, {'x'}})));  // the empty-level marker as a level: no channel
   ASSERT_EQ(got.size(), 1u);
   EXPECT_EQ(got[0].first, 0x40);
   EXPECT_EQ(got[0].body, (Bytes{0, 7, 0x90}));
@@ -177,7 +177,7 @@ TEST(MqttSession, ARetain0PublishNeitherStoresNorReplacesTheRetainedMessage) {
 TEST(MqttSession, AFilterTheBrokerCannotExpressIsRefusedInTheSuback) {
   MqttHarness h;
   h.connect();
-  auto got = h.send(packet(0x82, cat({{0, 1, 0}, str("a//b"), {0}, str("$share/g+/a"), {0}, str("$share/g/"), {0},
+  auto got = h.send(packet(0x82, cat({{0, 1, 0}, str("a/\u2205"), {0}, str("$share/g+/a"), {0}, str("$share/g/"), {0},
                                       str("ok/+"), {0}})));
   ASSERT_EQ(got.size(), 1u);
   EXPECT_EQ(got[0].body, (Bytes{0, 1, 0, 0x8F, 0x8F, 0x8F, 0x00}));
@@ -210,6 +210,10 @@ TEST(MqttSession, ASessionWithAnExpiryIsResumedWithItsSubscriptionsAndRetainedIm
     h.session->finish();  // the connection ends; the session is kept
   }
   MqttHarness back({}, &broker);
+  // Each harness has a router of its own, so s/x's numbering starts again
+  // here: two messages while away make its number differ from the one the
+  // session saw (1), as any message would on one broker.
+  back.publish("s/x", "earlier while away");
   back.publish("s/x", "while away");
   bool present = false;
   auto images = back.connect(expiry_60s, "resume", 0x00, &present);  // Clean Start 0
