@@ -139,7 +139,8 @@ class MqttSession final : public session::Session {
   // (codec.h); the MQTT 5 reason for the acknowledgement.
   Reason publish_to_channel(std::string_view topic, std::span<const uint8_t> payload, bool retain = false,
                             std::span<const uint8_t> properties = {});
-  std::span<const uint8_t> forwarded_properties(const Properties& properties);
+  // `qos`: the PUBLISH's, the most its subscribers get it with (a Will's: 2 until it keeps its own).
+  std::span<const uint8_t> forwarded_properties(const Properties& properties, uint8_t qos = 2);
   void send_pub_response(PacketType type, uint16_t packet_id, Reason reason);
 
   // subscribe.cc
@@ -169,8 +170,9 @@ class MqttSession final : public session::Session {
 
   // reliable.cc: PUBLISHes of the client's own (docs/mqtt.md): QoS 1 and 2,
   // subscription identifiers, topic aliases; QoS 0 without them shares one encoding.
-  // The QoS the channel's messages reach this client with: the highest
-  // granted among its subscriptions that cover it (3.3.4), 0 for none.
+  // The QoS the channel's message reaches this client with: the highest
+  // granted among its subscriptions that cover it (3.3.4), 0 for none, and
+  // at most the QoS it was published with [MQTT-3.8.4-8].
   uint8_t delivery_qos(const cache::Channel& channel) const;
   // Whether this client's PUBLISHes of the channel are its own (not the shared encoding).
   bool own_publish(uint8_t qos) const { return qos > 0 || rewrites_; }
@@ -178,6 +180,8 @@ class MqttSession final : public session::Session {
   // this client (QoS 1 and 2 through the in-flight window); when the window
   // or the output is full, applies the subscription's slow-consumer policy.
   void send_own(const cache::Channel& channel, std::span<const uint8_t> qos0, uint8_t qos, broker::SlowPolicy policy);
+  // `qos0` rewritten as `r` says, copied into the output.
+  void queue_rewritten(std::span<const uint8_t> qos0, const PublishRewrite& r);
   // The channel's image the same way (retained while subscribing).
   void send_own_image(const cache::Channel& channel, uint8_t qos, broker::SlowPolicy policy);
   // The subscription identifiers of the subscriptions that deliver the channel.
