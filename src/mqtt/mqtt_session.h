@@ -76,6 +76,9 @@ class MqttSession final : public session::Session {
   static constexpr uint16_t kReceiveMaximum = 64;
   // Topic aliases a client may set (MQTT 5), per connection.
   static constexpr uint16_t kTopicAliasMaximum = 64;
+  // How long a connection refused with a DISCONNECT it may not expect (Receive Maximum exceeded)
+  // is still read, its input discarded, before it is closed: see refuse_draining.
+  static constexpr uint64_t kDrainNs = 2'000'000'000;
   // Topic aliases the broker assigns to a client, at most (and at most the client's Topic Alias Maximum).
   static constexpr uint16_t kOutboundAliasMaximum = 256;
 
@@ -89,7 +92,10 @@ class MqttSession final : public session::Session {
   // is visited once a second, not every tick; the idle deadline is the
   // session layer's).
   void on_open_tick(uint64_t now_ns) override;
-  uint64_t open_tick_due_ns() const override { return held_order_.empty() ? takeover_check_ns_ : 0; }
+  uint64_t open_tick_due_ns() const override {
+    if (drain_deadline_ns_ != 0) return drain_deadline_ns_;
+    return held_order_.empty() ? takeover_check_ns_ : 0;
+  }
   void on_finish() override;
   bool holds_hello() const override { return handover_deadline_ns_ != 0; }
   void poll_held_hello(uint64_t now_ns) override;
@@ -125,6 +131,14 @@ class MqttSession final : public session::Session {
   void handle_disconnect(const Packet& packet);
   // Bad input: counted; MQTT 5 clients get a DISCONNECT with `reason`.
   void refuse(Reason reason, std::string_view text);
+  // As refuse, for a client that may still be writing when the DISCONNECT
+  // goes (it pipelines PUBLISHes): the DISCONNECT is sent, then the input is
+  // read and discarded, nothing more sent, until the client closes or
+  // kDrainNs pass. Closing at once would make the client's next write draw
+  // a reset, and a client that then fails to write never reads the
+  // DISCONNECT waiting behind the packets before it. 3.1.1: as refuse.
+  void refuse_draining(Reason reason, std::string_view text);
+  bool draining() const { return drain_deadline_ns_ != 0; }
   // Refuses a CONNECT with a CONNACK carrying `reason`, then closes.
   void refuse_connect(Version v, Reason reason, std::string_view text);
   template <typename Encode>
@@ -235,6 +249,7 @@ class MqttSession final : public session::Session {
   // Set by another connection that took this client id over (ClientRegistry).
   std::atomic<bool> taken_over_{false};
   uint64_t takeover_check_ns_ = 0;  // when the tick next reads taken_over_
+  uint64_t drain_deadline_ns_ = 0;  // refuse_draining: closed then; 0: not draining
   // A takeover flagged by another connection: DISCONNECT 0x8E and close. True if so.
   bool notice_takeover();
   ServerState& server_;  // the broker's MQTT state

@@ -34,7 +34,7 @@ void MqttSession::handle_publish(const Packet& packet) {
                                           awaiting_pubrel_.end();
   if (resent) return send_pub_response(PacketType::Pubrec, msg.packet_id, Reason::Success);
   if (msg.qos == 2 && awaiting_pubrel_.size() >= kReceiveMaximum) {
-    return refuse(Reason::ReceiveMaximumExceeded, "more QoS 2 messages awaiting PUBREL than Receive Maximum");
+    return refuse_draining(Reason::ReceiveMaximumExceeded, "more QoS 2 messages awaiting PUBREL than Receive Maximum");
   }
   Reason reason = Reason::Success;
   if (msg.properties.payload_format == 1 && !valid_utf8(msg.payload)) {

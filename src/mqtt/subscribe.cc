@@ -159,10 +159,10 @@ void MqttSession::leave_group(Subscription& s) {
 }
 
 bool MqttSession::wants(const cache::Channel& channel) const {
-  // The common case costs one comparison: no shared subscription, no '$' topic.
+  // The common case costs two comparisons: no shared subscription, no '$' topic.
   const bool dollar = channel.topic.starts_with('$');
-  if (!shared_ && !dollar) return true;
-  if (!shared_ && !dollar_filters_) return false;
+  if (!shared_ && !dollar) return !draining();  // nothing follows a DISCONNECT [MQTT-3.14.4-1]
+  if ((!shared_ && !dollar_filters_) || draining()) return false;
   return std::any_of(subscriptions_.begin(), subscriptions_.end(),
                      [&](const Subscription& s) { return applies(s, channel); });
 }

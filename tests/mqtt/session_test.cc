@@ -90,7 +90,7 @@ TEST(MqttSession, TopicAlias0IsATopicAliasInvalidDisconnect) {
   EXPECT_EQ(got[0].body[0], 0x94);
 }
 
-TEST(MqttSession, MoreUnreleasedQos2MessagesThanReceiveMaximumClose) {
+TEST(MqttSession, MoreUnreleasedQos2MessagesThanReceiveMaximumGetDisconnect0x93AndTheRestIsDiscarded) {
   MqttHarness h;
   h.connect();
   for (uint16_t id = 1; id <= MqttSession::kReceiveMaximum; ++id) {
@@ -99,8 +99,21 @@ TEST(MqttSession, MoreUnreleasedQos2MessagesThanReceiveMaximumClose) {
     ASSERT_EQ(got[0].first, 0x50);  // PUBREC
   }
   EXPECT_FALSE(h.session->closing());
-  h.send(packet(0x34, cat({str("q/2"), {0xFF, 0xFF, 0}})));
-  EXPECT_TRUE(h.session->closing());
+  auto got = h.send(packet(0x34, cat({str("q/2"), {0xFF, 0xFF, 0}})));
+  ASSERT_EQ(got.size(), 1u);
+  EXPECT_EQ(got[0].first, 0xE0);
+  EXPECT_EQ(got[0].body[0], 0x93);
+  // The client, still answering the PUBRECs it reads, is not closed on (its
+  // writes would draw a reset, and it might never read the DISCONNECT): its
+  // input is discarded and nothing more is sent [MQTT-3.14.4-1].
+  EXPECT_FALSE(h.session->closing());
+  EXPECT_TRUE(h.send(packet(0x62, {0, 1})).empty());  // a PUBREL: no PUBCOMP
+  EXPECT_TRUE(h.send(packet(0xC0, {})).empty());      // a PINGREQ: no PINGRESP
+  // Closed by the time the drain ends, without a second DISCONNECT.
+  h.session->on_tick(monotonic_ns() + MqttSession::kDrainNs + 1);
+  ASSERT_TRUE(h.session->closing());
+  h.session->finish();
+  EXPECT_TRUE(h.turn().empty());
 }
 
 TEST(MqttSession, NothingLargerThanTheClientsMaximumPacketSizeIsSent) {
