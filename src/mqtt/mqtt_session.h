@@ -76,8 +76,9 @@ class MqttSession final : public session::Session {
   static constexpr uint16_t kReceiveMaximum = 64;
   // Topic aliases a client may set (MQTT 5), per connection.
   static constexpr uint16_t kTopicAliasMaximum = 64;
-  // How long a connection refused with a DISCONNECT it may not expect (Receive Maximum exceeded)
-  // is still read, its input discarded, before it is closed: see refuse_draining.
+  // How long a connection refused with a DISCONNECT in the middle of its PUBLISHes (Receive
+  // Maximum exceeded, a bad topic alias) is still read, its input discarded, before it is
+  // closed: see refuse_draining.
   static constexpr uint64_t kDrainNs = 2'000'000'000;
   // Topic aliases the broker assigns to a client, at most (and at most the client's Topic Alias Maximum).
   static constexpr uint16_t kOutboundAliasMaximum = 256;
@@ -176,6 +177,8 @@ class MqttSession final : public session::Session {
   // Retain As Published [MQTT-3.3.1-13]: it was published with RETAIN 1 and
   // a subscription that delivers it keeps that flag.
   bool keeps_retain(const cache::Channel& channel) const;
+  // The channel's image with RETAIN 1 (the retained message, or a live one under Retain As Published).
+  void send_as_retained(const cache::Channel& channel, broker::SlowPolicy policy);
   bool fits(size_t packet_size);
   bool image_fits(const cache::Channel& channel);
   // Whether the channel's last message has a Message Expiry Interval (for

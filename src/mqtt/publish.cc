@@ -62,7 +62,7 @@ bool MqttSession::resolve_topic(const Publish& msg, std::string_view& topic) {
     return true;
   }
   if (alias > kTopicAliasMaximum) {
-    refuse(Reason::TopicAliasInvalid, "topic alias above the Topic Alias Maximum");  // [MQTT-3.3.2-9]
+    refuse_draining(Reason::TopicAliasInvalid, "topic alias above the Topic Alias Maximum");  // [MQTT-3.3.2-9]
     return false;
   }
   if (topic_aliases_.empty()) topic_aliases_.resize(kTopicAliasMaximum + 1);
@@ -70,7 +70,7 @@ bool MqttSession::resolve_topic(const Publish& msg, std::string_view& topic) {
   if (!msg.topic.empty()) {
     known.assign(msg.topic);
   } else if (known.empty()) {
-    refuse(Reason::ProtocolError, "topic alias that was never set");
+    refuse_draining(Reason::ProtocolError, "topic alias that was never set");
     return false;
   }
   topic = known;

@@ -54,7 +54,7 @@ TEST(MqttSession, HashAlsoMatchesTheParentLevel) {
   EXPECT_NE(retained[1].topic(), "ab");
 }
 
-TEST(MqttSession, TopicAliasesResolveAndUnknownOnesClose) {
+TEST(MqttSession, TopicAliasesResolveAndAnUnknownOneGetsDisconnect0x82AndTheRestIsDiscarded) {
   MqttHarness h;
   h.connect();
   h.subscribe("t/#");
@@ -64,9 +64,17 @@ TEST(MqttSession, TopicAliasesResolveAndUnknownOnesClose) {
   ASSERT_EQ(second.size(), 1u);
   EXPECT_EQ(second[0].topic(), "t/a");
   EXPECT_EQ(second[0].payload(), "two");
-  h.send(publish_qos0("", {3, 0x23, 0, 2}, "three"));  // alias 2 was never set
-  EXPECT_TRUE(h.session->closing());
+  auto refused = h.send(publish_qos0("", {3, 0x23, 0, 2}, "three"));  // alias 2 was never set
+  ASSERT_EQ(refused.size(), 1u);
+  EXPECT_EQ(refused[0].first, 0xE0);
+  EXPECT_EQ(refused[0].body[0], 0x82);  // Protocol Error
   EXPECT_EQ(h.counters.protocol_errors, 1u);
+  // The client may be acknowledging what it was sent meanwhile: its input is
+  // read and discarded, rather than met with a reset, until the drain ends.
+  EXPECT_TRUE(h.send(packet(0x40, {0, 1})).empty());
+  EXPECT_TRUE(h.send(publish_qos0("t/a", {0}, "four")).empty());  // not published: no copy comes back
+  h.session->on_tick(monotonic_ns() + MqttSession::kDrainNs + 1);
+  EXPECT_TRUE(h.session->closing());
 }
 
 TEST(MqttSession, ARefusedQos1PublishGetsAPubackWithItsReason) {
@@ -136,6 +144,26 @@ TEST(MqttSession, RetainHandling2SendsNoRetainedMessages) {
   auto live = h.turn();
   ASSERT_EQ(live.size(), 1u);
   EXPECT_EQ(live[0].payload(), "new");
+}
+
+// In a tiered broker a subscription's retained images may come after the
+// SUBSCRIBE was handled (send_prior_image): the same rule applies then.
+TEST(MqttSession, RetainHandling2SendsNoRetainedMessageThatArrivesAfterTheSubscribe) {
+  MqttHarness h;
+  h.connect();
+  h.publish("r/x", "old");
+  EXPECT_TRUE(h.subscribe("r/#", 0x20).empty());
+  cache::ChannelId id = 0;
+  ASSERT_TRUE(h.router.advertise("r/x", wire::PayloadKind::Opaque, id).ok());
+  h.session->send_prior_image(*h.router.channel(id), broker::SlowPolicy::Conflate);  // as an access point's mirror does
+  EXPECT_TRUE(h.turn().empty());
+  // With a subscription that wants it covering the channel too, it comes.
+  h.subscribe("r/x");  // (the connection holds the channel already: no image now)
+  h.session->send_prior_image(*h.router.channel(id), broker::SlowPolicy::Conflate);
+  auto late = h.turn();
+  ASSERT_EQ(late.size(), 1u);
+  EXPECT_EQ(late[0].first, 0x31);  // RETAIN 1
+  EXPECT_EQ(late[0].payload(), "old");
 }
 
 // [MQTT-3.8.4-3]: the same filter again replaces the subscription; with
