@@ -68,6 +68,8 @@ size_t encode_connack(std::span<uint8_t> out, Version v, const Connack& c);
 // tier link's records, the channel's last value), the "forwarded" string:
 //
 //   [u64 Message Expiry deadline: monotonic ns, host order; 0 = none]
+//   [u8 the QoS it was published with: a subscriber gets at most that one
+//    [MQTT-3.8.4-8]]
 //   [the received block's Payload Format Indicator, Content Type, Response
 //    Topic, Correlation Data and User Properties, in the order received,
 //    each as on the wire (id, value); no length prefix]
@@ -75,13 +77,21 @@ size_t encode_connack(std::span<uint8_t> out, Version v, const Connack& c);
 // Topic Alias is the publisher's own and is dropped (as is a Will's Will
 // Delay Interval: a Will's properties travel the same way); the Message Expiry
 // Interval is written anew on the way out, less the whole seconds the
-// message waited [MQTT-3.3.2-6]. Empty: the message has none of them.
-inline constexpr size_t kForwardedHead = 8;
+// message waited [MQTT-3.3.2-6]. Empty: the message has none of them and
+// no QoS below 2 (a native message, or an MQTT one at QoS 2), so that
+// messages that need nothing carry nothing.
+inline constexpr size_t kForwardedHead = 9;
 // The largest forwarded string of a decoded PUBLISH's properties.
 size_t forwarded_max(const Properties& p);
 // Writes it into `out` (forwarded_max bytes): its size, 0 when it has nothing.
 // An expiry of 0 is none (as mosquitto 2.0 reads it): the message never expires.
-size_t encode_forwarded(std::span<uint8_t> out, const Properties& p, uint64_t now_ns);
+// `qos`: the QoS the PUBLISH came with.
+size_t encode_forwarded(std::span<uint8_t> out, const Properties& p, uint64_t now_ns, uint8_t qos = 2);
+// The most QoS a subscriber may get the message with: the QoS it was
+// published with, 2 for one with no forwarded string (a native message).
+inline uint8_t forwarded_qos(std::span<const uint8_t> forwarded) {
+  return forwarded.size() < kForwardedHead ? 2 : forwarded[kForwardedHead - 1];
+}
 // Its Message Expiry deadline (monotonic ns); 0 = none.
 uint64_t forwarded_deadline(std::span<const uint8_t> forwarded);
 // Whether its Message Expiry Interval has passed at now_ns.

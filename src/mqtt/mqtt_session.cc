@@ -5,6 +5,7 @@
 
 #include "base/clock.h"
 #include "base/log.h"
+#include "base/rate_limit.h"
 #include "mqtt/client_registry.h"
 #include "mqtt/encoder.h"
 
@@ -43,6 +44,10 @@ MqttSession::~MqttSession() {
 }
 
 void MqttSession::on_open_tick(uint64_t now_ns) {
+  if (draining()) {
+    if (now_ns >= drain_deadline_ns_) fail(wire::Code::Ok, "refused, and not closed by the client in time");
+    return;
+  }
   if (!held_order_.empty()) release_held();  // the output drained: held channels may go
   notice_takeover();
   takeover_check_ns_ = now_ns + kTakeoverPollNs;
@@ -60,9 +65,9 @@ bool MqttSession::notice_takeover() {
 }
 
 size_t MqttSession::parse(std::span<const uint8_t> in) {
-  if (notice_takeover()) return in.size();
+  if (notice_takeover() || draining()) return in.size();
   size_t pos = 0;
-  while (!closing() && !login_pending()) {  // packets behind a CONNECT wait for its login
+  while (!closing() && !draining() && !login_pending()) {  // packets behind a CONNECT wait for its login
     Packet packet;
     const Split split = split_packet(in.subspan(pos), env().config.limits.max_frame, packet);
     if (split == Split::NeedMore) break;
@@ -113,6 +118,16 @@ void MqttSession::refuse(Reason reason, std::string_view text) {
   close_reason_ = reason;
   const wire::Code code = reason == Reason::PacketTooLarge ? wire::Code::FrameTooLarge : wire::Code::MalformedFrame;
   fail(code, std::string("MQTT ") + reason_name(reason) + ": " + std::string(text));
+}
+
+void MqttSession::refuse_draining(Reason reason, std::string_view text) {
+  if (version_ != Version::V5 || !connacked_) return refuse(reason, text);
+  ++env().counters.protocol_errors;
+  queue_packet(64, [&](std::span<uint8_t> out) { return encode_disconnect(out, version_, reason, ""); });
+  drain_deadline_ns_ = env().reactor.now_ns() + kDrainNs;
+  TW_WARN_LIMITED("session %s ('%.*s') disconnected: MQTT %s: %.*s", peer().c_str(),
+                  static_cast<int>(identity_.client_id.size()), identity_.client_id.data(), reason_name(reason),
+                  static_cast<int>(text.size()), text.data());
 }
 
 void MqttSession::refuse_connect(Version v, Reason reason, std::string_view text) {

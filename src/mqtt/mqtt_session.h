@@ -76,6 +76,10 @@ class MqttSession final : public session::Session {
   static constexpr uint16_t kReceiveMaximum = 64;
   // Topic aliases a client may set (MQTT 5), per connection.
   static constexpr uint16_t kTopicAliasMaximum = 64;
+  // How long a connection refused with a DISCONNECT in the middle of its PUBLISHes (Receive
+  // Maximum exceeded, a bad topic alias) is still read, its input discarded, before it is
+  // closed: see refuse_draining.
+  static constexpr uint64_t kDrainNs = 2'000'000'000;
   // Topic aliases the broker assigns to a client, at most (and at most the client's Topic Alias Maximum).
   static constexpr uint16_t kOutboundAliasMaximum = 256;
 
@@ -89,7 +93,10 @@ class MqttSession final : public session::Session {
   // is visited once a second, not every tick; the idle deadline is the
   // session layer's).
   void on_open_tick(uint64_t now_ns) override;
-  uint64_t open_tick_due_ns() const override { return held_order_.empty() ? takeover_check_ns_ : 0; }
+  uint64_t open_tick_due_ns() const override {
+    if (drain_deadline_ns_ != 0) return drain_deadline_ns_;
+    return held_order_.empty() ? takeover_check_ns_ : 0;
+  }
   void on_finish() override;
   bool holds_hello() const override { return handover_deadline_ns_ != 0; }
   void poll_held_hello(uint64_t now_ns) override;
@@ -125,6 +132,14 @@ class MqttSession final : public session::Session {
   void handle_disconnect(const Packet& packet);
   // Bad input: counted; MQTT 5 clients get a DISCONNECT with `reason`.
   void refuse(Reason reason, std::string_view text);
+  // As refuse, for a client that may still be writing when the DISCONNECT
+  // goes (it pipelines PUBLISHes): the DISCONNECT is sent, then the input is
+  // read and discarded, nothing more sent, until the client closes or
+  // kDrainNs pass. Closing at once would make the client's next write draw
+  // a reset, and a client that then fails to write never reads the
+  // DISCONNECT waiting behind the packets before it. 3.1.1: as refuse.
+  void refuse_draining(Reason reason, std::string_view text);
+  bool draining() const { return drain_deadline_ns_ != 0; }
   // Refuses a CONNECT with a CONNACK carrying `reason`, then closes.
   void refuse_connect(Version v, Reason reason, std::string_view text);
   template <typename Encode>
@@ -139,7 +154,8 @@ class MqttSession final : public session::Session {
   // (codec.h); the MQTT 5 reason for the acknowledgement.
   Reason publish_to_channel(std::string_view topic, std::span<const uint8_t> payload, bool retain = false,
                             std::span<const uint8_t> properties = {});
-  std::span<const uint8_t> forwarded_properties(const Properties& properties);
+  // `qos`: the PUBLISH's, the most its subscribers get it with (a Will's: 2 until it keeps its own).
+  std::span<const uint8_t> forwarded_properties(const Properties& properties, uint8_t qos = 2);
   void send_pub_response(PacketType type, uint16_t packet_id, Reason reason);
 
   // subscribe.cc
@@ -161,6 +177,8 @@ class MqttSession final : public session::Session {
   // Retain As Published [MQTT-3.3.1-13]: it was published with RETAIN 1 and
   // a subscription that delivers it keeps that flag.
   bool keeps_retain(const cache::Channel& channel) const;
+  // The channel's image with RETAIN 1 (the retained message, or a live one under Retain As Published).
+  void send_as_retained(const cache::Channel& channel, broker::SlowPolicy policy);
   bool fits(size_t packet_size);
   bool image_fits(const cache::Channel& channel);
   // Whether the channel's last message has a Message Expiry Interval (for
@@ -169,8 +187,9 @@ class MqttSession final : public session::Session {
 
   // reliable.cc: PUBLISHes of the client's own (docs/mqtt.md): QoS 1 and 2,
   // subscription identifiers, topic aliases; QoS 0 without them shares one encoding.
-  // The QoS the channel's messages reach this client with: the highest
-  // granted among its subscriptions that cover it (3.3.4), 0 for none.
+  // The QoS the channel's message reaches this client with: the highest
+  // granted among its subscriptions that cover it (3.3.4), 0 for none, and
+  // at most the QoS it was published with [MQTT-3.8.4-8].
   uint8_t delivery_qos(const cache::Channel& channel) const;
   // Whether this client's PUBLISHes of the channel are its own (not the shared encoding).
   bool own_publish(uint8_t qos) const { return qos > 0 || rewrites_; }
@@ -178,6 +197,8 @@ class MqttSession final : public session::Session {
   // this client (QoS 1 and 2 through the in-flight window); when the window
   // or the output is full, applies the subscription's slow-consumer policy.
   void send_own(const cache::Channel& channel, std::span<const uint8_t> qos0, uint8_t qos, broker::SlowPolicy policy);
+  // `qos0` rewritten as `r` says, copied into the output.
+  void queue_rewritten(std::span<const uint8_t> qos0, const PublishRewrite& r);
   // The channel's image the same way (retained while subscribing).
   void send_own_image(const cache::Channel& channel, uint8_t qos, broker::SlowPolicy policy);
   // The subscription identifiers of the subscriptions that deliver the channel.
@@ -255,6 +276,7 @@ class MqttSession final : public session::Session {
   // Set by another connection that took this client id over (ClientRegistry).
   std::atomic<bool> taken_over_{false};
   uint64_t takeover_check_ns_ = 0;  // when the tick next reads taken_over_
+  uint64_t drain_deadline_ns_ = 0;  // refuse_draining: closed then; 0: not draining
   // A takeover flagged by another connection: DISCONNECT 0x8E and close. True if so.
   bool notice_takeover();
   ServerState& server_;  // the broker's MQTT state

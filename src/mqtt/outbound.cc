@@ -21,7 +21,7 @@ OutboundWindow::Slot* OutboundWindow::free_slot() {
   return nullptr;
 }
 
-std::span<const uint8_t> OutboundWindow::add(std::span<const uint8_t> qos0, Version v, PublishRewrite r,
+std::span<const uint8_t> OutboundWindow::add(std::span<const uint8_t> qos0, Version v, PublishRewrite& r,
                                              uint64_t expires_ns) {
   if (full()) return {};
   Slot* slot = free_slot();

@@ -32,9 +32,10 @@ class OutboundWindow {
   bool full() const { return count_ >= limit_ || bytes_ >= byte_limit_; }
   size_t in_flight() const { return count_; }
   // Stores the QoS 0 PUBLISH `qos0` rewritten as `r` says (QoS 1 or 2) with
-  // a free packet id; the bytes to send, valid until the slot is
-  // acknowledged. Empty when full. `expires_ns`: its Message Expiry deadline (0: none).
-  std::span<const uint8_t> add(std::span<const uint8_t> qos0, Version v, PublishRewrite r, uint64_t expires_ns = 0);
+  // a free packet id, which it sets in `r`; the bytes to send, valid until
+  // the slot is acknowledged. Empty when full. `expires_ns`: its Message
+  // Expiry deadline (0: none).
+  std::span<const uint8_t> add(std::span<const uint8_t> qos0, Version v, PublishRewrite& r, uint64_t expires_ns = 0);
 
   enum class Ack {
     Done,         // the message is complete, its slot free

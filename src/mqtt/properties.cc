@@ -130,10 +130,11 @@ bool forwarded(uint32_t id) { return id != 0x23 && id != 0x02 && id != 0x18; }
 
 size_t forwarded_max(const Properties& p) { return kForwardedHead + p.raw.size(); }
 
-size_t encode_forwarded(std::span<uint8_t> out, const Properties& p, uint64_t now_ns) {
+size_t encode_forwarded(std::span<uint8_t> out, const Properties& p, uint64_t now_ns, uint8_t qos) {
   if (out.size() < forwarded_max(p)) return 0;
   const uint64_t deadline = p.message_expiry == 0 ? 0 : now_ns + uint64_t{p.message_expiry} * 1'000'000'000ull;
   std::memcpy(out.data(), &deadline, sizeof deadline);
+  out[kForwardedHead - 1] = qos;
   size_t used = kForwardedHead;
   // The block was validated by read_properties: each property is copied whole, as received.
   Reader props(p.raw);
@@ -148,7 +149,7 @@ size_t encode_forwarded(std::span<uint8_t> out, const Properties& p, uint64_t no
     std::memcpy(out.data() + used, p.raw.data() + start, end - start);
     used += end - start;
   }
-  return used == kForwardedHead && deadline == 0 ? 0 : used;
+  return used == kForwardedHead && deadline == 0 && qos >= 2 ? 0 : used;
 }
 
 void read_properties(Reader& r, PropertyContext context, Properties& out) {

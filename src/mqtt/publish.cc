@@ -35,13 +35,13 @@ void MqttSession::handle_publish(const Packet& packet) {
                                           awaiting_pubrel_.end();
   if (resent) return send_pub_response(PacketType::Pubrec, msg.packet_id, Reason::Success);
   if (msg.qos == 2 && awaiting_pubrel_.size() >= kReceiveMaximum) {
-    return refuse(Reason::ReceiveMaximumExceeded, "more QoS 2 messages awaiting PUBREL than Receive Maximum");
+    return refuse_draining(Reason::ReceiveMaximumExceeded, "more QoS 2 messages awaiting PUBREL than Receive Maximum");
   }
   Reason reason = Reason::Success;
   if (msg.properties.payload_format == 1 && !valid_utf8(msg.payload)) {
     reason = Reason::PayloadFormatInvalid;  // 3.3.2.3.2: the server may check it
   } else {
-    reason = publish_to_channel(topic, msg.payload, msg.retain, forwarded_properties(msg.properties));
+    reason = publish_to_channel(topic, msg.payload, msg.retain, forwarded_properties(msg.properties, msg.qos));
   }
   if (reason != Reason::Success && !publish_refused_logged_) {
     publish_refused_logged_ = true;
@@ -63,7 +63,7 @@ bool MqttSession::resolve_topic(const Publish& msg, std::string_view& topic) {
     return true;
   }
   if (alias > kTopicAliasMaximum) {
-    refuse(Reason::TopicAliasInvalid, "topic alias above the Topic Alias Maximum");  // [MQTT-3.3.2-9]
+    refuse_draining(Reason::TopicAliasInvalid, "topic alias above the Topic Alias Maximum");  // [MQTT-3.3.2-9]
     return false;
   }
   if (topic_aliases_.empty()) topic_aliases_.resize(kTopicAliasMaximum + 1);
@@ -71,7 +71,7 @@ bool MqttSession::resolve_topic(const Publish& msg, std::string_view& topic) {
   if (!msg.topic.empty()) {
     known.assign(msg.topic);
   } else if (known.empty()) {
-    refuse(Reason::ProtocolError, "topic alias that was never set");
+    refuse_draining(Reason::ProtocolError, "topic alias that was never set");
     return false;
   }
   topic = known;
@@ -79,12 +79,16 @@ bool MqttSession::resolve_topic(const Publish& msg, std::string_view& topic) {
 }
 
 // What of the PUBLISH's properties travels on with the message (codec.h),
-// built in a buffer the connection keeps: no allocation per message once
-// the largest was seen. Empty for 3.1.1 and for a PUBLISH without them.
-std::span<const uint8_t> MqttSession::forwarded_properties(const Properties& properties) {
-  if (version_ != Version::V5 || properties.raw.empty()) return {};
-  forwarded_.resize(forwarded_max(properties));
-  forwarded_.resize(encode_forwarded(forwarded_, properties, monotonic_ns()));
+// and the QoS it came with, built in a buffer the connection keeps: no
+// allocation per message once the largest was seen. Empty for a QoS 2
+// PUBLISH without properties (3.1.1 ones never have any).
+std::span<const uint8_t> MqttSession::forwarded_properties(const Properties& properties, uint8_t qos) {
+  static const Properties none;
+  const Properties& kept = version_ == Version::V5 ? properties : none;
+  if (kept.raw.empty() && qos >= 2) return {};
+  forwarded_.resize(forwarded_max(kept));
+  // The clock is read only for an expiry.
+  forwarded_.resize(encode_forwarded(forwarded_, kept, kept.message_expiry != 0 ? monotonic_ns() : 0, qos));
   return forwarded_;
 }
 

@@ -14,6 +14,8 @@
 // channel and sends its latest value when a slot frees, drop discards and
 // counts, disconnect closes with 0x97. Nothing waits for an acknowledgement
 // upstream: a publisher never sees a slow subscriber.
+#include <algorithm>
+
 #include "base/clock.h"
 #include "mqtt/mqtt_session.h"
 
@@ -25,7 +27,9 @@ uint8_t MqttSession::delivery_qos(const cache::Channel& channel) const {
   for (const Subscription& s : subscriptions_) {
     if (s.qos > qos && applies(s, channel)) qos = s.qos;
   }
-  return qos;
+  // [MQTT-3.8.4-8]: no more than the message was published with (a native one: any).
+  const bool retained = subscribing_ && !resuming_;  // the retained message, as the encoder picks it
+  return std::min(qos, forwarded_qos(retained ? channel.retained_properties() : channel.properties));
 }
 
 std::span<const uint32_t> MqttSession::subscription_ids(const cache::Channel& channel) {
@@ -63,12 +67,21 @@ void MqttSession::send_own(const cache::Channel& channel, std::span<const uint8_
       default: return hold(channel.id);
     }
   }
-  // QoS 1 and 2 carry their topic: they may be resent after a reconnect,
-  // where aliases start again [MQTT-3.3.2-7].
   if (qos > 0) {  // the slot outlives the flush; an expiry goes with it, for a resend
-    return output().queue_ref(outbound_.add(qos0, version_, r, forwarded_deadline(channel.properties)));
+    const auto kept = outbound_.add(qos0, version_, r, forwarded_deadline(channel.properties));
+    // The window keeps the topic: a message resent after a reconnect, where
+    // aliases start again, carries it [MQTT-3.3.2-7]. This connection is
+    // sent a copy that may use an alias instead (r has the packet id now).
+    if (kept.empty() || outbound_alias_max_ == 0 || !outbound_alias(channel.topic, r)) {
+      return output().queue_ref(kept);
+    }
+    return queue_rewritten(qos0, r);
   }
   if (outbound_alias_max_ != 0) outbound_alias(channel.topic, r);
+  queue_rewritten(qos0, r);
+}
+
+void MqttSession::queue_rewritten(std::span<const uint8_t> qos0, const PublishRewrite& r) {
   rewrite_scratch_.resize(rewritten_publish_max(qos0.size(), r));
   rewrite_scratch_.resize(rewrite_publish(rewrite_scratch_, qos0, version_, r));
   output().queue(rewrite_scratch_.size(), [&](std::span<uint8_t> out) {

@@ -159,10 +159,10 @@ void MqttSession::leave_group(Subscription& s) {
 }
 
 bool MqttSession::wants(const cache::Channel& channel) const {
-  // The common case costs one comparison: no shared subscription, no '$' topic.
+  // The common case costs two comparisons: no shared subscription, no '$' topic.
   const bool dollar = channel.topic.starts_with('$');
-  if (!shared_ && !dollar) return true;
-  if (!shared_ && !dollar_filters_) return false;
+  if (!shared_ && !dollar) return !draining();  // nothing follows a DISCONNECT [MQTT-3.14.4-1]
+  if ((!shared_ && !dollar_filters_) || draining()) return false;
   return std::any_of(subscriptions_.begin(), subscriptions_.end(),
                      [&](const Subscription& s) { return applies(s, channel); });
 }
@@ -217,7 +217,7 @@ void MqttSession::send_stream_image(const cache::Channel& channel, broker::SlowP
   note_seen(channel);
   // A live message (a channel's first, sent as its image): No Local and Retain As Published apply.
   if (!subscribing_ && own_echo(channel)) return;
-  if (!subscribing_ && keeps_retain(channel)) return send_prior_image(channel, policy);
+  if (!subscribing_ && keeps_retain(channel)) return send_as_retained(channel, policy);
   if ((subscribing_ && skip_retained_) || !wants(channel) || !image_fits(channel)) return;
   if (const uint8_t qos = delivery_qos(channel); own_publish(qos)) {
     if (closing()) return;
@@ -229,8 +229,18 @@ void MqttSession::send_stream_image(const cache::Channel& channel, broker::SlowP
 
 // A tiered broker's image of state that predates the subscription, arriving
 // after SUBSCRIBE was handled: a retained message, as the images sent during
-// it. Also a live message that keeps its RETAIN 1 (Retain As Published).
+// it, and under the same rule: none for a subscription with Retain Handling
+// 2 nor a shared one (add_subscription), which must be every subscription
+// that covers the channel, since the image no longer says which one asked.
 void MqttSession::send_prior_image(const cache::Channel& channel, broker::SlowPolicy policy) {
+  const bool wanted = std::any_of(subscriptions_.begin(), subscriptions_.end(), [&](const Subscription& s) {
+    return s.retain_handling != 2 && s.share == nullptr && applies(s, channel);
+  });
+  if (wanted) send_as_retained(channel, policy);
+}
+
+// Also a live message that keeps its RETAIN 1 (Retain As Published).
+void MqttSession::send_as_retained(const cache::Channel& channel, broker::SlowPolicy policy) {
   const bool was = subscribing_;
   subscribing_ = true;  // the session's encoder marks what it encodes now retained
   send_stream_image(channel, policy);
@@ -242,7 +252,7 @@ void MqttSession::send_delivery(const broker::Delivery& delivery) {
   if (!wants(delivery.channel) || own_echo(delivery.channel)) return;
   // Only an opaque channel's messages can carry RETAIN (MQTT publishes), and
   // such a message is the channel's image: sent as a retained image.
-  if (keeps_retain(delivery.channel)) return send_prior_image(delivery.channel, delivery.policy);
+  if (keeps_retain(delivery.channel)) return send_as_retained(delivery.channel, delivery.policy);
   // A message that waited its whole Message Expiry Interval in the broker
   // (a congested link) encodes to nothing: it is not sent [MQTT-3.3.2-5].
   if (expires(delivery.channel) && delivery.frames.get(MqttEncoder::instance(version_)).empty()) return;

@@ -10,7 +10,8 @@
 // python3-paho-mqtt (3.1.1 and 5), what it21 does not cover: QoS 1
 // redelivery after an abrupt close and a reconnect, the same session taken
 // over by a second connection while the first is still connected,
-// shared-subscription balancing and a refused subscription (it25_paho_clients.py).
+// shared-subscription balancing, a refused subscription, and the QoS a
+// message reaches a subscriber with (it25_paho_clients.py).
 #include <unistd.h>
 
 #include <gtest/gtest.h>
@@ -165,6 +166,14 @@ TEST_F(Paho, RedeliverySharedSubscriptionsAndARefusedSubscriptionIn311And5) {
       EXPECT_TRUE(run.status.clean()) << run.out << run.err;
       EXPECT_NE(run.out.find("ok " + mode + " " + version), std::string::npos) << run.out << run.err;
     }
+  }
+}
+
+TEST_F(Paho, AMessageReachesASubscriberAtNoMoreThanTheQosItWasPublishedWithIn311And5) {
+  for (std::string version : {"311", "5"}) {
+    auto run = run_to_completion(kPython, {TW_IT25_PAHO_CLIENTS, "qos", version, std::to_string(mqtt_port_)}, kWaitMs);
+    EXPECT_TRUE(run.status.clean()) << run.out << run.err;
+    EXPECT_NE(run.out.find("ok qos " + version), std::string::npos) << run.out << run.err;
   }
 }
 

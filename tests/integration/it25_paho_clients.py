@@ -12,6 +12,10 @@ broker behaved, "FAIL why" and exits 1 otherwise; every wait is bounded.
                          first is still connected: the first is closed (MQTT 5: DISCONNECT 0x8E),
                          the second gets Session Present 1, the unacknowledged message again with
                          DUP, and the subscription goes on delivering
+  qos VERSION PORT       a QoS 2 subscription gets each message at the QoS it was published
+                         with, when lower [MQTT-3.8.4-8]: the retained message published at
+                         QoS 1 (a RETAIN 0 QoS 0 message after it changes nothing), then live
+                         messages at QoS 0, 1 and 2
 """
 import sys
 import threading
@@ -225,7 +229,40 @@ def takeover(version, port):
         c.loop_stop()
 
 
+def qos(version, port):
+    topic = "it25/q%s/" % version
+    got = []
+    lock = threading.Lock()
+    done = threading.Event()
+
+    def on_message(_c, _u, msg):
+        with lock:
+            got.append((msg.topic, msg.payload, msg.qos, bool(msg.retain)))
+            if msg.payload == b"2":
+                done.set()
+
+    pub, _, _ = client(version, port)
+    pub.publish(topic + "r", b"kept", qos=1, retain=True).wait_for_publish(TIMEOUT_S)
+    pub.publish(topic + "r", b"transient", qos=0).wait_for_publish(TIMEOUT_S)
+    sub, _, subscribed = client(version, port, on_message)
+    sub.subscribe(topic + "#", qos=2)
+    if not subscribed.wait(TIMEOUT_S):
+        fail("no SUBACK")
+    for q in (0, 1, 2):
+        pub.publish(topic + "a", str(q).encode(), qos=q).wait_for_publish(TIMEOUT_S)
+    if not done.wait(TIMEOUT_S):
+        fail("not every message arrived: %r" % (got,))
+    expected = [(topic + "r", b"kept", 1, True)] + [(topic + "a", str(q).encode(), q, False) for q in (0, 1, 2)]
+    if got != expected:
+        fail("got %r, expected %r" % (got, expected))
+    pub.publish(topic + "r", b"", qos=1, retain=True).wait_for_publish(TIMEOUT_S)  # clears it
+    for c in (sub, pub):
+        c.disconnect()
+        c.loop_stop()
+
+
 if __name__ == "__main__":
     mode, version, port = sys.argv[1:4]
-    {"shared": shared, "refused": refused, "redeliver": redeliver, "takeover": takeover}[mode](version, port)
+    modes = {"shared": shared, "refused": refused, "redeliver": redeliver, "takeover": takeover, "qos": qos}
+    modes[mode](version, port)
     print("ok %s %s" % (mode, version))

@@ -29,10 +29,11 @@ Bytes properties_of(const Received& m) {
   return Bytes(m.body.begin() + static_cast<long>(at) + 1, m.body.begin() + static_cast<long>(at + 1 + m.body[at]));
 }
 
-// The forwarded string (codec.h) of a message with this expiry deadline and these properties.
-Bytes forwarded(uint64_t deadline_ns, const Bytes& props = {}) {
+// The forwarded string (codec.h) of a message with this expiry deadline and these properties, published at QoS `qos`.
+Bytes forwarded(uint64_t deadline_ns, const Bytes& props = {}, uint8_t qos = 2) {
   Bytes out(kForwardedHead);
   std::memcpy(out.data(), &deadline_ns, sizeof deadline_ns);
+  out[kForwardedHead - 1] = qos;
   return cat({out, props});
 }
 

@@ -2,6 +2,8 @@
 // ids, the acknowledgement flows, the in-flight window of the client's
 // Receive Maximum and what a full window does, and redelivery with DUP
 // when a stored session resumes.
+#include <algorithm>
+
 #include <gtest/gtest.h>
 
 #include "mqtt/harness.h"
@@ -55,6 +57,50 @@ TEST(MqttReliable, Qos2GoesThroughPubrecPubrelPubcomp) {
   ASSERT_EQ(live.size(), 1u);
   h.send(ack(kPuback, live[0].packet_id()));
   EXPECT_TRUE(h.session->closing());
+}
+
+// The PUBLISHes among what came back (the client's own acknowledgements aside).
+std::vector<Received> publishes(const std::vector<Received>& got) {
+  std::vector<Received> out;
+  for (const Received& r : got) {
+    if ((r.first >> 4) == 3) out.push_back(r);
+  }
+  return out;
+}
+
+// A client's PUBLISH (MQTT 5, no properties) at this QoS, with packet id 7 when it has one.
+Bytes client_publish(std::string_view topic, uint8_t qos, std::string_view payload, bool retain = false) {
+  const Bytes id = qos ? Bytes{0, 7} : Bytes{};
+  return packet(static_cast<uint8_t>(0x30 | qos << 1 | (retain ? 1 : 0)),
+                cat({str(topic), id, {0}, Bytes(payload.begin(), payload.end())}));
+}
+
+TEST(MqttReliable, AMessageReachesASubscriptionAtNoMoreThanTheQosItWasPublishedWith) {
+  MqttHarness h;
+  h.connect();
+  // The retained message keeps the QoS it was published with, and a
+  // RETAIN 0 message after it (set aside) does not change it.
+  h.send(client_publish("m/r", 1, "kept", true));
+  h.send(client_publish("m/r", 0, "transient"));
+  auto retained = h.subscribe("m/#", 2);
+  ASSERT_EQ(retained.size(), 1u);
+  EXPECT_EQ(retained[0].payload(), "kept");
+  EXPECT_EQ(retained[0].qos(), 1);
+  h.send(ack(kPuback, retained[0].packet_id()));
+  // [MQTT-3.8.4-8]: live, the minimum of the publisher's QoS and the granted one.
+  for (uint8_t qos : {0, 1, 2}) {
+    auto got = publishes(h.send(client_publish("m/a", qos, "live")));
+    ASSERT_EQ(got.size(), 1u) << int{qos};
+    EXPECT_EQ(got[0].qos(), qos);
+    if (qos == 1) h.send(ack(kPuback, got[0].packet_id()));
+    if (qos == 2) h.send(ack(kPubrec, got[0].packet_id())), h.send(ack(kPubcomp, got[0].packet_id()));
+  }
+  // A native message has no QoS of its own: the granted one.
+  h.publish("m/b", "native");
+  auto native = h.turn();
+  ASSERT_EQ(native.size(), 1u);
+  EXPECT_EQ(native[0].qos(), 2);
+  EXPECT_FALSE(h.session->closing());
 }
 
 TEST(MqttReliable, AFullWindowHoldsTheChannelAndSendsItsLatestValueWhenASlotFrees) {
@@ -148,6 +194,45 @@ TEST(MqttOwnPublish, TheBrokerAssignsTopicAliasesUpToTheClientsMaximum) {
   EXPECT_EQ(got[1].payload(), "2");
   EXPECT_EQ(got[2].topic(), "t/b");  // no alias left: the topic in full
   EXPECT_TRUE(properties_of(got[2]).empty());
+}
+
+TEST(MqttOwnPublish, Qos1MessagesUseTheTopicAliasAndAreResentWithTheirTopic) {
+  ServerState broker;  // the harnesses are connections to one broker
+  const Bytes props = {8, 0x11, 0, 0, 0, 60, 0x22, 0, 1};  // Session Expiry 60 s, Topic Alias Maximum 1
+  auto props_of = [](const Received& m) {  // after the packet id
+    const size_t at = m.topic_end() + 2;
+    return Bytes(m.body.begin() + static_cast<long>(at) + 1, m.body.begin() + static_cast<long>(at + 1 + m.body[at]));
+  };
+  uint16_t unacked = 0;
+  {
+    MqttHarness h({}, &broker);
+    h.connect(props, "alias");
+    h.subscribe("t/#", 1);
+    h.publish("t/a", "1");
+    h.publish("t/a", "2");
+    auto live = h.turn();
+    ASSERT_EQ(live.size(), 2u);
+    EXPECT_EQ(live[0].qos(), 1);
+    EXPECT_EQ(live[0].topic(), "t/a");  // sets alias 1
+    EXPECT_EQ(props_of(live[0]), (Bytes{0x23, 0, 1}));
+    EXPECT_EQ(live[1].qos(), 1);
+    EXPECT_EQ(live[1].topic(), "");  // uses it
+    EXPECT_EQ(props_of(live[1]), (Bytes{0x23, 0, 1}));
+    EXPECT_EQ(live[1].payload(), "2");
+    h.send(ack(kPuback, live[0].packet_id()));
+    unacked = live[1].packet_id();
+    h.session->finish();
+  }
+  // A new connection knows no alias [MQTT-3.3.2-7]: the message is resent with its topic.
+  MqttHarness back({}, &broker);
+  auto again = back.connect(props, "alias", 0x00);
+  auto resent = std::find_if(again.begin(), again.end(), [](const Received& m) { return m.first == 0x3A; });
+  ASSERT_NE(resent, again.end());  // PUBLISH, DUP, QoS 1
+  EXPECT_EQ(resent->packet_id(), unacked);
+  EXPECT_EQ(resent->topic(), "t/a");
+  EXPECT_TRUE(props_of(*resent).empty());
+  EXPECT_EQ(resent->payload(), "2");
+  back.session->finish();
 }
 
 TEST(MqttOwnPublish, APublishCarriesTheIdentifiersOfTheSubscriptionsThatDeliverIt) {

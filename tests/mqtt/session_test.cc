@@ -54,7 +54,7 @@ TEST(MqttSession, HashAlsoMatchesTheParentLevel) {
   EXPECT_NE(retained[1].topic(), "ab");
 }
 
-TEST(MqttSession, TopicAliasesResolveAndUnknownOnesClose) {
+TEST(MqttSession, TopicAliasesResolveAndAnUnknownOneGetsDisconnect0x82AndTheRestIsDiscarded) {
   MqttHarness h;
   h.connect();
   h.subscribe("t/#");
@@ -64,9 +64,17 @@ TEST(MqttSession, TopicAliasesResolveAndUnknownOnesClose) {
   ASSERT_EQ(second.size(), 1u);
   EXPECT_EQ(second[0].topic(), "t/a");
   EXPECT_EQ(second[0].payload(), "two");
-  h.send(publish_qos0("", {3, 0x23, 0, 2}, "three"));  // alias 2 was never set
-  EXPECT_TRUE(h.session->closing());
+  auto refused = h.send(publish_qos0("", {3, 0x23, 0, 2}, "three"));  // alias 2 was never set
+  ASSERT_EQ(refused.size(), 1u);
+  EXPECT_EQ(refused[0].first, 0xE0);
+  EXPECT_EQ(refused[0].body[0], 0x82);  // Protocol Error
   EXPECT_EQ(h.counters.protocol_errors, 1u);
+  // The client may be acknowledging what it was sent meanwhile: its input is
+  // read and discarded, rather than met with a reset, until the drain ends.
+  EXPECT_TRUE(h.send(packet(0x40, {0, 1})).empty());
+  EXPECT_TRUE(h.send(publish_qos0("t/a", {0}, "four")).empty());  // not published: no copy comes back
+  h.session->on_tick(monotonic_ns() + MqttSession::kDrainNs + 1);
+  EXPECT_TRUE(h.session->closing());
 }
 
 TEST(MqttSession, ARefusedQos1PublishGetsAPubackWithItsReason) {
@@ -90,7 +98,7 @@ TEST(MqttSession, TopicAlias0IsATopicAliasInvalidDisconnect) {
   EXPECT_EQ(got[0].body[0], 0x94);
 }
 
-TEST(MqttSession, MoreUnreleasedQos2MessagesThanReceiveMaximumClose) {
+TEST(MqttSession, MoreUnreleasedQos2MessagesThanReceiveMaximumGetDisconnect0x93AndTheRestIsDiscarded) {
   MqttHarness h;
   h.connect();
   for (uint16_t id = 1; id <= MqttSession::kReceiveMaximum; ++id) {
@@ -99,8 +107,21 @@ TEST(MqttSession, MoreUnreleasedQos2MessagesThanReceiveMaximumClose) {
     ASSERT_EQ(got[0].first, 0x50);  // PUBREC
   }
   EXPECT_FALSE(h.session->closing());
-  h.send(packet(0x34, cat({str("q/2"), {0xFF, 0xFF, 0}})));
-  EXPECT_TRUE(h.session->closing());
+  auto got = h.send(packet(0x34, cat({str("q/2"), {0xFF, 0xFF, 0}})));
+  ASSERT_EQ(got.size(), 1u);
+  EXPECT_EQ(got[0].first, 0xE0);
+  EXPECT_EQ(got[0].body[0], 0x93);
+  // The client, still answering the PUBRECs it reads, is not closed on (its
+  // writes would draw a reset, and it might never read the DISCONNECT): its
+  // input is discarded and nothing more is sent [MQTT-3.14.4-1].
+  EXPECT_FALSE(h.session->closing());
+  EXPECT_TRUE(h.send(packet(0x62, {0, 1})).empty());  // a PUBREL: no PUBCOMP
+  EXPECT_TRUE(h.send(packet(0xC0, {})).empty());      // a PINGREQ: no PINGRESP
+  // Closed by the time the drain ends, without a second DISCONNECT.
+  h.session->on_tick(monotonic_ns() + MqttSession::kDrainNs + 1);
+  ASSERT_TRUE(h.session->closing());
+  h.session->finish();
+  EXPECT_TRUE(h.turn().empty());
 }
 
 TEST(MqttSession, NothingLargerThanTheClientsMaximumPacketSizeIsSent) {
@@ -123,6 +144,26 @@ TEST(MqttSession, RetainHandling2SendsNoRetainedMessages) {
   auto live = h.turn();
   ASSERT_EQ(live.size(), 1u);
   EXPECT_EQ(live[0].payload(), "new");
+}
+
+// In a tiered broker a subscription's retained images may come after the
+// SUBSCRIBE was handled (send_prior_image): the same rule applies then.
+TEST(MqttSession, RetainHandling2SendsNoRetainedMessageThatArrivesAfterTheSubscribe) {
+  MqttHarness h;
+  h.connect();
+  h.publish("r/x", "old");
+  EXPECT_TRUE(h.subscribe("r/#", 0x20).empty());
+  cache::ChannelId id = 0;
+  ASSERT_TRUE(h.router.advertise("r/x", wire::PayloadKind::Opaque, id).ok());
+  h.session->send_prior_image(*h.router.channel(id), broker::SlowPolicy::Conflate);  // as an access point's mirror does
+  EXPECT_TRUE(h.turn().empty());
+  // With a subscription that wants it covering the channel too, it comes.
+  h.subscribe("r/x");  // (the connection holds the channel already: no image now)
+  h.session->send_prior_image(*h.router.channel(id), broker::SlowPolicy::Conflate);
+  auto late = h.turn();
+  ASSERT_EQ(late.size(), 1u);
+  EXPECT_EQ(late[0].first, 0x31);  // RETAIN 1
+  EXPECT_EQ(late[0].payload(), "old");
 }
 
 // [MQTT-3.8.4-3]: the same filter again replaces the subscription; with
