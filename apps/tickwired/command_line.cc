@@ -38,7 +38,7 @@ struct Flags {
        "subscriber past --max-output-buffer: conflate, drop or disconnect"},
       {"--cpus", "cpus", "pin loop threads, gateways first, to this cpu list (2-7, 0,2,4-6)"},
   }};
-  std::array<IntegerFlag, 25> integers{{
+  std::array<IntegerFlag, 26> integers{{
       {"--gateways", "gateways", "gateway loop threads (0 with --access-points 0: single-threaded)"},
       {"--access-points", "access_points", "access-point loop threads (0 with --gateways 0)"},
       {"--loop-slice-us", "loop_slice_us", "scheduler slice of each loop thread, µs (100-100000; 0: the kernel's)"},
@@ -60,6 +60,7 @@ struct Flags {
       {"--max-connections", "limits.max_connections", "open client connections"},
       {"--max-channels", "limits.max_channels", "channels (topics) held by the broker"},
       {"--max-channels-per-connection", "limits.max_channels_per_connection", "channels one connection may create"},
+      {"--max-channels-per-user", "limits.max_channels_per_user", "channels one user's open connections may create (0: no bound)"},
       {"--max-output-buffer", "limits.max_output_buffer", "bytes queued to one connection"},
       {"--max-partial-input", "limits.max_partial_input", "bytes all connections hold in partial frames"},
       {"--max-topic-length", "limits.max_topic_length", "longest topic, bytes"},
