@@ -61,6 +61,7 @@ struct Flags {
       {"--max-connections", "limits.max_connections", "open client connections"},
       {"--max-channels", "limits.max_channels", "channels (topics) held by the broker"},
       {"--max-channels-per-connection", "limits.max_channels_per_connection", "channels one connection may create"},
+      {"--max-channels-per-user", "limits.max_channels_per_user", "channels one user's open connections may create (0: no bound)"},
       {"--max-output-buffer", "limits.max_output_buffer", "bytes queued to one connection"},
       {"--max-partial-input", "limits.max_partial_input", "bytes all connections hold in partial frames"},
       {"--max-topic-length", "limits.max_topic_length", "longest topic, bytes"},

@@ -29,6 +29,7 @@
 
 #include "auth/policy.h"
 #include "auth/usage.h"
+#include "auth/user_counters.h"
 #include "base/rate_limit.h"
 
 namespace tw::auth {
@@ -102,6 +103,9 @@ class Authority {
   // Logins refused unchecked because their source had max_pending_per_source in progress.
   uint64_t source_refusals() const { return source_refusals_.load(std::memory_order_relaxed); }
 
+  // Each user's new channels created by its open connections (session::ChannelQuota).
+  UserCounters& channels_created() { return channels_created_; }
+
   bool accounts_usage() const { return !settings_.usage_log.empty(); }
   // Any thread (a loop, once per tick): usage since its last report, per user ("" = anonymous).
   void add_usage(const std::vector<std::pair<std::string, Usage>>& deltas);
@@ -166,6 +170,7 @@ class Authority {
   uint64_t log_window_ns_ = 0;
   uint32_t logged_in_window_ = 0;
   uint64_t suppressed_ = 0;
+  UserCounters channels_created_;
   std::thread housekeeper_;
   std::vector<std::thread> verifiers_;
 };

@@ -16,8 +16,8 @@ bool is_sys(std::string_view topic) { return topic == "$SYS" || topic.starts_wit
 }  // namespace
 
 Grants::Grants(std::string user, bool admin, const std::vector<const Rule*>& rules,
-               std::shared_ptr<const ServiceSpace> services)
-    : user_(std::move(user)), admin_(admin), services_(std::move(services)) {
+               std::shared_ptr<const ServiceSpace> services, uint32_t max_channels)
+    : user_(std::move(user)), admin_(admin), max_channels_(max_channels), services_(std::move(services)) {
   for (const Rule* rule : rules) {
     const Entry entry{rule->allow, rule->permissions, rule->delay_ms};
     for (const std::string& pattern : rule->patterns) {

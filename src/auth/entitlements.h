@@ -49,10 +49,13 @@ using ServiceSpace = std::vector<std::string>;
 class Grants {
  public:
   Grants(std::string user, bool admin, const std::vector<const Rule*>& rules,
-         std::shared_ptr<const ServiceSpace> services);
+         std::shared_ptr<const ServiceSpace> services, uint32_t max_channels = 0);
 
   const std::string& user() const { return user_; }
   bool admin() const { return admin_; }
+  // New channels this user's open connections may have created together
+  // (users.NAME.max_channels); 0: the broker's limits.max_channels_per_user.
+  uint32_t max_channels() const { return max_channels_; }
 
   // SUBSCRIBE of `pattern` asking for `delay_ms` (0 = live). An exact topic
   // must be receivable; a wildcard must overlap something receivable and not
@@ -90,6 +93,7 @@ class Grants {
 
   std::string user_;
   bool admin_ = false;
+  uint32_t max_channels_ = 0;
   topic::PatternIndex<Entry> index_;
   topic::PatternIndex<Entry> dollar_index_;  // rules on '$' topics
   std::shared_ptr<const ServiceSpace> services_;

@@ -7,6 +7,7 @@
 
 #include <algorithm>
 #include <cerrno>
+#include <cstdint>
 #include <cstring>
 #include <fstream>
 #include <sstream>
@@ -52,6 +53,7 @@ class PolicyReader {
                  : k == "certificates" ? certificates(node, u.certificates)
                  : k == "groups"       ? strings(node, u.groups)
                  : k == "admin"        ? boolean(node, u.admin)
+                 : k == "max_channels" ? count(node, u.max_channels)
                  : k == "rule"         ? rules(node, u.rules)
                                        : Status(Error{"unknown key"});
       if (!s) return Error{where(node) + ": users." + name + "." + std::string(k) + ": " + s.error().message};
@@ -145,7 +147,7 @@ class PolicyReader {
         if (it == policy.groups_.end()) return Error{source_ + ": users." + name + ": unknown group '" + g + "'"};
         for (const Rule& r : it->second) all.push_back(&r);
       }
-      u.grants = std::make_shared<const Grants>(name, u.admin, all, services);
+      u.grants = std::make_shared<const Grants>(name, u.admin, all, services, u.max_channels);
     }
     std::vector<const Rule*> anon;
     for (const Rule& r : policy.anonymous_rules_) anon.push_back(&r);
@@ -161,6 +163,13 @@ class PolicyReader {
   static Status boolean(const toml::node& node, bool& out) {
     if (!node.is_boolean()) return Error{"expected true or false"};
     out = node.as_boolean()->get();
+    return Ok{};
+  }
+  static Status count(const toml::node& node, uint32_t& out) {
+    if (!node.is_integer()) return Error{"expected an integer"};
+    const int64_t v = node.as_integer()->get();
+    if (v < 1 || v > UINT32_MAX) return Error{"expected 1..4294967295"};
+    out = static_cast<uint32_t>(v);
     return Ok{};
   }
   static Status integer(const toml::node& node, int64_t& out) {

@@ -20,6 +20,7 @@ struct User {
   std::vector<CertificateName> certificates;  // TLS client certificate subjects, CNs or SANs mapped to this user
   std::vector<std::string> groups;
   bool admin = false;
+  uint32_t max_channels = 0;               // new channels its open connections may have created (0: limits.max_channels_per_user)
   std::vector<Rule> rules;
   std::shared_ptr<const Grants> grants;    // its rules and its groups' rules
 };

@@ -23,6 +23,7 @@ struct Counters {
   uint64_t idle_timeouts = 0;
   uint64_t subscription_limit_hits = 0;
   uint64_t channel_quota_hits = 0;     // REGISTERs refused: max_channels_per_connection (CHANNEL_QUOTA)
+  uint64_t user_channel_quota_hits = 0;  // REGISTERs refused: the user's max_channels (CHANNEL_QUOTA)
   uint64_t stray_provider_messages = 0;  // provider messages for channels it was not asked for
   // Input bounds (docs/configuration.md, "Limits"):
   uint64_t partial_input_bytes = 0;    // gauge: bytes held in partial frames now (limits.max_partial_input)

@@ -30,10 +30,12 @@ class Outlet;
 
 // Who asks for a channel by REGISTER: its publisher (held while it lives, so
 // the channel is not freed under it) and whether it may create a new one (its
-// per-connection quota). `created` says whether it did.
+// quotas, session/channel_quota.h; `refusal` says which one is spent).
+// `created` says whether it did.
 struct Advertiser {
   Outlet* outlet = nullptr;
   bool may_create = true;
+  const char* refusal = "";
   bool created = false;
 };
 

@@ -66,7 +66,7 @@ Outcome OwnedChannels::advertise(std::string_view topic, wire::PayloadKind kind,
       return {wire::Code::TooManyChannels, "channel limit reached"};
     }
     if (by && !by->may_create) {
-      return {wire::Code::ChannelQuota, "this connection created max_channels_per_connection channels already"};
+      return {wire::Code::ChannelQuota, by->refusal};
     }
     ch = create_channel(topic, kind);
     if (!ch) return {wire::Code::TooManyChannels, "channel limit reached"};

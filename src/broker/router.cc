@@ -19,6 +19,7 @@ void Router::plug(ChannelOwner& owner) {
   subscribers_ = std::make_unique<Subscribers>(owner.limits(), fanout_, owner.clock(), owner.table(), owner,
                                                owner.stats());
   owner.serve(*subscribers_);
+  subscribers_->keep_delay_history();
 }
 
 MirroredChannels& Router::attach_upstream(Upstream* upstream) {

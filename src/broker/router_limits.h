@@ -5,9 +5,11 @@
 #include <functional>
 #include <span>
 #include <string>
+#include <vector>
 
 #include "broker/outlet.h"
 #include "cache/channel.h"
+#include "config/config.h"
 #include "fields/field_list.h"
 #include "topic/topic.h"
 #include "wire/protocol.h"
@@ -32,6 +34,9 @@ struct RouterLimits {
   // bytes of recorded data new ones are refused; messages within one bucket merge.
   size_t delay_max_bytes = 256ull << 20;
   uint64_t delay_bucket_ms = 1'000;
+  // Channels recorded for a delay from their creation (where subscribers are:
+  // the single loop, an access point; never a gateway).
+  std::vector<config::DelayHistory> delay_history;
 };
 
 struct RouterStats {

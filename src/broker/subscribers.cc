@@ -187,6 +187,7 @@ uint32_t Subscribers::subscriber_count(const cache::Channel& ch) const {
   uint32_t count = 0;
   for (const Entry& e : w.subscribers) count += e.weight;
   for (const DelayedStream* d : w.delayed) {
+    count += d->history;
     for (const Entry& e : d->subscribers) count += e.weight;
   }
   return count;
@@ -246,10 +247,18 @@ void Subscribers::drop_counted_ref(cache::Channel& ch, const PatternRef& ref) {
 
 void Subscribers::created(cache::Channel& ch) {
   if (watches_.size() < ch.id) watches_.resize(channels_.id_limit() - 1);
+  record_history(ch);
   patterns_.match(ch.topic, [&](const PatternRef& ref) { add_ref(ch, ref); });
 }
 
-void Subscribers::freed(cache::ChannelId id) { watches_[id - 1] = Watch{}; }
+void Subscribers::freed(cache::ChannelId id) {
+  // A delay history's recordings hold no subscriber: they go with the channel.
+  for (DelayedStream* d : watches_[id - 1].delayed) {
+    delay_budget_.used -= d->copy_bytes;
+    delayed_.erase(d->copy.id);
+  }
+  watches_[id - 1] = Watch{};
+}
 
 void Subscribers::fan_out(cache::Channel& ch, std::span<const uint8_t> payload, bool image,
                           const MessageOrigin& origin) {

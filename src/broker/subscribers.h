@@ -85,6 +85,9 @@ class Subscribers {
   // --- channel events from the owner
   // A channel came into the table: the patterns that cover it attach.
   void created(cache::Channel& ch);
+  // Asks the owner for the channels under limits.delay_history, which are
+  // recorded from their creation on (once, when the router is assembled).
+  void keep_delay_history();
   // The channel left the table (its subscriptions had gone).
   void freed(cache::ChannelId id);
   // A message applied to the channel: recorded for delayed streams, then to
@@ -192,6 +195,7 @@ class Subscribers {
     DelayLine line;
     uint64_t started_ns = 0;      // when the line began recording: the stream starts delay_ms after
     std::vector<Entry> subscribers;
+    bool history = false;         // a [[delay_history]] recording: kept without subscribers, counts as one
   };
   static bool is_delayed_id(cache::ChannelId id) { return (id & kDelayedChannelBit) != 0; }
   // The outlet's entry for the channel (live or delayed id), null if none.
@@ -214,6 +218,7 @@ class Subscribers {
   // A new subscriber of a stream with nothing to show yet learns when it starts (STATUS OK DELAY_HISTORY).
   void tell_history_starts(const DelayedStream& d, const cache::Channel& live, Outlet& outlet);
   void drop_delayed_if_unwatched(cache::Channel& ch, uint32_t delay_ms);
+  void record_history(cache::Channel& ch);
   void record_delayed(cache::Channel& ch, std::span<const uint8_t> payload, bool image);
   void delayed_status(cache::Channel& ch, wire::ChannelState state, wire::Code code, std::string_view text);
   void add_delayed_exact(cache::Channel& ch, std::vector<Outlet*>& outlets) const;

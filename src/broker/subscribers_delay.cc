@@ -91,10 +91,34 @@ void Subscribers::tell_history_starts(const DelayedStream& d, const cache::Chann
   outlet.send_status(d.copy, d.copy.state, wire::Code::DelayHistory, text, true);
 }
 
+// [[delay_history]]: a channel under one is recorded for its delay from its
+// creation, with no subscriber, so that a subscriber with that delay joins a
+// stream that already holds the state as it was then. The recording counts as
+// one subscriber: the owner keeps the channel (it is watched) and, on an
+// access point, the gateway keeps sending it.
+void Subscribers::keep_delay_history() {
+  for (const config::DelayHistory& history : limits_.delay_history) {
+    for (const std::string& pattern : history.topics) owner_.interest(pattern, true);
+  }
+}
+
+void Subscribers::record_history(cache::Channel& ch) {
+  bool recorded = false;
+  for (const config::DelayHistory& history : limits_.delay_history) {
+    for (const std::string& pattern : history.topics) {
+      if (!topic::matches(pattern, ch.topic)) continue;
+      delayed_stream(ch, history.delay_ms).history = true;
+      recorded = true;
+      break;
+    }
+  }
+  if (recorded) owner_.attached(ch, false, true);
+}
+
 void Subscribers::drop_delayed_if_unwatched(cache::Channel& ch, uint32_t delay_ms) {
   auto& list = watch(ch).delayed;
   auto pos = std::find_if(list.begin(), list.end(), [&](const DelayedStream* d) { return d->delay_ms == delay_ms; });
-  if (pos == list.end() || !(*pos)->subscribers.empty()) return;
+  if (pos == list.end() || !(*pos)->subscribers.empty() || (*pos)->history) return;
   DelayedStream* d = *pos;
   list.erase(pos);
   delay_budget_.used -= d->copy_bytes;

@@ -9,6 +9,7 @@
 
 #include "base/affinity.h"
 #include "config/key_table.h"
+#include "topic/topic.h"
 
 namespace tw::config {
 namespace {
@@ -72,6 +73,7 @@ const std::array kIntegerKeys = {
     TW_INTEGER_KEY(limits.max_connections, 1, kU32Max),
     TW_INTEGER_KEY(limits.max_channels, 1, kU32Max),
     TW_INTEGER_KEY(limits.max_channels_per_connection, 1, kU32Max),
+    TW_INTEGER_KEY(limits.max_channels_per_user, 0, kU32Max),
     TW_INTEGER_KEY(limits.max_output_buffer, 1024, int64_t{1} << 40),
     TW_INTEGER_KEY(limits.max_partial_input, int64_t{1} << 20, int64_t{1} << 40),
     TW_INTEGER_KEY(limits.max_http_connections, 1, kU32Max),
@@ -365,6 +367,14 @@ Status validate(const BrokerConfig& config) {
   for (size_t i = 0; i < config.listeners.size(); ++i) {
     if (auto status = check_listener(config.listeners[i]); !status) {
       return Error{"listener " + std::to_string(i + 1) + ": " + status.error().message};
+    }
+  }
+  for (const DelayHistory& history : config.delay_history) {
+    for (const std::string& pattern : history.topics) {
+      const topic::Limits limits{config.limits.max_topic_length, config.limits.max_topic_depth};
+      if (topic::validate_pattern(pattern, limits) != topic::Error::Ok) {
+        return named("delay_history.topics", Error{"not a valid topic pattern: '" + pattern + "'"});
+      }
     }
   }
   if (auto status = check_thread_counts(config); !status) return status;

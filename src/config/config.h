@@ -13,6 +13,12 @@
 
 namespace tw::config {
 
+// One [[delay_history]] table: the topics (patterns) recorded for delay_ms.
+struct DelayHistory {
+  std::vector<std::string> topics;
+  uint32_t delay_ms = 0;
+};
+
 struct Limits {
   uint32_t max_frame = 1u << 20;               // bytes, largest accepted frame
   uint32_t max_subscriptions = 10'000;         // patterns per connection
@@ -20,6 +26,7 @@ struct Limits {
   uint32_t max_connections = 100'000;
   uint32_t max_channels = 1'000'000;
   uint32_t max_channels_per_connection = 100'000;  // channels one connection may create (REGISTER of a new topic)
+  uint32_t max_channels_per_user = 0;  // channels the open connections of one user may have created; 0 = no bound
   uint64_t max_output_buffer = 64ull << 20;    // bytes queued to one connection
   // Bytes all connections together hold in partial frames (per loop thread: an
   // equal share each); past it the largest holder is closed (FRAME_TOO_LARGE).
@@ -86,6 +93,9 @@ struct BrokerConfig {
   // within which a delayed stream is conflated to one update per channel.
   uint64_t delay_max_bytes = 256ull << 20;
   uint32_t delay_bucket_ms = 1'000;
+  // [[delay_history]]: channels recorded for a delay from their creation, so
+  // that a subscriber with that delay gets the image as it was then at once.
+  std::vector<DelayHistory> delay_history;
   // Users, authentication and entitlements (docs/security.md). "" = off:
   // every connection may do everything, and only loopback listeners start.
   std::string auth_file;

@@ -37,6 +37,7 @@ class Reader {
     }
     if (name == "listener") return apply_listeners(config, node);
     if (name == "http_allowed_origins") return apply_origins(config, node);
+    if (name == "delay_history") return apply_delay_history(config, node);
     if (name == "listen") {
       listen_line_ = node.source().begin.line;
       if (!config.listeners.empty()) return listen_with_listeners();
@@ -83,12 +84,41 @@ class Reader {
 
   // http_allowed_origins = ["https://console.example.com"]: strings, checked by validate().
   Status apply_origins(BrokerConfig& config, const toml::node& node) {
-    const std::string name = "http_allowed_origins";
+    return strings(node, "http_allowed_origins", config.http_allowed_origins);
+  }
+
+  // [[delay_history]] tables: topics = [patterns], delay_s = 1..604800; patterns checked by validate().
+  Status apply_delay_history(BrokerConfig& config, const toml::node& node) {
+    if (!node.is_array_of_tables()) return key_error(node, "delay_history", "expected [[delay_history]] tables");
+    for (const toml::node& entry : *node.as_array()) {
+      DelayHistory history;
+      for (auto&& [key, value] : *entry.as_table()) {
+        const std::string name = "delay_history." + std::string(key.str());
+        if (key.str() == "topics") {
+          if (auto status = strings(value, name, history.topics); !status) return status;
+        } else if (key.str() == "delay_s") {
+          if (!value.is_integer() || value.as_integer()->get() < 1 || value.as_integer()->get() > kWeekSeconds) {
+            return key_error(value, name, "expected an integer, 1..604800 (a week)");
+          }
+          history.delay_ms = static_cast<uint32_t>(value.as_integer()->get() * 1000);
+        } else {
+          return Error{where(key.source()) + ": unknown key '" + name + "'"};
+        }
+      }
+      if (history.topics.empty() || history.delay_ms == 0) {
+        return key_error(entry, "delay_history", "each table needs topics and delay_s");
+      }
+      config.delay_history.push_back(std::move(history));
+    }
+    return Ok{};
+  }
+
+  Status strings(const toml::node& node, const std::string& name, std::vector<std::string>& out) const {
     if (!node.is_array()) return key_error(node, name, "expected an array of strings");
-    config.http_allowed_origins.clear();
+    out.clear();
     for (const toml::node& entry : *node.as_array()) {
       if (!entry.is_string()) return key_error(entry, name, "expected an array of strings");
-      config.http_allowed_origins.push_back(entry.as_string()->get());
+      out.push_back(entry.as_string()->get());
     }
     return Ok{};
   }
@@ -111,6 +141,7 @@ class Reader {
     return key_error(node, name, status.error().message);
   }
 
+  static constexpr int64_t kWeekSeconds = 604'800;  // as a delayed-only rule's delay_s (docs/security.md)
   const std::string& source_;
   uint32_t listen_line_ = 0;  // where `listen` was set, 0 if not
 };

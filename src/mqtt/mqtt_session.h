@@ -326,7 +326,6 @@ class MqttSession final : public session::Session {
   uint64_t oversize_dropped_ = 0;
   // Channels this connection published to, by topic.
   std::unordered_map<std::string, cache::ChannelId, TopicHash, std::equal_to<>> channels_;
-  uint32_t channels_created_ = 0;  // by this connection's publishes, against max_channels_per_connection
 };
 
 }  // namespace tw::mqtt

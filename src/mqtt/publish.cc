@@ -105,13 +105,9 @@ Reason MqttSession::publish_to_channel(std::string_view topic, std::span<const u
   } else {
     // The connection holds the channel while it lives (a channel with no
     // publisher, provider or subscriber is freed after channel_linger_ms, and
-    // the id cached below must stay valid), and may create new channels up to
-    // its quota, as a native REGISTER does.
-    broker::Advertiser by{this, channels_created_ < env().config.limits.max_channels_per_connection};
-    broker::Outcome outcome = env().router.advertise(topic, wire::PayloadKind::Opaque, id, &by);
-    if (outcome.code == wire::Code::ChannelQuota) ++env().counters.channel_quota_hits;
+    // the id cached below must stay valid), under its quotas, as a native REGISTER.
+    broker::Outcome outcome = advertise(topic, wire::PayloadKind::Opaque, id);
     if (!outcome.ok()) return reason_for(outcome);
-    channels_created_ += by.created;
     // A cache of lookups, bounded like a native connection's registrations.
     if (channels_.size() >= env().config.limits.max_registrations) channels_.clear();
     channels_.emplace(std::string(topic), id);

@@ -82,7 +82,6 @@ class NativeSession final : public session::Session {
   uint32_t heartbeat_ms_ = 0;
   bool stray_logged_ = false;
   std::vector<cache::ChannelId> publish_ids_;  // publish_id -> channel
-  uint32_t channels_created_ = 0;              // by this connection's REGISTERs, against max_channels_per_connection
   std::optional<broker::ListingCursor> listing_;  // a LIST_CHANNELS in progress
   // With authentication: publish_id -> topic, to re-check after a reload.
   std::vector<std::string> publish_topics_;

@@ -24,13 +24,8 @@ void NativeSession::handle_register(const wire::Frame& frame) {
     }
   }
   cache::ChannelId id = 0;
-  // The connection holds the channel (it is not freed while this connection
-  // lives) and may create new ones up to its quota.
-  broker::Advertiser by{this, channels_created_ < env().config.limits.max_channels_per_connection};
-  broker::Outcome outcome = env().router.advertise(msg.topic, msg.kind, id, &by);
-  if (outcome.code == wire::Code::ChannelQuota) ++env().counters.channel_quota_hits;
+  broker::Outcome outcome = advertise(msg.topic, msg.kind, id);
   if (!outcome.ok()) return reject(outcome.code, outcome.detail);
-  channels_created_ += by.created;
   if (publish_ids_.size() <= msg.publish_id) publish_ids_.resize(msg.publish_id + 1, 0);
   publish_ids_[msg.publish_id] = id;
   if (grants()) remember_topic(msg.publish_id, msg.topic);

@@ -430,6 +430,16 @@ void Session::resume_input() {
 
 // usage_ counts since the connection opened (the admin view shows it); the
 // authority gets what grew since the last report.
+broker::Outcome Session::advertise(std::string_view topic, wire::PayloadKind kind, cache::ChannelId& id) {
+  broker::Advertiser by = channel_quota_.ask(this, env_.config.limits, grants_.get(), env_.authority);
+  broker::Outcome outcome = env_.router.advertise(topic, kind, id, &by);
+  const bool users_bound = channel_quota_.settle(by);
+  if (outcome.code == wire::Code::ChannelQuota) {
+    ++(users_bound ? env_.counters.user_channel_quota_hits : env_.counters.channel_quota_hits);
+  }
+  return outcome;
+}
+
 auth::Usage Session::take_usage() {
   const auth::Usage delta{usage_.logins - reported_.logins, usage_.subscriptions - reported_.subscriptions,
                           usage_.channels - reported_.channels, usage_.messages - reported_.messages,

@@ -42,6 +42,7 @@
 #include "config/config.h"
 #include "reactor/reactor.h"
 #include "session/delivery_policy.h"
+#include "session/channel_quota.h"
 #include "session/encoder.h"
 #include "session/input_budget.h"
 #include "session/loop_state.h"
@@ -95,6 +96,9 @@ class Session : public broker::Outlet, public reactor::IoHandler, private InputB
   // Usage since the last call, for the user's accounting (auth/usage.h); resets it.
   auth::Usage take_usage();
   void count_subscription() { ++usage_.subscriptions; }
+  // The router's advertise of a topic this connection publishes (it holds the
+  // channel while it lives), under its channel quotas (channel_quota.h).
+  broker::Outcome advertise(std::string_view topic, wire::PayloadKind kind, cache::ChannelId& id);
   // After queueing a subscription's OK ACK (SUBACK) and subscribing to
   // `patterns`: in thread tiers, while a gateway may not hold them yet
   // (broker::Router::settle), the connection's output, that ACK and all
@@ -275,6 +279,7 @@ class Session : public broker::Outlet, public reactor::IoHandler, private InputB
   wire::Code close_code_ = wire::Code::Ok;
   std::string close_text_;
   std::shared_ptr<const auth::Grants> grants_;
+  ChannelQuota channel_quota_;
   std::shared_ptr<auth::Login> login_;  // a password check in flight
   bool login_busy_ = false;             // the last login was refused unchecked
   auth::Usage usage_;                   // since the connection opened

@@ -30,6 +30,7 @@ broker::RouterLimits router_limits_for(const config::BrokerConfig& c) {
   l.channel_linger_ms = c.channel_linger_ms;
   l.delay_max_bytes = c.delay_max_bytes;
   l.delay_bucket_ms = c.delay_bucket_ms;
+  l.delay_history = c.delay_history;
   l.balance = c.provider_balance == "round-robin" ? broker::Balance::RoundRobin : broker::Balance::LeastLoaded;
   l.default_policy = c.slow_consumer_policy == "drop"         ? broker::SlowPolicy::Drop
                      : c.slow_consumer_policy == "disconnect" ? broker::SlowPolicy::Disconnect
@@ -145,11 +146,14 @@ struct Broker::Impl {
               static_cast<unsigned long>(c.dropped_messages), static_cast<unsigned long>(c.slow_consumers));
     }
     const broker::RouterStats& r = sum.router;
-    if (r.channels_freed != 0 || r.channels_evicted != 0 || r.delay_compactions != 0 || c.channel_quota_hits != 0) {
+    if (r.channels_freed != 0 || r.channels_evicted != 0 || r.delay_compactions != 0 || c.channel_quota_hits != 0 ||
+        c.user_channel_quota_hits != 0) {
       TW_INFO("bounds: %lu unused channels freed, %lu last values evicted, %lu delayed entries compacted, %lu channel "
-              "quota refusals",
+              "quota refusals (%lu of them a user's)",
               static_cast<unsigned long>(r.channels_freed), static_cast<unsigned long>(r.channels_evicted),
-              static_cast<unsigned long>(r.delay_compactions), static_cast<unsigned long>(c.channel_quota_hits));
+              static_cast<unsigned long>(r.delay_compactions),
+              static_cast<unsigned long>(c.channel_quota_hits + c.user_channel_quota_hits),
+              static_cast<unsigned long>(c.user_channel_quota_hits));
     }
     if (c.partial_input_closes != 0 || c.frame_deadline_closes != 0 || c.fd_exhausted != 0) {
       TW_INFO("input bounds: %lu connections closed past max_partial_input, %lu past frame_deadline_ms; %lu "

@@ -334,6 +334,8 @@ namespace {
 broker::RouterLimits gateway_limits(broker::RouterLimits limits) {
   // Subscriptions arrive per access point, already checked against the per-connection limit.
   limits.max_subscriptions = ~size_t{0};
+  // Delayed streams are recorded where their subscribers are: on the access points.
+  limits.delay_history.clear();
   return limits;
 }
 }  // namespace

@@ -96,7 +96,7 @@ broker::Outcome Uplink::advertise(std::string_view topic, wire::PayloadKind kind
   }
   if (named.result == cache::ChannelDirectory::Intern::Full) return {wire::Code::TooManyChannels, "channel limit reached"};
   if (named.result == cache::ChannelDirectory::Intern::NotCreated) {
-    return {wire::Code::ChannelQuota, "this connection created max_channels_per_connection channels already"};
+    return {wire::Code::ChannelQuota, by->refusal};
   }
   if (by) by->created = named.created;
   out = named.id;

@@ -144,12 +144,21 @@ TEST(Policy, ErrorsNameFileLineAndKey) {
            Case{"[users.a]\n[[users.a.rule]]\nallow = [\"publish\"]\ntopics = [\"A/>/B\"]\n", "topic pattern"},
            Case{"[users.a]\nshoe = 1\n", "users.a.shoe"},
            Case{"[other]\n", "unknown key 'other'"},
+           Case{"[users.a]\nmax_channels = 0\n", "users.a.max_channels: expected 1..4294967295"},
+           Case{"[users.a]\nmax_channels = \"many\"\n", "users.a.max_channels: expected an integer"},
        }) {
     auto p = Policy::parse(c.text, "users.toml");
     ASSERT_FALSE(p.ok()) << c.text;
     EXPECT_NE(p.error().message.find(c.expected), std::string::npos) << p.error().message;
     EXPECT_EQ(p.error().message.rfind("users.toml", 0), 0u) << p.error().message;
   }
+}
+
+TEST(Policy, AUsersChannelBoundIsItsGrants) {
+  auto policy = parse("[users.feed]\nmax_channels = 500\n[users.bob]\n");
+  ASSERT_TRUE(policy);
+  EXPECT_EQ(policy->find_user("feed")->grants->max_channels(), 500u);
+  EXPECT_EQ(policy->find_user("bob")->grants->max_channels(), 0u);  // the broker's max_channels_per_user
 }
 
 TEST(Policy, CertificatesMapToUsersByKind) {

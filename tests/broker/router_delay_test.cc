@@ -391,3 +391,57 @@ TEST_F(RouterDelayTest, ChannelsCreatedLaterAreDelayedToo) {
 
 }  // namespace
 }  // namespace tw::broker
+
+namespace tw::broker {
+namespace {
+
+// Issue 29, item 3, its first half: a channel under [[delay_history]] is
+// recorded from its creation, so a subscriber with that delay gets the state
+// as it was then at once, even with nobody subscribed before it.
+TEST_F(RouterDelayTest, UnderADelayHistoryTheStateAsItWasIsThereAtOnce) {
+  RouterLimits with_history = limits;
+  with_history.delay_history = {config::DelayHistory{{"NYSE/>"}, 10'000}};
+  Router r{with_history, fanout, [this] { return now; }};
+  auto publish = [&](cache::ChannelId id, int64_t bid) { ASSERT_TRUE(r.publish(id, int_field(22, bid), false).ok()); };
+  auto run_for = [&](uint64_t ns) {
+    for (const uint64_t until = now + ns; now < until;) {
+      now = std::min(until, now + 50 * kMs);
+      r.on_tick();
+    }
+  };
+  cache::ChannelId ibm = 0, vod = 0;
+  ASSERT_TRUE(r.advertise("NYSE/EQ/IBM", wire::PayloadKind::FieldList, ibm).ok());
+  ASSERT_TRUE(r.advertise("LSE/EQ/VOD", wire::PayloadKind::FieldList, vod).ok());
+  publish(ibm, 100);
+  publish(vod, 100);
+  run_for(12 * kSec);
+  publish(ibm, 101);
+  publish(vod, 101);
+  ASSERT_TRUE(r.subscribe(&delayed, "NYSE/EQ/IBM", SlowPolicy::Default, 0, 10'000).ok());
+  EXPECT_TRUE(delayed.history_notices.empty());
+  EXPECT_EQ(delayed.value(delayed.delayed_id(), 22), 100) << "the state as it was 10 s ago, at once";
+  // Another delay, or a channel outside the history: recorded from the subscription on, as before.
+  ASSERT_TRUE(r.subscribe(&late, "NYSE/EQ/IBM", SlowPolicy::Default, 0, 5'000).ok());
+  EXPECT_EQ(late.history_notices.size(), 1u);
+  StateOutlet lse{fanout, now};
+  ASSERT_TRUE(r.subscribe(&lse, "LSE/EQ/VOD", SlowPolicy::Default, 0, 10'000).ok());
+  EXPECT_EQ(lse.history_notices.size(), 1u);
+  run_for(11 * kSec);
+  EXPECT_EQ(delayed.value(delayed.delayed_id(), 22), 101);
+  // The recording outlives its subscribers, and holds the channel.
+  r.remove_outlet(&delayed);
+  r.remove_outlet(&late);
+  r.remove_outlet(&lse);
+  publish(ibm, 102);
+  run_for(40 * kSec);  // past channel_linger_ms
+  ASSERT_NE(r.channel(ibm), nullptr);
+  publish(ibm, 103);
+  StateOutlet again{fanout, now};
+  ASSERT_TRUE(r.subscribe(&again, "NYSE/>", SlowPolicy::Default, 0, 10'000).ok());
+  EXPECT_TRUE(again.history_notices.empty());
+  EXPECT_EQ(again.value(again.delayed_id(), 22), 102);
+  r.remove_outlet(&again);
+}
+
+}  // namespace
+}  // namespace tw::broker

@@ -217,3 +217,35 @@ TEST(ParseTomlAuth, AllowAnonymousMustBeABoolean) {
 
 }  // namespace
 }  // namespace tw::config
+
+namespace tw::config {
+namespace {
+
+TEST(ParseToml, DelayHistoryTablesAreRead) {
+  auto config = parse_toml("[[delay_history]]\ntopics = [\"NYSE/>\", \"NASDAQ/>\"]\ndelay_s = 900\n"
+                           "[[delay_history]]\ntopics = [\"LSE/>\"]\ndelay_s = 1200\n",
+                           "broker.toml");
+  ASSERT_TRUE(config.ok()) << config.error().message;
+  ASSERT_EQ(config->delay_history.size(), 2u);
+  EXPECT_EQ(config->delay_history[0].topics, (std::vector<std::string>{"NYSE/>", "NASDAQ/>"}));
+  EXPECT_EQ(config->delay_history[0].delay_ms, 900'000u);
+  EXPECT_EQ(config->delay_history[1].delay_ms, 1'200'000u);
+  EXPECT_TRUE(parse_toml("", "broker.toml")->delay_history.empty());
+}
+
+TEST(ParseToml, BadDelayHistoryNamesTheKey) {
+  EXPECT_EQ(error_of("delay_history = 3\n"), "broker.toml:1: key 'delay_history': expected [[delay_history]] tables");
+  EXPECT_EQ(error_of("[[delay_history]]\ntopics = [\"A/>\"]\ndelay_s = 0\n"),
+            "broker.toml:3: key 'delay_history.delay_s': expected an integer, 1..604800 (a week)");
+  EXPECT_EQ(error_of("[[delay_history]]\ntopics = \"A/>\"\ndelay_s = 5\n"),
+            "broker.toml:2: key 'delay_history.topics': expected an array of strings");
+  EXPECT_EQ(error_of("[[delay_history]]\ndelay_s = 5\n"),
+            "broker.toml:1: key 'delay_history': each table needs topics and delay_s");
+  EXPECT_EQ(error_of("[[delay_history]]\ntopics = [\"A/>\"]\ndelay_s = 5\nspeed = 1\n"),
+            "broker.toml:4: unknown key 'delay_history.speed'");
+  EXPECT_EQ(error_of("[[delay_history]]\ntopics = [\"A/>/B\"]\ndelay_s = 5\n"),
+            "broker.toml: key 'delay_history.topics': not a valid topic pattern: 'A/>/B'");
+}
+
+}  // namespace
+}  // namespace tw::config

@@ -3,7 +3,8 @@
 // SVC; `alice` subscribes EQ/> but not EQ/SECRET, and FX/EUR; `viewer`
 // subscribes SVC/>; `late` may
 // subscribe EQ/> delayed by one second only; `mallory` may publish anything
-// except into services. The broker answers failed logins after 100 ms.
+// except into services; `hog` may create five channels on all its connections
+// together. The broker answers failed logins after 100 ms.
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -49,6 +50,10 @@ std::string users_file(bool with_fx_eur, bool feed_provides = true) {
   t += "[users.mallory]\npassword = \"" + hash("mallory-pw") + "\"\n";
   t += "[[users.mallory.rule]]\nallow = [\"publish\"]\ntopics = [\">\"]\n";
   t += "[users.ops]\npassword = \"" + hash("ops-pw") + "\"\nadmin = true\n";
+  t += "[users.hog]\npassword = \"" + hash("hog-pw") + "\"\nmax_channels = 5\n";
+  t += "[[users.hog.rule]]\nallow = [\"publish\", \"subscribe\"]\ntopics = [\"HOG/>\"]\n";
+  t += "[users.herd]\npassword = \"" + hash("herd-pw") + "\"\n";
+  t += "[[users.herd.rule]]\nallow = [\"publish\", \"subscribe\"]\ntopics = [\"HOG/>\"]\n";
   t += "[groups.equities]\n";
   t += "[[groups.equities.rule]]\nallow = [\"subscribe\"]\ntopics = [\"EQ/>\"]\n";
   t += "[[groups.equities.rule]]\ndeny = [\"subscribe\"]\ntopics = [\"EQ/SECRET\"]\n";
@@ -560,6 +565,51 @@ std::optional<uint64_t> metric(uint16_t http_port, const std::string& sample) {
   const size_t at = reply->body.find("\n" + sample + " ");
   if (at == std::string::npos) return std::nullopt;
   return std::stoull(reply->body.substr(at + sample.size() + 2));
+}
+
+// Registers topics PREFIX/from .. PREFIX/to-1 on publish ids from+1 ...;
+// then the code of a fence (the SUBSCRIBE's ACK, or the ERROR that closed the connection).
+std::optional<wire::Code> register_range(RawClient& c, const std::string& prefix, int from, int to) {
+  for (int i = from; i < to; ++i) {
+    if (!c.register_topic(static_cast<uint32_t>(i + 1), wire::PayloadKind::FieldList, prefix + std::to_string(i))) break;
+  }
+  auto ack = c.subscribe(999, "HOG/fence", 5'000);
+  if (ack) return ack->code;
+  return c.wait_closed_with(5'000);
+}
+
+TEST_F(EntitlementsTest, AUsersConnectionsTogetherCreateAtMostItsMaxChannels) {
+  ASSERT_NO_FATAL_FAILURE(start({"--http-listen", "127.0.0.1:0"}));
+  RawClient first, second, third, herd;
+  login(first, "hog");
+  login(second, "hog");
+  EXPECT_EQ(register_range(first, "HOG/A", 0, 3), wire::Code::Ok);
+  EXPECT_EQ(register_range(second, "HOG/B", 0, 2), wire::Code::Ok);
+  // The sixth new channel of the user, on any of its connections, is refused.
+  EXPECT_EQ(register_range(second, "HOG/B", 2, 3), wire::Code::ChannelQuota);
+  // The loops' counters reach /metrics on their next tick.
+  std::optional<uint64_t> hits;
+  for (int i = 0; i < 100 && hits != 1u; ++i) {
+    if (i > 0) std::this_thread::sleep_for(std::chrono::milliseconds(20));
+    hits = metric(broker_->http_port(), "tickwire_user_channel_quota_hits_total");
+  }
+  EXPECT_EQ(hits, 1u);
+  EXPECT_EQ(metric(broker_->http_port(), "tickwire_channel_quota_hits_total"), 0u);
+  // Existing channels stay open to it; other users are not bound by it.
+  login(third, "hog");
+  EXPECT_EQ(register_range(third, "HOG/A", 0, 3), wire::Code::Ok);
+  login(herd, "herd");
+  EXPECT_EQ(register_range(herd, "HOG/H", 0, 10), wire::Code::Ok);
+  // A connection that closes gives its channels back to its user.
+  first.close();
+  std::optional<wire::Code> created;
+  for (int attempt = 0; attempt < 50 && created != wire::Code::Ok; ++attempt) {
+    RawClient again;
+    login(again, "hog");
+    created = register_range(again, "HOG/C", 0, 3);
+    if (created != wire::Code::Ok) std::this_thread::sleep_for(std::chrono::milliseconds(100));
+  }
+  EXPECT_EQ(created, wire::Code::Ok);
 }
 
 TEST_F(EntitlementsTest, UsageIsWrittenPerUserAndShownInTheMetrics) {

@@ -210,5 +210,30 @@ TEST_F(It29Pub, ADelayedSubscriberIsToldAtOnceWhenItsStreamStarts) {
       << sub.out() << sub.err();
 }
 
+// Item 3, its first half: under [[delay_history]] the broker records a
+// channel from its creation, so a subscriber with that delay gets, at once,
+// the image as it was then (not the notice that history starts now).
+TEST(It29DelayHistory, ASubscriberWithTheHistorysDelayGetsTheImageAsItWasAtOnce) {
+  BrokerOptions options;
+  options.config_toml = "delay_bucket_ms = 100\n\n[[delay_history]]\ntopics = [\"IT29/H/>\"]\ndelay_s = 2\n";
+  BrokerProcess broker(options);
+  ASSERT_TRUE(broker.ready()) << broker.err();
+  auto pub = [&](const char* field) {
+    return run_to_completion(bin_path("tickwire"), {"-s", server_of(broker), "pub", "IT29/H/A", "-f", field});
+  };
+  ASSERT_TRUE(pub("BID=1").status.clean());
+  // Real time must pass for there to be a past: the delay and a bucket, once.
+  std::this_thread::sleep_for(std::chrono::milliseconds(2'500));
+  ASSERT_TRUE(pub("BID=2").status.clean());
+  Process sub(bin_path("tickwire"), {"-s", server_of(broker), "sub", "IT29/H/A", "--delay", "2", "--json"});
+  ASSERT_TRUE(sub.wait_for_out("\n", kWaitMs)) << sub.err();
+  const std::string first = sub.out().substr(0, sub.out().find('\n'));
+  const Json image = Json::parse(first, nullptr, false);
+  EXPECT_EQ(image["type"], "image") << first;
+  EXPECT_EQ(image["fields"]["BID"], "1") << first;
+  EXPECT_TRUE(sub.wait_for_out("\"BID\":\"2\"", kWaitMs)) << sub.out() << sub.err();
+  EXPECT_FALSE(contains(sub.out(), "DELAY_HISTORY")) << sub.out();
+}
+
 }  // namespace
 }  // namespace tw::it

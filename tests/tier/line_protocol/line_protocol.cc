@@ -91,8 +91,7 @@ class LineSession final : public session::Session {
   }
   void publish(std::string_view topic, std::string_view text) {
     cache::ChannelId id = 0;
-    broker::Advertiser by{this, true};
-    broker::Outcome outcome = env().router.advertise(topic, wire::PayloadKind::Opaque, id, &by);
+    broker::Outcome outcome = advertise(topic, wire::PayloadKind::Opaque, id);
     if (outcome.ok()) {
       outcome = env().router.publish(id, {reinterpret_cast<const uint8_t*>(text.data()), text.size()}, true);
     }
