@@ -38,7 +38,7 @@ struct Flags {
        "subscriber past --max-output-buffer: conflate, drop or disconnect"},
       {"--cpus", "cpus", "pin loop threads, gateways first, to this cpu list (2-7, 0,2,4-6)"},
   }};
-  std::array<IntegerFlag, 26> integers{{
+  std::array<IntegerFlag, 27> integers{{
       {"--gateways", "gateways", "gateway loop threads (0 with --access-points 0: single-threaded)"},
       {"--access-points", "access_points", "access-point loop threads (0 with --gateways 0)"},
       {"--loop-slice-us", "loop_slice_us", "scheduler slice of each loop thread, µs (100-100000; 0: the kernel's)"},

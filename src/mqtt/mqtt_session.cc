@@ -241,6 +241,7 @@ void MqttSession::finish_connect(const Connect& c, bool assigned, std::optional<
   will_topic_.assign(broker_topic(c.will.topic, topic_scratch_));  // "" if it cannot be: refused as it is published
   will_payload_.assign(c.will.payload.begin(), c.will.payload.end());
   will_retain_ = c.will.retain;
+  will_qos_ = c.will.qos;
   // Its properties go with it (the expiry counts from its publication); the
   // raw block is kept, since CONNECT's bytes are gone by then.
   will_properties_.assign(c.will.properties.raw.begin(), c.will.properties.raw.end());
@@ -312,7 +313,7 @@ void MqttSession::on_finish() {
 bool MqttSession::delay_will() {
   const uint32_t delay_s = std::min(will_delay_s_, session_expiry_s_);
   if (delay_s == 0) return false;  // no delay, or the session ends with the connection: at once
-  PendingWill will{will_topic_, will_payload_, will_retain_, will_properties_, will_expiry_s_,
+  PendingWill will{will_topic_, will_payload_, will_retain_, will_qos_, will_properties_, will_expiry_s_,
                    grants() != nullptr ? env().authority->refresh(*grants()) : nullptr,
                    monotonic_ns() + delay_s * 1'000'000'000ull};
   if (grants() != nullptr && will.grants == nullptr) return false;  // the user is gone: publish_will() refuses it
@@ -331,7 +332,7 @@ void MqttSession::publish_will() {
   properties.raw = will_properties_;
   properties.message_expiry = will_expiry_s_;
   const Reason result =
-      publish_to_channel(will_topic_, will_payload_, will_retain_, forwarded_properties(properties));
+      publish_to_channel(will_topic_, will_payload_, will_retain_, forwarded_properties(properties, will_qos_));
   TW_DEBUG("session %s: Will published to %s: %s", peer().c_str(), will_topic_.c_str(), reason_name(result));
 }
 

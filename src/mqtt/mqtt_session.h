@@ -286,6 +286,7 @@ class MqttSession final : public session::Session {
   bool has_will_ = false;
   std::string will_topic_;
   std::vector<uint8_t> will_payload_;
+  uint8_t will_qos_ = 0;      // a subscriber gets the Will at no more than this QoS
   bool will_retain_ = false;  // its RETAIN flag (seen by Retain As Published subscriptions)
   std::vector<uint8_t> will_properties_;  // its property block, as received (MQTT 5)
   uint32_t will_expiry_s_ = 0;            // its Message Expiry Interval; 0: none

@@ -30,6 +30,7 @@ struct PendingWill {
   std::string topic;
   std::vector<uint8_t> payload;
   bool retain = false;
+  uint8_t qos = 0;                  // a subscriber gets it at no more than this
   std::vector<uint8_t> properties;  // its property block as received (MQTT 5)
   uint32_t expiry_s = 0;            // its Message Expiry Interval; 0: none
   // Its user's grants when the connection ended (null: authentication off);

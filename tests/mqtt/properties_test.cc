@@ -133,8 +133,21 @@ TEST(MqttProperties, AWillsPropertiesGoWithIt) {
   ASSERT_TRUE(h.router.advertise("w/t", wire::PayloadKind::Opaque, id).ok());
   const std::vector<uint8_t>& kept = h.router.channel(id)->properties;
   EXPECT_EQ(forwarded_deadline(kept), 0u);
+  EXPECT_EQ(forwarded_qos(kept), 0u);  // a Will is capped at its own QoS, as a PUBLISH is
   EXPECT_EQ(Bytes(kept.begin() + static_cast<long>(std::min(kForwardedHead, kept.size())), kept.end()),
             (Bytes{0x26, 0, 1, 'k', 0, 1, 'v'}));
+}
+
+// A Will without properties still says its QoS (3.1.1: QoS 1 here).
+TEST(MqttProperties, AWillGoesAtNoMoreThanItsQos) {
+  MqttHarness h;
+  auto got = h.send(packet(0x10, cat({str("MQTT"), {4, 0x0E, 0, 30}, str("w"), str("w/q"), str("bye")})));
+  ASSERT_EQ(got.size(), 1u);
+  ASSERT_EQ(got[0].first, 0x20);
+  h.session->finish();
+  cache::ChannelId id = 0;
+  ASSERT_TRUE(h.router.advertise("w/q", wire::PayloadKind::Opaque, id).ok());
+  EXPECT_EQ(forwarded_qos(h.router.channel(id)->properties), 1u);
 }
 
 }  // namespace
