@@ -117,7 +117,7 @@ http::Response Api::metrics(const http::Request& req) {
   keep_own_usage(req, view.now.users);
   http::Response r;
   r.content_type = std::string(kMetricsContentType);
-  r.body = render_metrics(view, stats_.broker().http_stats());
+  r.body = render_metrics(view, stats_.broker().http_stats(), stats_.broker().spool());
   return r;
 }
 
