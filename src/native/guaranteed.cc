@@ -72,6 +72,12 @@ void NativeSession::handle_bind(const wire::Frame& frame) {
   if (env().spool == nullptr) {
     return send_ack(msg.bind_id, {wire::Code::NoStore, "this broker has no store (store.dir): no queues"});
   }
+  // A queue name is one topic level: the consume rules' patterns name queues.
+  if (grants() && topic::validate_topic(msg.queue, topic_limits()) == topic::Error::Ok &&
+      !grants()->consumes(msg.queue)) {
+    ++env().counters.entitlement_refusals;
+    return send_ack(msg.bind_id, {wire::Code::NotAuthorized, "not entitled to consume from this queue"});
+  }
   env().spool->bind(port(), msg.bind_id, msg.window, std::string(msg.queue));
 }
 

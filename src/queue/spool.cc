@@ -7,6 +7,7 @@
 #include <cstring>
 #include <unordered_map>
 
+#include "base/affinity.h"
 #include "base/clock.h"
 #include "base/log.h"
 #include "store/record.h"
@@ -151,6 +152,7 @@ Spool::Stats Spool::stats() const {
 }
 
 void Spool::run() {
+  name_current_thread("tw-store");
   std::vector<Command> batch;
   for (;;) {
     {

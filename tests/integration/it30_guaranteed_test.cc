@@ -18,6 +18,7 @@
 #include <thread>
 
 #include "admin/http_client.h"
+#include "auth/password.h"
 #include "client/client.h"
 #include "it_support.h"
 #include "testlib/process.h"
@@ -220,6 +221,47 @@ TEST(It30Guaranteed, NackRedeliversAndAnOldClientIsServedAsBefore) {
   ASSERT_TRUE(c.publish_guaranteed("JOB/A", bytes_of("1")).ok());
   ASSERT_TRUE(poll_until({&c}, [&] { return flags.size() == 2 && acked == 1; }));
   EXPECT_EQ(flags, (std::vector<bool>{false, true}));
+}
+
+// Entitlements (docs/security.md): publishing needs the publish right on the
+// topic, binding the consume right on the queue's name.
+TEST(It30Guaranteed, PublishAndConsumeNeedTheirRights) {
+  TempDir store;
+  auto hash = [](const std::string& pw) { return *auth::hash_password(pw, auth::HashCost{1, 1024, 1}); };
+  const std::string users = store.write(
+      "users.toml", "[users.desk]\npassword = \"" + hash("desk-pw") + "\"\n"
+                    "[[users.desk.rule]]\nallow = [\"publish\"]\ntopics = [\"ORD/>\"]\n"
+                    "[[users.desk.rule]]\nallow = [\"consume\"]\ntopics = [\"orders\"]\n"
+                    "[users.viewer]\npassword = \"" + hash("viewer-pw") + "\"\n"
+                    "[[users.viewer.rule]]\nallow = [\"subscribe\"]\ntopics = [\">\"]\n");
+  BrokerProcess broker({.config_toml = "auth_file = \"" + users + "\"\n" +
+                                       queues_toml(store.path() + "/q", {{"orders", "ORD/>"}})});
+  ASSERT_TRUE(broker.ready()) << broker.err();
+  auto login = [&](const std::string& user) {
+    client::Options o = options_for(broker.port(), "it30-" + user);
+    o.user = user;
+    o.password = user + "-pw";
+    return o;
+  };
+  client::Client viewer;
+  std::vector<wire::Code> refusals;
+  viewer.on_error([&](const client::ErrorInfo& e) { refusals.push_back(e.code); });
+  viewer.on_publish_ack([&](const client::PublishAnswer& a) { refusals.push_back(a.code); });
+  ASSERT_TRUE(viewer.bind("orders", [](const client::QueueMessage&) { ADD_FAILURE() << "delivered"; }).ok());
+  ASSERT_TRUE(viewer.connect(login("viewer")).ok());
+  ASSERT_TRUE(viewer.publish_guaranteed("ORD/A", bytes_of("1")).ok());
+  ASSERT_TRUE(poll_until({&viewer}, [&] { return refusals.size() == 2; }));
+  EXPECT_EQ(refusals, (std::vector<wire::Code>{wire::Code::NotAuthorized, wire::Code::NotAuthorized}));
+
+  client::Client desk;
+  Seen seen;
+  size_t acked = 0;
+  desk.on_publish_ack([&](const client::PublishAnswer& a) { acked += a.code == wire::Code::Ok; });
+  consume_into(desk, "orders", seen);
+  ASSERT_TRUE(desk.connect(login("desk")).ok());
+  ASSERT_TRUE(desk.publish_guaranteed("ORD/A", bytes_of("2")).ok());
+  ASSERT_TRUE(poll_until({&desk, &viewer}, [&] { return acked == 1 && seen.deliveries.size() == 1; }));
+  EXPECT_EQ(seen.deliveries[0].id, 2u);
 }
 
 // A torn tail (what a crash in the middle of a write leaves) is cut at the
