@@ -42,6 +42,7 @@ void add_top_command(CLI::App& app, const CommonOptions& common, int& exit_code)
 void add_fields_command(CLI::App& app, const CommonOptions& common, int& exit_code);  // fields.cc
 void add_perf_command(CLI::App& app, const CommonOptions& common, int& exit_code);  // perf.cc
 void add_consume_command(CLI::App& app, const CommonOptions& common, int& exit_code);  // consume.cc
+void add_queue_command(CLI::App& app, const CommonOptions& common, int& exit_code);    // queue.cc
 
 // --tls, or any of the TLS file flags that imply it.
 inline bool wants_tls(const CommonOptions& common) {

@@ -140,6 +140,17 @@ TEST(It30Guaranteed, PublishedToTwoQueuesAndConsumedFromBoth) {
   EXPECT_NE(metrics->body.find("tickwire_queue_depth{queue=\"all\"} 0\n"), std::string::npos);
   EXPECT_NE(metrics->body.find("tickwire_queue_acknowledged_total{queue=\"all\"} 40\n"), std::string::npos);
   EXPECT_NE(metrics->body.find("tickwire_queue_enqueued_total{queue=\"eu\"} 20\n"), std::string::npos);
+
+  // The admin API and `tickwire queue list` show them too.
+  auto listing = run_to_completion(bin_path("tickwire"),
+                                   {"queue", "list", "--http", "127.0.0.1:" + std::to_string(broker.http_port())});
+  ASSERT_EQ(listing.status.code, 0) << listing.err;
+  EXPECT_NE(listing.out.find("QUEUE "), std::string::npos) << listing.out;
+  EXPECT_NE(listing.out.find("ORD/EU/*"), std::string::npos) << listing.out;
+  auto json = admin::http_request(http, "GET", "/api/v1/queues");
+  ASSERT_TRUE(json.ok() && json->status == 200);
+  EXPECT_NE(json->body.find("\"name\":\"all\""), std::string::npos) << json->body;
+  EXPECT_NE(json->body.find("\"acknowledged\":40"), std::string::npos) << json->body;
 }
 
 TEST(It30Guaranteed, CliPublishesGuaranteedAndReportsRefusals) {
