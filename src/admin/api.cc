@@ -169,7 +169,7 @@ http::Response Api::queues(const http::Request& req) {
              {"max_messages", q.max_messages}, {"max_bytes", q.max_bytes}};
     for (const queue::Spool::QueueStats& s : stats.queues) {
       if (s.name != q.name) continue;
-      row.update(Json{{"depth", s.depth}, {"bytes", s.bytes}, {"consumers", s.consumers},
+      row.update(Json{{"depth", s.depth}, {"oldest_unacked_ns", s.oldest_ns}, {"bytes", s.bytes}, {"consumers", s.consumers},
                       {"enqueued", s.counts.enqueued}, {"delivered", s.counts.delivered},
                       {"redelivered", s.counts.redelivered}, {"acknowledged", s.counts.acknowledged},
                       {"refused_full", s.counts.refused_full}});

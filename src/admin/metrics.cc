@@ -1,6 +1,7 @@
 #include "admin/metrics.h"
 
 #include "admin/process_metrics.h"
+#include "base/clock.h"
 #include "queue/spool.h"
 
 #include <charconv>
@@ -237,6 +238,11 @@ void write_guaranteed(PromText& out, const queue::Spool::Stats& g) {
   };
   using Q = queue::Spool::QueueStats;
   per_queue("tickwire_queue_depth", "gauge", "Messages stored and not acknowledged.", [](const Q& q) { return q.depth; });
+  const uint64_t now_ns = realtime_ns();
+  per_queue("tickwire_queue_oldest_unacked_age_seconds", "gauge",
+            "How long ago the oldest unacknowledged message was stored (0: none).", [&](const Q& q) {
+              return q.oldest_ns == 0 || q.oldest_ns > now_ns ? 0.0 : static_cast<double>(now_ns - q.oldest_ns) / 1e9;
+            });
   per_queue("tickwire_queue_bytes", "gauge", "The queue's log on disk.", [](const Q& q) { return q.bytes; });
   per_queue("tickwire_queue_consumers", "gauge", "Bindings now.", [](const Q& q) { return uint64_t{q.consumers}; });
   per_queue("tickwire_queue_enqueued_total", "counter", "Messages appended.", [](const Q& q) { return q.counts.enqueued; });

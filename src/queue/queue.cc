@@ -225,9 +225,24 @@ uint64_t Queue::depth() const {
 
 void Queue::settle() {
   const uint64_t f = floor();
+  note_oldest(f);
   if (f == written_floor_) return;
   log_->drop_before(f);
   if (::pwrite(floor_fd_, &f, sizeof f, 0) == sizeof f) written_floor_ = f;
+}
+
+// One read of one record when the floor moved (or the queue stopped being empty), none otherwise.
+void Queue::note_oldest(uint64_t floor) {
+  if (floor >= log_->durable_seq()) {
+    oldest_ns_ = oldest_seq_ = 0;
+    return;
+  }
+  if (floor == oldest_seq_) return;
+  (void)log_->read(floor, [&](const store::Record& r) {
+    oldest_seq_ = r.seq;
+    oldest_ns_ = r.timestamp_ns;
+    return false;
+  });
 }
 
 }  // namespace tw::queue

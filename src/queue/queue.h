@@ -87,11 +87,14 @@ class Queue {
 
   // Hands what the consumers have room for to `sink`, read from the log.
   Status deliver(const Sink& sink);
-  // Drops whole segments below the acknowledgement floor and writes the floor down.
+  // Drops whole segments below the acknowledgement floor, writes the floor
+  // down, and notes when the oldest unacknowledged message was stored.
   void settle();
 
   uint64_t floor() const;
   uint64_t depth() const;  // messages stored and not acknowledged
+  // When the oldest unacknowledged message was stored (ns since the epoch), as of the last settle(); 0 when none.
+  uint64_t oldest_ns() const { return oldest_ns_; }
   uint64_t bytes() const { return log_->bytes(); }
   size_t consumers() const { return consumers_.size(); }
   const Stats& stats() const { return stats_; }
@@ -106,12 +109,15 @@ class Queue {
   void hand(Consumer& to, const store::Record& record, bool redelivered, const Sink& sink);
   void release(uint64_t seq, uint64_t serial, bool redeliver);
   uint64_t read_floor() const;
+  void note_oldest(uint64_t floor);
 
   config::QueueConfig config_;
   std::string dir_;
   std::unique_ptr<store::Log> log_;
   int floor_fd_ = -1;
   uint64_t written_floor_ = 0;
+  uint64_t oldest_ns_ = 0;
+  uint64_t oldest_seq_ = 0;          // the message oldest_ns_ is of
   uint64_t next_ = 1;                // the next seq never delivered since the start
   uint64_t recovered_end_ = 1;       // seqs below it were stored before the start: delivered flagged
   std::map<uint64_t, uint64_t> outstanding_;  // seq -> consumer serial

@@ -302,7 +302,8 @@ void Spool::commit(std::vector<Command>& batch) {
   stats_.max_sync_ns = std::max(stats_.max_sync_ns, took);
   stats_.queues.clear();
   for (auto& q : queues_) {
-    stats_.queues.push_back({q->name(), q->depth(), q->bytes(), static_cast<uint32_t>(q->consumers()), q->stats()});
+    stats_.queues.push_back(
+        {q->name(), q->depth(), q->oldest_ns(), q->bytes(), static_cast<uint32_t>(q->consumers()), q->stats()});
   }
 }
 

@@ -43,6 +43,7 @@ class Spool {
   struct QueueStats {
     std::string name;
     uint64_t depth = 0;
+    uint64_t oldest_ns = 0;  // when the oldest unacknowledged message was stored; 0 = none
     uint64_t bytes = 0;
     uint32_t consumers = 0;
     Queue::Stats counts;

@@ -138,6 +138,7 @@ TEST(It30Guaranteed, PublishedToTwoQueuesAndConsumedFromBoth) {
   ASSERT_TRUE(metrics.ok() && metrics->status == 200);
   EXPECT_NE(metrics->body.find("tickwire_guaranteed_publishes_total 40\n"), std::string::npos) << metrics->body;
   EXPECT_NE(metrics->body.find("tickwire_queue_depth{queue=\"all\"} 0\n"), std::string::npos);
+  EXPECT_NE(metrics->body.find("tickwire_queue_oldest_unacked_age_seconds{queue=\"all\"} 0\n"), std::string::npos);
   EXPECT_NE(metrics->body.find("tickwire_queue_acknowledged_total{queue=\"all\"} 40\n"), std::string::npos);
   EXPECT_NE(metrics->body.find("tickwire_queue_enqueued_total{queue=\"eu\"} 20\n"), std::string::npos);
 

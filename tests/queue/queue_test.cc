@@ -82,6 +82,25 @@ TEST_F(QueueTest, DeliversWithinTheWindowAndAcksFreeIt) {
   EXPECT_EQ(q->depth(), 2u);
 }
 
+TEST_F(QueueTest, KnowsWhenItsOldestUnacknowledgedMessageWasStored) {
+  auto q = open();
+  q->settle();
+  EXPECT_EQ(q->oldest_ns(), 0u);  // empty
+  ASSERT_TRUE(q->append(1'000, "ORD/A", bytes("a")).ok());
+  ASSERT_TRUE(q->append(2'000, "ORD/A", bytes("b")).ok());
+  ASSERT_TRUE(q->sync().ok());
+  q->settle();
+  EXPECT_EQ(q->oldest_ns(), 1'000u);
+  ASSERT_TRUE(q->bind(consumer(a_, 1, 10)));
+  ASSERT_EQ(deliver(*q).size(), 2u);
+  q->ack(a_.get(), 1, 1, false);
+  q->settle();
+  EXPECT_EQ(q->oldest_ns(), 2'000u);
+  q->ack(a_.get(), 1, 2, false);
+  q->settle();
+  EXPECT_EQ(q->oldest_ns(), 0u);
+}
+
 TEST_F(QueueTest, RoundRobinAmongNonExclusiveConsumers) {
   auto q = open();
   put(*q, 1, 4);
