@@ -41,6 +41,8 @@ void add_passwd_command(CLI::App& app, int& exit_code);  // passwd.cc
 void add_top_command(CLI::App& app, const CommonOptions& common, int& exit_code);  // top.cc
 void add_fields_command(CLI::App& app, const CommonOptions& common, int& exit_code);  // fields.cc
 void add_perf_command(CLI::App& app, const CommonOptions& common, int& exit_code);  // perf.cc
+void add_consume_command(CLI::App& app, const CommonOptions& common, int& exit_code);  // consume.cc
+void add_queue_command(CLI::App& app, const CommonOptions& common, int& exit_code);    // queue.cc
 
 // --tls, or any of the TLS file flags that imply it.
 inline bool wants_tls(const CommonOptions& common) {

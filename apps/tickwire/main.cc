@@ -44,6 +44,8 @@ int main(int argc, char** argv) {
   tw::cli::add_passwd_command(app, exit_code);
   tw::cli::add_top_command(app, common, exit_code);
   tw::cli::add_fields_command(app, common, exit_code);
+  tw::cli::add_consume_command(app, common, exit_code);
+  tw::cli::add_queue_command(app, common, exit_code);
 
   tw::cli::install_stop_signals();
   try {

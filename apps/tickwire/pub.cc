@@ -1,5 +1,6 @@
 // tickwire pub TOPIC [--field NAME=VALUE ...] [--data TEXT] [--count N] [--rate R] [--image]
 // tickwire pub TOPIC [--json] [--rate R] [--image] < FILE   (one message per line: message_lines.h)
+// tickwire pub TOPIC --guaranteed ...   each message acknowledged once durable (docs/guaranteed.md)
 #include <unistd.h>
 
 #include <chrono>
@@ -23,6 +24,7 @@ struct PubOptions {
   double rate = 0;
   bool image = false;
   bool json = false;  // stdin lines are JSON objects
+  bool guaranteed = false;
 };
 
 // Publishes, waiting out back pressure instead of dropping the message.
@@ -84,6 +86,56 @@ Source lines_of_stdin(const PubOptions& opts, const fields::Dictionary& dict) {
   };
 }
 
+// --guaranteed: every message waits for a window slot, and the command ends
+// once the broker answered them all; any refusal is printed and fails it.
+int run_guaranteed(const PubOptions& opts, client::Client& client, const Source& source) {
+  uint64_t sent = 0, acked = 0, refused = 0;
+  client.on_publish_ack([&](const client::PublishAnswer& a) {
+    if (a.code == wire::Code::Ok) return void(++acked);
+    ++refused;
+    std::fprintf(stderr, "tickwire pub: message %llu refused: %s: %.*s\n", static_cast<unsigned long long>(a.message_id),
+                 wire::code_name(a.code), static_cast<int>(a.text.size()), a.text.data());
+  });
+  auto start = std::chrono::steady_clock::now();
+  Outgoing message;
+  bool failed = false;
+  while (!g_stop_requested && client.connected()) {
+    if (opts.rate > 0) {
+      auto due = start + std::chrono::duration<double>(static_cast<double>(sent) / opts.rate);
+      while (std::chrono::steady_clock::now() < due && !g_stop_requested) client.poll(1);
+    }
+    const Next next = source(client, message);
+    if (next != Next::Message) {
+      failed = next == Next::Failed;
+      break;
+    }
+    for (;;) {
+      auto id = client.publish_guaranteed(opts.topic, message.payload);
+      if (id) break;
+      if (!client.connected() || g_stop_requested) {
+        std::fprintf(stderr, "tickwire pub: %s\n", id.error().message.c_str());
+        return kExitError;
+      }
+      client.poll(10);  // the window is full: wait for answers
+    }
+    ++sent;
+  }
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(30);
+  while (client.unanswered_publishes() > 0 && client.connected() && std::chrono::steady_clock::now() < deadline) {
+    client.poll(10);
+  }
+  if (client.unanswered_publishes() > 0) {
+    std::fprintf(stderr, "tickwire pub: %zu guaranteed message%s not answered (connection lost or timed out)\n",
+                 client.unanswered_publishes(), client.unanswered_publishes() == 1 ? "" : "s");
+    return kExitError;
+  }
+  std::printf("published %llu guaranteed message%s to %s: %llu acknowledged, %llu refused\n",
+              static_cast<unsigned long long>(sent), sent == 1 ? "" : "s", opts.topic.c_str(),
+              static_cast<unsigned long long>(acked), static_cast<unsigned long long>(refused));
+  client.close();
+  return failed || refused > 0 ? kExitError : kExitOk;
+}
+
 int run_pub(const PubOptions& opts, const CommonOptions& common, bool data_given, bool from_stdin) {
   auto dict = dictionary(common);
   if (!dict) {
@@ -120,6 +172,10 @@ int run_pub(const PubOptions& opts, const CommonOptions& common, bool data_given
     std::fprintf(stderr, "tickwire pub: broker error %s: %.*s\n", wire::code_name(e.code),
                  static_cast<int>(e.text.size()), e.text.data());
   });
+  if (opts.guaranteed) {
+    if (!connect_or_report(client, *options)) return kExitError;
+    return run_guaranteed(opts, client, source);
+  }
   auto id = client.advertise(opts.topic, kind);
   if (!id) {
     std::fprintf(stderr, "tickwire pub: %s\n", id.error().message.c_str());
@@ -182,7 +238,11 @@ void add_pub_command(CLI::App& app, const CommonOptions& common, int& exit_code)
                     ->check(positive_number());
   cmd->add_option("-r,--rate", opts->rate, "messages per second, 0 = as fast as possible")
       ->check(non_negative_number());
-  cmd->add_flag("--image", opts->image, "replace the cached image instead of merging");
+  auto* image = cmd->add_flag("--image", opts->image, "replace the cached image instead of merging");
+  cmd->add_flag("--guaranteed", opts->guaranteed,
+                "guaranteed messaging: each message goes to the queues whose subscriptions match the topic and is "
+                "acknowledged once durable; refusals are printed (docs/guaranteed.md)")
+      ->excludes(image);
   auto* json = cmd->add_flag("--json", opts->json,
                              "stdin lines are JSON objects as `tickwire sub --json` prints them "
                              "({\"fields\":{\"BID\":\"189.25\"}}, or the bare object; \"image\" lines are "

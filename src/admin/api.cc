@@ -5,6 +5,7 @@
 #include "admin/access.h"
 #include "admin/ask.h"
 #include "admin/metrics.h"
+#include "queue/spool.h"
 #include "client/json_fields.h"
 #include "session/listing.h"
 #include "tier/access_point.h"
@@ -117,7 +118,7 @@ http::Response Api::metrics(const http::Request& req) {
   keep_own_usage(req, view.now.users);
   http::Response r;
   r.content_type = std::string(kMetricsContentType);
-  r.body = render_metrics(view, stats_.broker().http_stats());
+  r.body = render_metrics(view, stats_.broker().http_stats(), stats_.broker().spool());
   return r;
 }
 
@@ -154,6 +155,28 @@ http::Response Api::connections(const http::Request& req) {
   Json list = Json::array();
   for (const tier::ConnectionInfo& c : *rows) list.push_back(connection_json(c));
   return http::Response::json(dump(Json{{"connections", std::move(list)}}));
+}
+
+// Guaranteed messaging's queues (docs/guaranteed.md): as configured, and the store thread's counts.
+http::Response Api::queues(const http::Request& req) {
+  if (auto refused = refuse_non_admin(stats_.broker(), req)) return *refused;
+  const config::BrokerConfig& config = stats_.broker().config();
+  const queue::Spool* spool = stats_.broker().spool();
+  Json list = Json::array();
+  const queue::Spool::Stats stats = spool ? spool->stats() : queue::Spool::Stats{};
+  for (const config::QueueConfig& q : config.queues) {
+    Json row{{"name", q.name}, {"subscriptions", q.subscriptions}, {"exclusive", q.exclusive},
+             {"max_messages", q.max_messages}, {"max_bytes", q.max_bytes}};
+    for (const queue::Spool::QueueStats& s : stats.queues) {
+      if (s.name != q.name) continue;
+      row.update(Json{{"depth", s.depth}, {"oldest_unacked_ns", s.oldest_ns}, {"bytes", s.bytes}, {"consumers", s.consumers},
+                      {"enqueued", s.counts.enqueued}, {"delivered", s.counts.delivered},
+                      {"redelivered", s.counts.redelivered}, {"acknowledged", s.counts.acknowledged},
+                      {"refused_full", s.counts.refused_full}});
+    }
+    list.push_back(std::move(row));
+  }
+  return http::Response::json(dump(Json{{"store", config.store.dir}, {"queues", std::move(list)}}));
 }
 
 http::Response Api::channels(const http::Request& req) {
@@ -212,6 +235,7 @@ void Api::install(http::Routes& routes) {
   routes.add("GET", "/api/v1/stats", bind(&Api::stats));
   routes.add("GET", "/api/v1/events", bind(&Api::events));
   routes.add("GET", "/api/v1/connections", bind(&Api::connections));
+  routes.add("GET", "/api/v1/queues", bind(&Api::queues));
   routes.add("GET", "/api/v1/channels", bind(&Api::channels));
   routes.add("GET", "/api/v1/services", bind(&Api::services));
   routes.add("GET", "/api/v1/loops", bind(&Api::loops));

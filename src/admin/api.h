@@ -27,6 +27,7 @@ class Api {
   http::Response stats(const http::Request& req);
   http::Response events(const http::Request& req);
   http::Response connections(const http::Request& req);
+  http::Response queues(const http::Request& req);
   http::Response channels(const http::Request& req);
   http::Response services(const http::Request& req);
   http::Response loops(const http::Request& req);

@@ -1,6 +1,8 @@
 #include "admin/metrics.h"
 
 #include "admin/process_metrics.h"
+#include "base/clock.h"
+#include "queue/spool.h"
 
 #include <charconv>
 #include <cinttypes>
@@ -217,9 +219,49 @@ void write_http(PromText& out, const http::ServerStats& s) {
         "HTTP writes and WebSocket upgrades refused for a foreign Origin (403).", s.origin_refused);
 }
 
+// Guaranteed messaging (docs/guaranteed.md): the store thread's counts and each queue's.
+void write_guaranteed(PromText& out, const queue::Spool::Stats& g) {
+  auto count = [&](const char* name, const char* type, const char* help, auto value) {
+    out.family(name, type, help);
+    out.sample(name, value);
+  };
+  count("tickwire_guaranteed_publishes_total", "counter", "Guaranteed publishes answered OK (durable).", g.publishes);
+  out.family("tickwire_guaranteed_refused_total", "counter", "Guaranteed publishes refused, by reason.");
+  out.sample("tickwire_guaranteed_refused_total", g.refused_full, {{"reason", "queue_full"}});
+  out.sample("tickwire_guaranteed_refused_total", g.refused_disk, {{"reason", "disk"}});
+  count("tickwire_guaranteed_unrouted_total", "counter", "Guaranteed publishes no queue attracted.", g.unrouted);
+  count("tickwire_store_syncs_total", "counter", "fdatasyncs of queue logs (one per queue per batch).", g.syncs);
+  count("tickwire_store_sync_seconds_total", "counter", "Time the store thread spent syncing.",
+        static_cast<double>(g.sync_ns) / 1e9);
+  count("tickwire_store_max_sync_seconds", "gauge", "The longest batch sync since start.",
+        static_cast<double>(g.max_sync_ns) / 1e9);
+  auto per_queue = [&](const char* name, const char* type, const char* help, auto value) {
+    out.family(name, type, help);
+    for (const auto& q : g.queues) out.sample(name, value(q), {{"queue", q.name}});
+  };
+  using Q = queue::Spool::QueueStats;
+  per_queue("tickwire_queue_depth", "gauge", "Messages stored and not acknowledged.", [](const Q& q) { return q.depth; });
+  const uint64_t now_ns = realtime_ns();
+  per_queue("tickwire_queue_oldest_unacked_age_seconds", "gauge",
+            "How long ago the oldest unacknowledged message was stored (0: none).", [&](const Q& q) {
+              return q.oldest_ns == 0 || q.oldest_ns > now_ns ? 0.0 : static_cast<double>(now_ns - q.oldest_ns) / 1e9;
+            });
+  per_queue("tickwire_queue_bytes", "gauge", "The queue's log on disk.", [](const Q& q) { return q.bytes; });
+  per_queue("tickwire_queue_consumers", "gauge", "Bindings now.", [](const Q& q) { return uint64_t{q.consumers}; });
+  per_queue("tickwire_queue_enqueued_total", "counter", "Messages appended.", [](const Q& q) { return q.counts.enqueued; });
+  per_queue("tickwire_queue_delivered_total", "counter", "DELIVERs, redeliveries included.",
+            [](const Q& q) { return q.counts.delivered; });
+  per_queue("tickwire_queue_redelivered_total", "counter", "DELIVERs flagged redelivered.",
+            [](const Q& q) { return q.counts.redelivered; });
+  per_queue("tickwire_queue_acknowledged_total", "counter", "Messages acknowledged by consumers.",
+            [](const Q& q) { return q.counts.acknowledged; });
+  per_queue("tickwire_queue_refused_full_total", "counter", "Publishes refused: this queue was at max_messages or max_bytes.",
+            [](const Q& q) { return q.counts.refused_full; });
+}
+
 }  // namespace
 
-std::string render_metrics(const Statistics::View& view, const http::ServerStats* http) {
+std::string render_metrics(const Statistics::View& view, const http::ServerStats* http, const queue::Spool* spool) {
   PromText out;
   for (const Counted& c : broker_counts(view)) {
     out.family(c.name, c.type, c.help);
@@ -236,6 +278,7 @@ std::string render_metrics(const Statistics::View& view, const http::ServerStats
   write_loops(out, view);
   write_users(out, view);
   if (http != nullptr) write_http(out, *http);
+  if (spool != nullptr) write_guaranteed(out, spool->stats());
   out.family("tickwire_start_time_seconds", "gauge", "When the broker started, seconds since the Unix epoch.");
   out.sample("tickwire_start_time_seconds",
              static_cast<double>(view.now.wall_ms - view.uptime_ms) / 1000.0);

@@ -13,6 +13,10 @@
 #include "admin/statistics.h"
 #include "http/server.h"
 
+namespace tw::queue {
+class Spool;
+}
+
 namespace tw::admin {
 
 inline constexpr std::string_view kMetricsContentType = "text/plain; version=0.0.4; charset=utf-8";
@@ -36,7 +40,9 @@ class PromText {
 std::string escape_label_value(std::string_view value);
 std::string escape_help(std::string_view help);
 
-// `http`: the HTTP listener's counts (null: no HTTP listener).
-std::string render_metrics(const Statistics::View& view, const http::ServerStats* http = nullptr);
+// `http`: the HTTP listener's counts (null: no HTTP listener); `spool`: the
+// queues of guaranteed messaging (null: no store).
+std::string render_metrics(const Statistics::View& view, const http::ServerStats* http = nullptr,
+                           const queue::Spool* spool = nullptr);
 
 }  // namespace tw::admin

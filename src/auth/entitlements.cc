@@ -90,6 +90,11 @@ wire::Code Grants::publish(std::string_view topic) const {
   return (m.allowed & kPublish) && !(m.denied & kPublish) ? wire::Code::Ok : wire::Code::NotAuthorized;
 }
 
+bool Grants::consumes(std::string_view queue) const {
+  const Match m = match(queue);
+  return (m.allowed & kConsume) && !(m.denied & kConsume);
+}
+
 wire::Code Grants::provide(std::string_view service, std::string_view pattern) const {
   const std::string whole = pattern.empty() ? std::string(service) + "/>" : std::string(pattern);
   bool denied = false, allowed = false;

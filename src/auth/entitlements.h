@@ -24,6 +24,7 @@ enum Permission : uint8_t {
   kSubscribe = 2,           // real time (and any delay)
   kSubscribeDelayed = 4,    // only with a delay of at least the rule's delay_ms
   kProvide = 8,             // advertise a service; publish into its topics
+  kConsume = 16,            // BIND to a durable queue: the rule's patterns name queues (docs/guaranteed.md)
 };
 
 struct Rule {
@@ -68,6 +69,8 @@ class Grants {
   wire::Code publish(std::string_view topic) const;
   // PROVIDE of `service` with `pattern` ("" = all of its topics).
   wire::Code provide(std::string_view service, std::string_view pattern) const;
+  // BIND to the queue `queue` (a valid one-level name, matched like a topic).
+  bool consumes(std::string_view queue) const;
 
  private:
   struct Entry {

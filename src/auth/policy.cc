@@ -111,8 +111,11 @@ class PolicyReader {
     rule.allow = !allow.empty();
     for (const std::string& p : rule.allow ? allow : deny) {
       const uint8_t bit = p == "publish" ? kPublish : p == "subscribe" ? kSubscribe
-                          : p == "subscribe-delayed" ? kSubscribeDelayed : p == "provide" ? kProvide : 0;
-      if (bit == 0) return Error{"unknown permission '" + p + "' (publish, subscribe, subscribe-delayed, provide)"};
+                          : p == "subscribe-delayed" ? kSubscribeDelayed : p == "provide" ? kProvide
+                          : p == "consume" ? kConsume : 0;
+      if (bit == 0) {
+        return Error{"unknown permission '" + p + "' (publish, subscribe, subscribe-delayed, provide, consume)"};
+      }
       rule.permissions |= bit;
     }
     if (rule.patterns.empty()) return Error{"a rule needs 'topics'"};

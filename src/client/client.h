@@ -61,6 +61,7 @@
 // snapshot() and list_channels() called from a handler return an error.
 #pragma once
 #include <cstdint>
+#include <map>
 #include <memory>
 #include <span>
 #include <string>
@@ -74,6 +75,7 @@
 #include "client/message.h"
 #include "client/options.h"
 #include "wire/codec.h"
+#include "wire/guaranteed.h"
 
 namespace tw::session {
 class TlsContext;
@@ -192,6 +194,30 @@ class Client {
   Status stream_status(uint32_t stream_id, wire::ChannelState state, wire::Code code, std::string_view text);
   size_t open_stream_count() const { return streams_.size(); }
 
+  // Guaranteed messaging (protocol version 4; docs/guaranteed.md).
+  //
+  // publish_guaranteed sends GUARANTEED_PUBLISH with the next message id
+  // (returned) and keeps a copy until the broker answers; on_publish_ack's
+  // handler gets the answer (OK only once the message is durable in every
+  // matching queue). At most Options::guaranteed_window are unanswered at
+  // once: past it the call refuses (poll and retry). After a reconnect the
+  // unanswered ones are sent again, flagged retransmit (the broker may have
+  // stored them: their deliveries are then flagged redelivered).
+  Result<uint64_t> publish_guaranteed(std::string_view topic, std::span<const uint8_t> payload);
+  void on_publish_ack(PublishAckHandler handler) { on_publish_ack_ = std::move(handler); }
+  size_t unanswered_publishes() const { return unanswered_.size(); }
+  // Binds to a queue: `handler` gets its messages, at most `window` (0 = the
+  // broker's maximum) unacknowledged at once; bound again after a reconnect
+  // (what was unacknowledged then comes again, flagged redelivered). A
+  // refusal (no such queue, no store) arrives through on_error and removes
+  // the binding. Returns the bind id.
+  Result<uint32_t> bind(std::string_view queue, QueueHandler handler, uint32_t window = 0);
+  Status unbind(uint32_t bind_id);
+  // Acknowledges one message (cumulative: every message up to seq delivered to this binding).
+  Status ack(uint32_t bind_id, uint64_t seq, bool cumulative = false);
+  // Gives a message back: the broker delivers it again, to any consumer of the queue.
+  Status nack(uint32_t bind_id, uint64_t seq);
+
   // Lists the broker's channels of `service` ("" = all) and waits up to
   // timeout_ms for the complete answer, dispatching other messages meanwhile.
   Result<std::vector<ChannelRow>> list_channels(std::string_view service, int timeout_ms);
@@ -226,7 +252,7 @@ class Client {
  private:
   // Securing: the TLS handshake, between the TCP connect and HELLO (options.tls only).
   enum class State : uint8_t { Idle, Connecting, Securing, Handshake, Connected, Backoff, Closed };
-  enum class RequestType : uint8_t { Subscribe, Unsubscribe, Snapshot, Provide, Withdraw, ListChannels };
+  enum class RequestType : uint8_t { Subscribe, Unsubscribe, Snapshot, Provide, Withdraw, ListChannels, Bind };
   struct Subscription {
     uint32_t id = 0;
     std::string pattern;
@@ -304,6 +330,24 @@ class Client {
   void handle_ack(const wire::Ack& ack);
   void handle_error(const wire::ErrorMsg& error);
   int end_exact_subscriptions(const std::string& topic, uint32_t delivered_to, Message& msg);
+
+  // Guaranteed messaging (client_guaranteed.cc).
+  struct Binding {
+    std::string queue;
+    uint32_t window = 0;
+    QueueHandler handler;
+  };
+  struct Unanswered {
+    std::string topic;
+    std::vector<uint8_t> payload;
+  };
+  void send_guaranteed(uint64_t id, const Unanswered& message, bool retransmit);
+  void send_bind(uint32_t bind_id, const Binding& binding);
+  Status send_consumer_ack(wire::MsgType type, uint32_t bind_id, uint64_t seq, bool cumulative);
+  void resend_guaranteed();
+  void handle_publish_ack(const wire::PublishAck& ack);
+  int handle_deliver(const wire::Deliver& deliver);
+  bool handle_bind_ack(const PendingRequest& request, const wire::Ack& ack);
 
   // Interactive providing and channel listing (client_provider.cc).
   int handle_request(const wire::Request& request);
@@ -385,6 +429,11 @@ class Client {
 
   std::vector<Registration> registrations_;  // index = publish id - 1
   std::unordered_map<std::string, PublisherId, StringHash, std::equal_to<>> publisher_by_topic_;
+
+  uint64_t next_message_id_ = 1;
+  std::map<uint64_t, Unanswered> unanswered_;  // by message id, oldest first
+  std::map<uint32_t, Binding> bindings_;       // by bind id
+  PublishAckHandler on_publish_ack_;
 
   ChannelTable channels_;
   Counters counters_;

@@ -194,6 +194,7 @@ void Client::resend_state() {
   for (const auto& sub : subscriptions_)
     if (sub->live && sent.insert(sub->pattern).second)
       send_subscribe(wire::MsgType::Subscribe, sub->pattern, sub->policy, sub->conflate_ms, sub->delay_ms);
+  resend_guaranteed();
 }
 
 void Client::service_timers(uint64_t now) {

@@ -111,6 +111,16 @@ int Client::handle_frame(const wire::Frame& frame) {
       if ((ok = decode_into(frame, m))) handle_channel_info(m);
       break;
     }
+    case wire::MsgType::PublishAck: {
+      wire::PublishAck m;
+      if ((ok = decode_into(frame, m))) handle_publish_ack(m);
+      break;
+    }
+    case wire::MsgType::Deliver: {
+      wire::Deliver m;
+      if ((ok = decode_into(frame, m))) delivered = handle_deliver(m);
+      break;
+    }
     case wire::MsgType::Heartbeat:
       break;  // its arrival already refreshed last_recv_ns_
     default:
@@ -267,6 +277,7 @@ void Client::handle_ack(const wire::Ack& ack) {
   PendingRequest request = std::move(it->second);
   pending_.erase(it);
   if (handle_provider_ack(request, ack)) return;
+  if (handle_bind_ack(request, ack)) return;
   if (request.type == RequestType::Snapshot) {
     if (snapshot_wait_ != nullptr && snapshot_wait_->request_id == ack.request_id) {
       snapshot_wait_->done = true;

@@ -68,6 +68,28 @@ using RequestHandler = std::function<void(const Stream&)>;
 using ReleaseHandler = std::function<void(const Stream&)>;
 
 // Monotonic counters; read them at any time from the polling thread.
+// Guaranteed messaging (docs/guaranteed.md). The broker's answer to one
+// guaranteed publish: OK once it is durable in every queue its topic
+// matches; otherwise why not (QUEUE_FULL, DISK_FULL, NOT_AUTHORIZED, NO_STORE, ...).
+struct PublishAnswer {
+  uint64_t message_id = 0;
+  wire::Code code = wire::Code::Ok;
+  std::string_view text;
+};
+using PublishAckHandler = std::function<void(const PublishAnswer&)>;
+
+// One message of a bound queue. Acknowledge it with Client::ack(bind_id, seq).
+struct QueueMessage {
+  uint32_t bind_id = 0;
+  std::string_view queue;
+  uint64_t seq = 0;           // the queue's sequence number
+  uint64_t timestamp_ns = 0;  // when the broker stored it
+  bool redelivered = false;   // it may have been delivered before
+  std::string_view topic;
+  std::span<const uint8_t> payload;
+};
+using QueueHandler = std::function<void(const QueueMessage&)>;
+
 struct Counters {
   uint64_t messages = 0;        // delivered to a handler (images + updates + statuses)
   uint64_t images = 0;
@@ -83,6 +105,10 @@ struct Counters {
   uint64_t bytes_in = 0;
   uint64_t bytes_out = 0;
   uint64_t errors = 0;          // ERROR frames received
+  uint64_t guaranteed_sent = 0;     // GUARANTEED_PUBLISH frames sent, retransmissions included
+  uint64_t guaranteed_acked = 0;    // answered OK (durable)
+  uint64_t guaranteed_refused = 0;  // answered with a refusal
+  uint64_t queue_messages = 0;      // DELIVER frames handed to a queue handler
   uint64_t requests = 0;        // REQUEST frames received (interactive provider)
   uint64_t releases = 0;        // streams ended by RELEASE
   uint64_t streams_lost = 0;    // open streams ended by a lost connection

@@ -41,6 +41,8 @@ struct Options {
   // The highest protocol version HELLO offers (the broker may choose lower).
   // Version 3 brings the broker's limits in WELCOME (ServerInfo::limits).
   uint16_t protocol_version = wire::kProtocolVersion;
+  // Guaranteed publishes unanswered at once; publish_guaranteed() refuses more (the broker's store.publish_window is 256 by default).
+  uint32_t guaranteed_window = 256;
 };
 
 // "HOST:PORT" -> host, port. Accepts "[v6addr]:PORT". False when malformed or port 0.

@@ -82,14 +82,17 @@ const std::array kIntegerKeys = {
     TW_INTEGER_KEY(limits.max_websocket_message, 64, int64_t{1} << 30),
     TW_INTEGER_KEY(limits.max_topic_length, 1, 65'535),
     TW_INTEGER_KEY(limits.max_topic_depth, 1, 1024),
+    TW_INTEGER_KEY(store.segment_bytes, int64_t{1} << 16, int64_t{1} << 40),
+    TW_INTEGER_KEY(store.publish_window, 1, 1'000'000),
+    TW_INTEGER_KEY(store.max_consumer_window, 1, 1'000'000),
 };
 #undef TW_INTEGER_KEY_OR_OFF
 #undef TW_INTEGER_KEY
 #undef TW_KEY_WITH_ZERO
 
-constexpr std::array<std::string_view, 11> kStringKeys = {
+constexpr std::array<std::string_view, 12> kStringKeys = {
     "listen", "mqtt_listen", "http_listen", "server_name", "log_level", "provider_balance", "slow_consumer_policy", "cpus", "auth_file",
-    "usage_log", "fields_file"};
+    "usage_log", "fields_file", "store.dir"};
 
 bool valid_slow_consumer_policy(std::string_view value) {
   return value == "conflate" || value == "drop" || value == "disconnect";
@@ -262,6 +265,7 @@ std::string value_text(const BrokerConfig& config, std::string_view key) {
   if (key == "auth_file") return config.auth_file;
   if (key == "usage_log") return config.usage_log;
   if (key == "fields_file") return config.fields_file;
+  if (key == "store.dir") return config.store.dir;
   return "";
 }
 
@@ -309,6 +313,8 @@ Status set_string(BrokerConfig& config, std::string_view key, std::string_view v
     config.usage_log.assign(value);
   } else if (key == "fields_file") {
     config.fields_file.assign(value);
+  } else if (key == "store.dir") {
+    config.store.dir.assign(value);
   } else {
     return Error{"not a string key"};
   }
@@ -332,6 +338,29 @@ Status check_origin(std::string_view origin) {
     return Error{"expected \"*\" or an origin like \"https://console.example.com\" (scheme, host, optional port), got '" +
                  std::string(origin) + "'"};
   }
+  return Ok{};
+}
+
+bool valid_queue_name(std::string_view name) {
+  if (name.empty() || name.size() > 128 || name == "." || name == "..") return false;
+  for (char c : name) {
+    if (!std::isalnum(static_cast<unsigned char>(c)) && c != '-' && c != '_' && c != '.') return false;
+  }
+  return true;
+}
+
+// A queue's name is its directory: nothing that leaves store.dir, and no two alike.
+Status check_queue(const BrokerConfig& config, size_t index) {
+  const QueueConfig& q = config.queues[index];
+  if (!valid_queue_name(q.name)) {
+    return Error{"name '" + q.name + "': expected 1..128 letters, digits, '-', '_' or '.'"};
+  }
+  for (size_t i = 0; i < index; ++i) {
+    if (config.queues[i].name == q.name) return Error{"name '" + q.name + "' is used twice"};
+  }
+  if (q.subscriptions.empty()) return Error{"'" + q.name + "' has no subscriptions"};
+  if (q.max_messages == 0 || q.max_bytes == 0) return Error{"'" + q.name + "': max_messages and max_bytes must be > 0"};
+  if (config.store.dir.empty()) return Error{"'" + q.name + "' needs store.dir (guaranteed messaging is off without it)"};
   return Ok{};
 }
 
@@ -375,6 +404,11 @@ Status validate(const BrokerConfig& config) {
       if (topic::validate_pattern(pattern, limits) != topic::Error::Ok) {
         return named("delay_history.topics", Error{"not a valid topic pattern: '" + pattern + "'"});
       }
+    }
+  }
+  for (size_t i = 0; i < config.queues.size(); ++i) {
+    if (auto status = check_queue(config, i); !status) {
+      return Error{"queue " + std::to_string(i + 1) + ": " + status.error().message};
     }
   }
   if (auto status = check_thread_counts(config); !status) return status;

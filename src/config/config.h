@@ -43,6 +43,23 @@ struct Limits {
   uint32_t max_websocket_message = 2u << 20;
 };
 
+// Guaranteed messaging (docs/guaranteed.md): off while `dir` is "".
+struct StoreConfig {
+  std::string dir;                        // one subdirectory per queue; "" = no store, no guaranteed messaging
+  uint64_t segment_bytes = 16ull << 20;   // a queue's log segment is sealed at this size
+  uint32_t publish_window = 256;          // guaranteed publishes one connection may have unacknowledged
+  uint32_t max_consumer_window = 1'024;   // messages one BIND may have delivered and unacknowledged
+};
+
+// One [[queue]] table: a durable queue that attracts guaranteed publishes by its subscriptions.
+struct QueueConfig {
+  std::string name;                        // its directory under store.dir: letters, digits, '-', '_', '.'
+  std::vector<std::string> subscriptions;  // topic patterns (wildcards allowed)
+  uint64_t max_messages = 1'000'000;       // unacknowledged messages; past it publishes are refused (QUEUE_FULL)
+  uint64_t max_bytes = 1ull << 30;         // the queue's log on disk; past it publishes are refused (QUEUE_FULL)
+  bool exclusive = false;                  // one consumer at a time gets everything; else round robin
+};
+
 struct BrokerConfig {
   std::string listen = "127.0.0.1:9400";       // native protocol, HOST:PORT (port 0 = any)
   // [[listener]] tables; empty = one native plaintext listener on `listen`.
@@ -117,6 +134,8 @@ struct BrokerConfig {
   // (docs/configuration.md, "The field dictionary"); "" = the built-in one.
   std::string fields_file;
   Limits limits;
+  StoreConfig store;
+  std::vector<QueueConfig> queues;
 };
 
 // What the broker binds: the [[listener]] list, or the native plaintext

@@ -31,11 +31,12 @@ class Reader {
  private:
   Status apply_node(BrokerConfig& config, const std::string& name, const toml::key& key,
                     const toml::node& node) {
-    if (name == "limits") {
+    if (name == "limits" || name == "store") {
       if (!node.is_table()) return key_error(node, name, "expected a table");
       return apply_table(config, *node.as_table(), name);
     }
     if (name == "listener") return apply_listeners(config, node);
+    if (name == "queue") return apply_queues(config, node);
     if (name == "http_allowed_origins") return apply_origins(config, node);
     if (name == "delay_history") return apply_delay_history(config, node);
     if (name == "listen") {
@@ -79,6 +80,43 @@ class Reader {
       }
     }
     if (listen_line_ != 0) return listen_with_listeners();
+    return Ok{};
+  }
+
+  // [[queue]] tables (docs/guaranteed.md): name, subscriptions, limits; checked whole by validate().
+  Status apply_queues(BrokerConfig& config, const toml::node& node) {
+    if (!node.is_array_of_tables()) return key_error(node, "queue", "expected [[queue]] tables");
+    for (const toml::node& entry : *node.as_array()) {
+      QueueConfig queue;
+      for (auto&& [key, value] : *entry.as_table()) {
+        if (auto status = apply_queue_key(queue, key, value); !status) return status;
+      }
+      config.queues.push_back(std::move(queue));
+    }
+    return Ok{};
+  }
+
+  Status apply_queue_key(QueueConfig& queue, const toml::key& key, const toml::node& value) {
+    const std::string name = "queue." + std::string(key.str());
+    if (key.str() == "name") {
+      if (!value.is_string()) return key_error(value, name, "expected a string");
+      queue.name = value.as_string()->get();
+    } else if (key.str() == "subscriptions") {
+      if (!value.is_array()) return key_error(value, name, "expected an array of topic patterns");
+      for (const toml::node& pattern : *value.as_array()) {
+        if (!pattern.is_string()) return key_error(pattern, name, "expected an array of topic patterns");
+        queue.subscriptions.push_back(pattern.as_string()->get());
+      }
+    } else if (key.str() == "max_messages" || key.str() == "max_bytes") {
+      if (!value.is_integer() || value.as_integer()->get() <= 0) return key_error(value, name, "expected an integer > 0");
+      (key.str() == "max_messages" ? queue.max_messages : queue.max_bytes) =
+          static_cast<uint64_t>(value.as_integer()->get());
+    } else if (key.str() == "exclusive") {
+      if (!value.is_boolean()) return key_error(value, name, "expected true or false");
+      queue.exclusive = value.as_boolean()->get();
+    } else {
+      return Error{where(key.source()) + ": unknown key '" + name + "'"};
+    }
     return Ok{};
   }
 

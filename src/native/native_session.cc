@@ -21,7 +21,7 @@ NativeSession::NativeSession(Env env, std::unique_ptr<session::Transport> transp
 size_t NativeSession::parse(std::span<const uint8_t> in) {
   size_t pos = 0;
   // A paced reply, or a login being checked, holds the requests behind it.
-  while (!closing() && !paced() && !login_pending()) {
+  while (!closing() && !paced() && !login_pending() && !window_full_) {
     wire::Frame frame;
     auto result = wire::split_frame(in.subspan(pos), env().config.limits.max_frame, frame);
     if (result == wire::SplitResult::NeedMore) break;
@@ -61,6 +61,11 @@ void NativeSession::handle(const wire::Frame& frame) {
     case MsgType::StreamStatus: return handle_stream_status(frame);
     case MsgType::ListChannels: return handle_list_channels(frame);
     case MsgType::Reload: return handle_reload(frame);
+    case MsgType::GuaranteedPublish:
+    case MsgType::Bind:
+    case MsgType::Unbind:
+    case MsgType::ConsumerAck:
+    case MsgType::Nack: return handle_guaranteed(frame);
     case MsgType::Hello: return reject(wire::Code::MalformedFrame, "HELLO sent twice");
     default: return reject(wire::Code::UnknownType, "unknown or broker-only frame type");
   }
@@ -83,7 +88,7 @@ void NativeSession::handle_hello(const wire::Frame& frame) {
   }
   if (hello.min_version > wire::kProtocolVersion || hello.max_version < wire::kMinProtocolVersion ||
       hello.min_version > hello.max_version) {
-    return fail(wire::Code::UnsupportedVersion, "this broker speaks protocol versions 1 to 3");
+    return fail(wire::Code::UnsupportedVersion, "this broker speaks protocol versions 1 to 4");
   }
   const auto& cfg = env().config;
   version_ = std::min(hello.max_version, wire::kProtocolVersion);

@@ -9,6 +9,7 @@
 //   publish.cc         REGISTER, PUBLISH
 //   provider.cc        PROVIDE, WITHDRAW, STREAM_STATUS, REQUEST, RELEASE
 //   admin.cc           LIST_CHANNELS, CHANNEL_INFO
+//   guaranteed.cc      GUARANTEED_PUBLISH, BIND, UNBIND, CONSUMER_ACK, NACK (version 4)
 #pragma once
 #include <cstdint>
 #include <map>
@@ -17,15 +18,18 @@
 #include <string>
 #include <vector>
 
+#include "queue/mailbox.h"
 #include "session/session.h"
 #include "topic/topic.h"
 #include "wire/codec.h"
+#include "wire/guaranteed.h"
 
 namespace tw::native {
 
-class NativeSession final : public session::Session {
+class NativeSession final : public session::Session, private queue::PortHandler {
  public:
   NativeSession(Env env, std::unique_ptr<session::Transport> transport, std::string peer, uint64_t now_ns);
+  ~NativeSession() override;
 
   void send_request(uint32_t stream_id, std::string_view topic) override;
   void send_release(uint32_t stream_id) override;
@@ -62,6 +66,14 @@ class NativeSession final : public session::Session {
   // number of channels per turn); paced until the last row and the ACK.
   void continue_listing();
   void handle_reload(const wire::Frame& frame);
+  // Guaranteed messaging (guaranteed.cc): the store thread (queue::Spool) answers through port_.
+  void handle_guaranteed(const wire::Frame& frame);
+  void handle_guaranteed_publish(const wire::Frame& frame);
+  void handle_bind(const wire::Frame& frame);
+  void handle_consumer_ack(const wire::Frame& frame);
+  void refuse_publish(uint64_t message_id, wire::Code code, std::string_view text);
+  const std::shared_ptr<queue::Port>& port();
+  void on_store_frames(std::span<const uint8_t> frames, uint32_t answered) override;
   void answer_reload();  // on the tick, once the verifier thread has reloaded
   // Bad input: counted, and the connection closes with `code`.
   void reject(wire::Code code, std::string_view text);
@@ -93,6 +105,9 @@ class NativeSession final : public session::Session {
   std::string hello_name_;  // the client's name while its login is checked
   std::shared_ptr<auth::Login> reload_;  // an admin's RELOAD in progress
   uint32_t reload_request_id_ = 0;
+  std::shared_ptr<queue::Port> port_;  // from the first guaranteed frame on
+  uint32_t unanswered_ = 0;            // guaranteed publishes the store has not answered
+  bool window_full_ = false;           // input paused until the store answers one (store.publish_window)
 };
 
 }  // namespace tw::native

@@ -49,6 +49,11 @@
 #include "session/output.h"
 #include "session/transport.h"
 
+namespace tw::queue {
+class Mailbox;
+class Spool;
+}  // namespace tw::queue
+
 namespace tw::session {
 
 class Session : public broker::Outlet, public reactor::IoHandler, private InputBudget::Holder {
@@ -60,7 +65,10 @@ class Session : public broker::Outlet, public reactor::IoHandler, private InputB
     broker::Fanout& fanout;
     broker::Counters& counters;
     LoopState& loop;
-    auth::Authority* authority;  // null: authentication off, every connection may do everything
+    auth::Authority* authority = nullptr;  // null: authentication off, every connection may do everything
+    // Guaranteed messaging (src/queue): null when the broker has no store.
+    queue::Spool* spool = nullptr;
+    std::shared_ptr<queue::Mailbox> mailbox;  // this loop's, for the store's answers
   };
   Session(Env env, std::unique_ptr<Transport> transport, std::string peer, const Encoder& encoder, uint64_t now_ns);
   ~Session() override;

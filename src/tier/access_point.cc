@@ -37,7 +37,15 @@ AccessPoint::AccessPoint(const config::BrokerConfig& config, const broker::Route
       open_connections_(open_connections),
       spare_fd_(::open("/dev/null", O_RDONLY | O_CLOEXEC)) {}
 
-AccessPoint::~AccessPoint() { io::close_fd(spare_fd_); }
+AccessPoint::~AccessPoint() {
+  if (mailbox_) mailbox_->close();
+  io::close_fd(spare_fd_);
+}
+
+void AccessPoint::attach_spool(queue::Spool* spool) {
+  spool_ = spool;
+  mailbox_ = std::make_shared<queue::Mailbox>([this] { waker_.notify_always(); });
+}
 
 void AccessPoint::attach_gateways(cache::ChannelDirectory& directory, std::vector<Link*> links,
                                   std::vector<Waker*> wakers) {
@@ -299,7 +307,7 @@ bool AccessPoint::has_cross_thread_input() {
   for (Link* link : uplink_->links()) {
     if (!link->to_access_point.ring().empty()) return true;
   }
-  return has_handoffs_.load(std::memory_order_relaxed);
+  return has_handoffs_.load(std::memory_order_relaxed) || (mailbox_ && mailbox_->has_pending());
 }
 
 void AccessPoint::run(const std::atomic<bool>& stop) {
@@ -319,6 +327,7 @@ void AccessPoint::run(const std::atomic<bool>& stop) {
     if (tls_reload_requested_.exchange(false, std::memory_order_relaxed)) reload_tls();
     bool busy = take_handoffs();
     busy |= drain_gateways();
+    busy |= mailbox_ && mailbox_->deliver_pending();  // the store's answers: one load a turn
     busy |= pacing_ready_;
     int wait = busy ? 0 : -1;
     if (!busy && uplink_) {

@@ -17,6 +17,7 @@
 #include <vector>
 
 #include "broker/counters.h"
+#include "queue/mailbox.h"
 #include "broker/fanout.h"
 #include "session/session.h"
 #include "broker/mirrored_channels.h"
@@ -73,6 +74,8 @@ class AccessPoint final {
   // Before run(): the broker's authentication (null = off). After a reload
   // the loop re-entitles its sessions on its next tick.
   void set_authority(auth::Authority* authority) { authority_ = authority; }
+  // Before run(): guaranteed messaging's store thread; its answers come through this loop's mailbox.
+  void attach_spool(queue::Spool* spool);
 
   // The thread's loop; returns after a graceful shutdown once stop is set.
   // The calling thread becomes the owner of everything the access point holds.
@@ -140,7 +143,9 @@ class AccessPoint final {
   void return_freed_memory(uint64_t now_ns);
   void publish_snapshot();
   void shutdown();
-  session::Session::Env env() { return {config_, reactor_, router_, fanout_, counters_, loop_, authority_}; }
+  session::Session::Env env() {
+    return {config_, reactor_, router_, fanout_, counters_, loop_, authority_, spool_, mailbox_};
+  }
   void follow_auth_reload();
   // Hands the sessions' usage since the last report to the authority (once per tick, and at close).
   void report_usage(const std::vector<session::Session*>& sessions);
@@ -192,6 +197,8 @@ class AccessPoint final {
   auth::Authority* authority_ = nullptr;
   uint64_t auth_generation_ = 0;  // of the policy the sessions are entitled under
   LoopInbox inbox_;
+  queue::Spool* spool_ = nullptr;
+  std::shared_ptr<queue::Mailbox> mailbox_;  // with a spool: the store thread's answers
 };
 
 }  // namespace tw::tier

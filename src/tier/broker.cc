@@ -10,6 +10,7 @@
 #include "fields/dictionary.h"
 #include "io/socket.h"
 #include "auth/authority.h"
+#include "queue/spool.h"
 #include "http/server.h"
 #include "tier/access_point.h"
 #include "broker/provider_loads.h"
@@ -161,6 +162,15 @@ struct Broker::Impl {
               static_cast<unsigned long>(c.partial_input_closes), static_cast<unsigned long>(c.frame_deadline_closes),
               static_cast<unsigned long>(c.fd_exhausted));
     }
+    if (spool) {
+      const queue::Spool::Stats g = spool->stats();
+      TW_INFO("guaranteed: %lu publishes stored, %lu refused (%lu queue full, %lu disk), %lu unrouted; %lu syncs, max "
+              "%lu us",
+              static_cast<unsigned long>(g.publishes), static_cast<unsigned long>(g.refused),
+              static_cast<unsigned long>(g.refused_full), static_cast<unsigned long>(g.refused_disk),
+              static_cast<unsigned long>(g.unrouted), static_cast<unsigned long>(g.syncs),
+              static_cast<unsigned long>(g.max_sync_ns / 1000));
+    }
     TW_INFO("stopped: %lu connections served, %lu publishes, %lu deliveries, max loop turn %lu us",
             static_cast<unsigned long>(c.connections_accepted), static_cast<unsigned long>(sum.router.publishes),
             static_cast<unsigned long>(sum.router.deliveries),
@@ -173,6 +183,8 @@ struct Broker::Impl {
   Protocols protocols = builtin_protocols();
   std::atomic<uint32_t> open_connections{0};
   std::unique_ptr<cache::ChannelDirectory> directory;
+  // Before the access points: their sessions detach from it as they close.
+  std::unique_ptr<queue::Spool> spool;  // guaranteed messaging, when store.dir is set
   broker::ProviderLoads provider_loads;  // shared by the gateways, so they balance providers as one
   std::vector<std::unique_ptr<Gateway>> gateways;
   std::vector<std::unique_ptr<AccessPoint>> access_points;
@@ -345,6 +357,7 @@ Status Broker::check_protocols(const std::vector<config::Listener>& listeners) c
 Status Broker::listen() {
   if (auto status = start_fields(); !status) return status;
   if (auto status = start_auth(); !status) return status;
+  if (auto status = start_store(); !status) return status;
   std::vector<ListenSocket> sockets;
   std::vector<http::ListenSocket> http_sockets;
   const std::vector<config::Listener> listeners = config::effective_listeners(impl_->config);
@@ -374,6 +387,21 @@ Status Broker::listen() {
   start_http(http_sockets);
   return Ok{};
 }
+
+// Guaranteed messaging: the queues are recovered before any client can connect.
+Status Broker::start_store() {
+  const config::BrokerConfig& c = impl_->config;
+  if (c.store.dir.empty()) return Ok{};
+  auto spool = queue::Spool::open(c);
+  if (!spool) return Error{"store: " + spool.error().message};
+  impl_->spool = std::move(*spool);
+  for (auto& ap : impl_->access_points) ap->attach_spool(impl_->spool.get());
+  TW_INFO("guaranteed messaging on: %zu queue%s in %s", c.queues.size(), c.queues.size() == 1 ? "" : "s",
+          c.store.dir.c_str());
+  return Ok{};
+}
+
+const queue::Spool* Broker::spool() const { return impl_->spool.get(); }
 
 uint16_t Broker::port() const { return impl_->bound.empty() ? 0 : impl_->bound.front().port; }
 

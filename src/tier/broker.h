@@ -25,6 +25,10 @@ namespace tw::auth {
 class Authority;
 }
 
+namespace tw::queue {
+class Spool;
+}
+
 namespace tw::http {
 struct ListenSocket;
 struct ServerStats;
@@ -89,10 +93,13 @@ class Broker {
   size_t owner_of(std::string_view topic) const;
   const config::BrokerConfig& config() const;
   auth::Authority* authority() const;  // null: authentication off
+  // Any thread: guaranteed messaging's queues (src/queue); null without store.dir.
+  const queue::Spool* spool() const;
 
  private:
   Status start_fields();
   Status start_auth();
+  Status start_store();
   Status check_protocols(const std::vector<config::Listener>& listeners) const;
   void start_http(const std::vector<http::ListenSocket>& sockets);
   struct Impl;

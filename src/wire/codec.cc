@@ -37,6 +37,10 @@ const char* code_name(Code code) {
     case Code::NotProvider: return "NOT_PROVIDER";
     case Code::ClosedByAdmin: return "CLOSED_BY_ADMIN";
     case Code::DelayHistory: return "DELAY_HISTORY";
+    case Code::QueueFull: return "QUEUE_FULL";
+    case Code::DiskFull: return "DISK_FULL";
+    case Code::NoStore: return "NO_STORE";
+    case Code::StoreFailed: return "STORE_FAILED";
   }
   return "UNKNOWN_CODE";
 }
@@ -54,6 +58,11 @@ const char* type_name(MsgType type) {
     case MsgType::StreamStatus: return "STREAM_STATUS";
     case MsgType::ListChannels: return "LIST_CHANNELS";
     case MsgType::Reload: return "RELOAD";
+    case MsgType::GuaranteedPublish: return "GUARANTEED_PUBLISH";
+    case MsgType::Bind: return "BIND";
+    case MsgType::Unbind: return "UNBIND";
+    case MsgType::ConsumerAck: return "CONSUMER_ACK";
+    case MsgType::Nack: return "NACK";
     case MsgType::Heartbeat: return "HEARTBEAT";
     case MsgType::Welcome: return "WELCOME";
     case MsgType::Ack: return "ACK";
@@ -65,6 +74,8 @@ const char* type_name(MsgType type) {
     case MsgType::Request: return "REQUEST";
     case MsgType::Release: return "RELEASE";
     case MsgType::ChannelInfo: return "CHANNEL_INFO";
+    case MsgType::PublishAck: return "PUBLISH_ACK";
+    case MsgType::Deliver: return "DELIVER";
   }
   return "UNKNOWN";
 }

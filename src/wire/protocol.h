@@ -1,4 +1,4 @@
-// The Tickwire native protocol, versions 1 to 3. docs/protocol.md is the byte-exact
+// The Tickwire native protocol, versions 1 to 4. docs/protocol.md is the byte-exact
 // specification; this header is its code form. All integers little-endian.
 //
 // Every frame:
@@ -21,7 +21,10 @@ namespace tw::wire {
 // client is served as before where the broker does not require them.
 // Version 3 adds the broker's other limits to WELCOME (Welcome::limits); a
 // client that offers at most version 2 gets the version-2 WELCOME.
-inline constexpr uint16_t kProtocolVersion = 3;
+// Version 4 adds guaranteed messaging (wire/guaranteed.h): its frames are
+// refused as unknown on a connection that settled on an older version.
+inline constexpr uint16_t kProtocolVersion = 4;
+inline constexpr uint16_t kGuaranteedVersion = 4;
 inline constexpr uint16_t kWelcomeLimitsVersion = 3;
 inline constexpr uint16_t kMinProtocolVersion = 1;
 inline constexpr size_t kHeaderSize = 8;
@@ -40,6 +43,12 @@ enum class MsgType : uint8_t {
   StreamStatus = 0x0A,
   ListChannels = 0x0B,
   Reload = 0x0C,  // version 2: an admin user reloads the users file
+  // version 4: guaranteed messaging (wire/guaranteed.h)
+  GuaranteedPublish = 0x0D,
+  Bind = 0x0E,
+  Unbind = 0x0F,
+  ConsumerAck = 0x10,
+  Nack = 0x11,
   // both directions
   Heartbeat = 0x07,
   // broker -> client
@@ -53,6 +62,8 @@ enum class MsgType : uint8_t {
   Request = 0x88,
   Release = 0x89,
   ChannelInfo = 0x8A,
+  PublishAck = 0x8B,  // version 4
+  Deliver = 0x8C,     // version 4
 };
 
 // Error and status codes, carried by ACK, STATUS and ERROR frames.
@@ -88,6 +99,10 @@ enum class Code : uint16_t {
   NotProvider = 28,        // ERROR: REGISTER into a service's topic by a user not entitled to provide it
   ClosedByAdmin = 29,      // ERROR, STATUS CLOSED: an administrator disconnected the connection or closed the channel
   DelayHistory = 30,       // STATUS OK: a new delayed subscription has no history yet; the text says when it starts
+  QueueFull = 31,          // PUBLISH_ACK: a queue the message matches is at its max_messages or max_bytes
+  DiskFull = 32,           // PUBLISH_ACK: the store's disk has no room; nothing of the message counts as stored
+  NoStore = 33,            // PUBLISH_ACK, ACK of BIND: the broker has no store (store.dir unset)
+  StoreFailed = 34,        // PUBLISH_ACK: the store could not write or sync (an I/O error other than a full disk)
 };
 
 const char* code_name(Code code);

@@ -176,3 +176,38 @@ TEST(Policy, CertificatesMapToUsersByKind) {
 
 }  // namespace
 }  // namespace tw::auth
+
+namespace tw::auth {
+namespace {
+
+// Issue 28: the consume right names durable queues (a queue name is one level).
+TEST(Grants, ConsumeNamesQueues) {
+  auto policy = parse(R"(
+[users.desk]
+[[users.desk.rule]]
+allow = ["consume"]
+topics = ["orders", "fills"]
+[[users.desk.rule]]
+allow = ["subscribe", "publish"]
+topics = [">"]
+
+[users.ops]
+[[users.ops.rule]]
+allow = ["consume"]
+topics = ["*"]
+[[users.ops.rule]]
+deny = ["consume"]
+topics = ["payroll"]
+)");
+  ASSERT_TRUE(policy);
+  const Grants& desk = *policy->find_user("desk")->grants;
+  EXPECT_TRUE(desk.consumes("fills"));
+  EXPECT_TRUE(desk.consumes("orders"));
+  EXPECT_FALSE(desk.consumes("audit"));  // subscribe and publish do not imply consume
+  const Grants& ops = *policy->find_user("ops")->grants;
+  EXPECT_TRUE(ops.consumes("audit"));
+  EXPECT_FALSE(ops.consumes("payroll"));  // deny wins
+}
+
+}  // namespace
+}  // namespace tw::auth

@@ -210,7 +210,7 @@ TEST(Connect, ExposesTheLimitsOfAVersionThreeWelcome) {
   TestBroker broker(config, 0);
   Client c;
   ASSERT_TRUE(c.connect(options_for(broker.port(), "limits")).ok());
-  EXPECT_EQ(c.server().version, 3);
+  EXPECT_EQ(c.server().version, wire::kProtocolVersion);  // 3 and later announce the limits
   EXPECT_EQ(c.server().limits.max_registrations, 321u);
   EXPECT_EQ(c.server().limits.max_channels, 6543u);
   EXPECT_EQ(c.server().limits.max_channels_per_connection, 98u);

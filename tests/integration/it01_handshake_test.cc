@@ -64,7 +64,7 @@ TEST(It01Handshake, AVersionRangeGetsTheHighestSpoken) {
   ASSERT_TRUE(reply);
   auto welcome = reply->as<wire::Welcome>();
   ASSERT_TRUE(welcome) << testing::describe(*reply);
-  EXPECT_EQ(welcome->version, 3);
+  EXPECT_EQ(welcome->version, wire::kProtocolVersion);
 }
 
 // Version 3 announces the limits a client needs at run time (docs/protocol.md, "Session").

@@ -44,6 +44,9 @@ const std::map<std::string, MsgType>& types_by_name() {
       {"HEARTBEAT", MsgType::Heartbeat}, {"WELCOME", MsgType::Welcome},     {"ACK", MsgType::Ack},
       {"CHANNEL", MsgType::Channel},     {"IMAGE", MsgType::Image},         {"UPDATE", MsgType::Update},
       {"STATUS", MsgType::Status},       {"ERROR", MsgType::Error},         {"RELOAD", MsgType::Reload},
+      {"GUARANTEED_PUBLISH", MsgType::GuaranteedPublish}, {"BIND", MsgType::Bind}, {"UNBIND", MsgType::Unbind},
+      {"CONSUMER_ACK", MsgType::ConsumerAck}, {"NACK", MsgType::Nack}, {"PUBLISH_ACK", MsgType::PublishAck},
+      {"DELIVER", MsgType::Deliver},
   };
   return names;
 }

@@ -8,6 +8,7 @@
 #include <span>
 
 #include "wire/codec.h"
+#include "wire/guaranteed.h"
 
 namespace tw::wiretest {
 
@@ -48,6 +49,16 @@ inline size_t reencode(const wire::Frame& f, std::span<uint8_t> out) {
     case MsgType::Request: return decode_then_encode<wire::Request>(f, out);
     case MsgType::Release: return decode_then_encode<wire::ReleaseMsg>(f, out);
     case MsgType::ChannelInfo: return decode_then_encode<wire::ChannelInfo>(f, out);
+    case MsgType::GuaranteedPublish: return decode_then_encode<wire::GuaranteedPublish>(f, out);
+    case MsgType::Bind: return decode_then_encode<wire::Bind>(f, out);
+    case MsgType::Unbind: return decode_then_encode<wire::Unbind>(f, out);
+    case MsgType::ConsumerAck:
+    case MsgType::Nack: {
+      wire::ConsumerAck m;
+      return wire::decode(f, m) ? wire::encode(out, f.type, m) : 0;
+    }
+    case MsgType::PublishAck: return decode_then_encode<wire::PublishAck>(f, out);
+    case MsgType::Deliver: return decode_then_encode<wire::Deliver>(f, out);
   }
   return 0;
 }

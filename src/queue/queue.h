@@ -1,0 +1,132 @@
+// Queue: one durable queue (docs/guaranteed.md). Its messages are a Log
+// (store/log.h) in a directory of its own, `<store.dir>/<name>`; it attracts
+// guaranteed publishes whose topic matches one of its subscriptions, and
+// hands them to its bound consumers, each within its window, round robin
+// (or all to the first bound, when the queue is exclusive).
+//
+// What is held in memory is bounded by the consumers' windows: the
+// messages delivered and not yet acknowledged (a seq each), and those to
+// deliver again. A message's bytes are read from the log when it is
+// delivered, never kept, so a slow consumer costs the broker no memory.
+//
+// The acknowledgement floor is the lowest seq not yet acknowledged: whole
+// segments below it are dropped, and it is written to `<dir>/floor` (no
+// sync: a floor lost in a crash is an older one, which only means more
+// redeliveries). After a restart every message at or above the floor is
+// delivered again, flagged redelivered when it was stored before the
+// restart (it may have been delivered then).
+//
+// Not thread-safe: the store thread owns every queue (spool.h).
+#pragma once
+#include <cstdint>
+#include <functional>
+#include <map>
+#include <memory>
+#include <set>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "base/result.h"
+#include "config/config.h"
+#include "queue/mailbox.h"
+#include "store/log.h"
+
+namespace tw::queue {
+
+// Record flags (store/record.h) of a queue's messages.
+inline constexpr uint8_t kMaybeDuplicate = 0x01;
+
+struct Consumer {
+  uint64_t serial = 0;  // unique in the spool
+  std::shared_ptr<Port> port;
+  uint32_t bind_id = 0;
+  uint32_t window = 1;
+  uint32_t in_flight = 0;  // delivered, not acknowledged
+};
+
+class Queue {
+ public:
+  struct Stats {
+    uint64_t enqueued = 0;       // messages appended (made durable or not)
+    uint64_t refused_full = 0;   // publishes refused: max_messages or max_bytes
+    uint64_t delivered = 0;      // DELIVERs, redeliveries included
+    uint64_t redelivered = 0;
+    uint64_t acknowledged = 0;
+  };
+  using Sink = std::function<void(const Consumer& to, const store::Record& record, bool redelivered)>;
+
+  static Result<std::unique_ptr<Queue>> open(const config::QueueConfig& config, const std::string& store_dir,
+                                             const store::LogOptions& options, store::Recovery* recovery);
+  ~Queue();
+
+  const std::string& name() const { return config_.name; }
+  const config::QueueConfig& config() const { return config_; }
+  bool attracts(std::string_view topic) const;
+
+  // Whether one more message of `record_bytes` fits the queue's limits (QUEUE_FULL otherwise).
+  Status admits(size_t record_bytes) const;
+  void count_refusal() { ++stats_.refused_full; }
+  // Appends (buffered until sync). After a failed append every later one of the batch fails too.
+  // `maybe_duplicate`: a publisher's retransmission; every delivery of it is flagged redelivered.
+  Status append(uint64_t timestamp_ns, std::string_view topic, std::span<const uint8_t> payload,
+                bool maybe_duplicate = false);
+  // Makes the batch durable; its error fails every append of the batch.
+  Status sync();
+
+  // A binding; false when this port already has `bind_id` here.
+  bool bind(Consumer consumer);
+  // The binding's unacknowledged messages go back to be delivered again (flagged). False when unknown.
+  bool unbind(const Port* port, uint32_t bind_id);
+  void unbind_all(const Port* port);
+  bool bound(const Port* port, uint32_t bind_id) const { return find(port, bind_id) != nullptr; }
+  // Acknowledges `seq` (cumulative: every seq up to it) delivered to that binding; how many.
+  size_t ack(const Port* port, uint32_t bind_id, uint64_t seq, bool cumulative);
+  // Gives `seq` back to be delivered again, flagged; false when that binding does not hold it.
+  bool nack(const Port* port, uint32_t bind_id, uint64_t seq);
+
+  // Hands what the consumers have room for to `sink`, read from the log.
+  Status deliver(const Sink& sink);
+  // Drops whole segments below the acknowledgement floor, writes the floor
+  // down, and notes when the oldest unacknowledged message was stored.
+  void settle();
+
+  uint64_t floor() const;
+  uint64_t depth() const;  // messages stored and not acknowledged
+  // When the oldest unacknowledged message was stored (ns since the epoch), as of the last settle(); 0 when none.
+  uint64_t oldest_ns() const { return oldest_ns_; }
+  uint64_t bytes() const { return log_->bytes(); }
+  size_t consumers() const { return consumers_.size(); }
+  const Stats& stats() const { return stats_; }
+
+ private:
+  Queue(config::QueueConfig config, std::string dir, std::unique_ptr<store::Log> log);
+  Consumer* find(const Port* port, uint32_t bind_id);
+  const Consumer* find(const Port* port, uint32_t bind_id) const;
+  Consumer* find(uint64_t serial);
+  Consumer* pick();  // the next consumer with room, round robin; null when none has room
+  bool has_room() const;
+  void hand(Consumer& to, const store::Record& record, bool redelivered, const Sink& sink);
+  void release(uint64_t seq, uint64_t serial, bool redeliver);
+  uint64_t read_floor() const;
+  void note_oldest(uint64_t floor);
+
+  config::QueueConfig config_;
+  std::string dir_;
+  std::unique_ptr<store::Log> log_;
+  int floor_fd_ = -1;
+  uint64_t written_floor_ = 0;
+  uint64_t oldest_ns_ = 0;
+  uint64_t oldest_seq_ = 0;          // the message oldest_ns_ is of
+  uint64_t next_ = 1;                // the next seq never delivered since the start
+  uint64_t recovered_end_ = 1;       // seqs below it were stored before the start: delivered flagged
+  std::map<uint64_t, uint64_t> outstanding_;  // seq -> consumer serial
+  std::set<uint64_t> redeliver_;
+  std::vector<Consumer> consumers_;  // in bind order: the first is the exclusive queue's active one
+  size_t next_consumer_ = 0;
+  uint64_t batch_bytes_ = 0;
+  Status batch_ = Ok{};              // the batch's first append error
+  Stats stats_;
+};
+
+}  // namespace tw::queue

@@ -1,0 +1,310 @@
+#include "queue/spool.h"
+
+#include <sys/stat.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <cstring>
+#include <unordered_map>
+
+#include "base/affinity.h"
+#include "base/clock.h"
+#include "base/log.h"
+#include "store/record.h"
+#include "topic/topic.h"
+#include "wire/guaranteed.h"
+
+namespace tw::queue {
+
+// One turn's answers: a letter per port, frames appended in the order they were decided.
+class Spool::Turn {
+ public:
+  void answer(const std::shared_ptr<Port>& port, uint64_t message_id, wire::Code code, std::string_view text) {
+    Mailbox::Letter& l = letter(port);
+    append(l, wire::kPublishAckMaxSize, [&](std::span<uint8_t> out) {
+      return wire::encode(out, wire::PublishAck{message_id, code, text});
+    });
+    ++l.answered;
+  }
+  void ack(const std::shared_ptr<Port>& port, uint32_t bind_id, wire::Code code, std::string_view text) {
+    append(letter(port), wire::kHeaderSize + 4 + 2 + 2 + text.size(), [&](std::span<uint8_t> out) {
+      return wire::encode(out, wire::Ack{bind_id, code, text});
+    });
+  }
+  void deliver(const Consumer& to, const store::Record& r, bool redelivered) {
+    const size_t size = wire::kDeliverFixedSize + r.topic.size() + r.payload.size();
+    append(letter(to.port), size, [&](std::span<uint8_t> out) {
+      return wire::encode(out, wire::Deliver{to.bind_id, r.seq, r.timestamp_ns, redelivered, r.topic, r.payload});
+    });
+  }
+  // Hands the letters to their loops, one post (and one wake-up) per loop.
+  void post() {
+    std::unordered_map<Mailbox*, std::vector<Mailbox::Letter>> by_loop;
+    for (Mailbox::Letter& l : letters_) by_loop[l.port->mailbox.get()].push_back(std::move(l));
+    for (auto& [mailbox, letters] : by_loop) {
+      if (mailbox != nullptr) mailbox->post(std::move(letters));
+    }
+  }
+
+ private:
+  Mailbox::Letter& letter(const std::shared_ptr<Port>& port) {
+    auto [it, added] = index_.try_emplace(port.get(), letters_.size());
+    if (added) letters_.push_back({port, {}, 0});
+    return letters_[it->second];
+  }
+  template <typename Encode>
+  static void append(Mailbox::Letter& l, size_t max_size, Encode&& encode) {
+    const size_t at = l.frames.size();
+    l.frames.resize(at + max_size);
+    l.frames.resize(at + encode(std::span<uint8_t>(l.frames.data() + at, max_size)));
+  }
+
+  std::vector<Mailbox::Letter> letters_;
+  std::unordered_map<const Port*, size_t> index_;
+};
+
+namespace {
+
+// A full disk is told apart from other I/O errors by its errno's text in the store's error.
+wire::Code refusal_for(const Error& error) {
+  return error.message.find(std::strerror(ENOSPC)) != std::string::npos ? wire::Code::DiskFull
+                                                                        : wire::Code::StoreFailed;
+}
+
+void log_recovery(const std::string& name, const store::Recovery& r) {
+  if (r.next_seq == r.first_seq) {
+    TW_INFO("queue %s: empty (%zu segment%s)", name.c_str(), r.segments, r.segments == 1 ? "" : "s");
+  } else {
+    TW_INFO("queue %s: recovered %zu segment%s, messages %llu to %llu", name.c_str(), r.segments,
+          r.segments == 1 ? "" : "s", static_cast<unsigned long long>(r.first_seq),
+          static_cast<unsigned long long>(r.next_seq - 1));
+  }
+  if (r.cut) {
+    TW_WARN("queue %s: recovery cut %llu bytes at offset %llu of the last segment (%s)", name.c_str(),
+            static_cast<unsigned long long>(r.cut->bytes), static_cast<unsigned long long>(r.cut->at_offset),
+            r.cut->why.c_str());
+  }
+}
+
+}  // namespace
+
+Result<std::unique_ptr<Spool>> Spool::open(const config::BrokerConfig& config) {
+  const config::StoreConfig& sc = config.store;
+  if (::mkdir(sc.dir.c_str(), 0750) != 0 && errno != EEXIST) {
+    return Error{"store.dir " + sc.dir + ": " + std::strerror(errno)};
+  }
+  const topic::Limits limits{config.limits.max_topic_length, config.limits.max_topic_depth};
+  std::unique_ptr<Spool> spool(new Spool(sc.max_consumer_window));
+  for (const config::QueueConfig& qc : config.queues) {
+    for (const std::string& pattern : qc.subscriptions) {
+      if (auto e = topic::validate_pattern(pattern, limits); e != topic::Error::Ok) {
+        return Error{"queue " + qc.name + ": subscription '" + pattern + "': " + topic::describe(e)};
+      }
+    }
+    store::Recovery recovery;
+    auto queue = Queue::open(qc, sc.dir, store::LogOptions{.segment_bytes = sc.segment_bytes}, &recovery);
+    if (!queue) return Error{"queue " + qc.name + ": " + queue.error().message};
+    log_recovery(qc.name, recovery);
+    spool->queues_.push_back(std::move(*queue));
+  }
+  spool->thread_ = std::thread([s = spool.get()] { s->run(); });
+  return spool;
+}
+
+Spool::~Spool() {
+  {
+    std::lock_guard lock(mutex_);
+    stopping_ = true;
+  }
+  wake_.notify_one();
+  if (thread_.joinable()) thread_.join();
+}
+
+void Spool::submit(Command command) {
+  {
+    std::lock_guard lock(mutex_);
+    submitted_.push_back(std::move(command));
+  }
+  wake_.notify_one();
+}
+
+void Spool::publish(std::shared_ptr<Port> port, uint64_t message_id, std::string topic, std::vector<uint8_t> payload,
+                    bool retransmit) {
+  submit({Kind::Publish, std::move(port), message_id, 0, 0, retransmit, std::move(topic), std::move(payload)});
+}
+void Spool::bind(std::shared_ptr<Port> port, uint32_t bind_id, uint32_t window, std::string queue) {
+  submit({Kind::Bind, std::move(port), 0, bind_id, window, false, std::move(queue), {}});
+}
+void Spool::unbind(std::shared_ptr<Port> port, uint32_t bind_id) {
+  submit({Kind::Unbind, std::move(port), 0, bind_id, 0, false, {}, {}});
+}
+void Spool::ack(std::shared_ptr<Port> port, uint32_t bind_id, uint64_t seq, bool cumulative) {
+  submit({Kind::Ack, std::move(port), seq, bind_id, 0, cumulative, {}, {}});
+}
+void Spool::nack(std::shared_ptr<Port> port, uint32_t bind_id, uint64_t seq) {
+  submit({Kind::Nack, std::move(port), seq, bind_id, 0, false, {}, {}});
+}
+void Spool::detach(std::shared_ptr<Port> port) { submit({Kind::Detach, std::move(port), 0, 0, 0, false, {}, {}}); }
+
+Spool::Stats Spool::stats() const {
+  std::lock_guard lock(mutex_);
+  return stats_;
+}
+
+void Spool::run() {
+  name_current_thread("tw-store");
+  std::vector<Command> batch;
+  for (;;) {
+    {
+      std::unique_lock lock(mutex_);
+      wake_.wait(lock, [this] { return stopping_ || !submitted_.empty(); });
+      if (submitted_.empty()) return;  // stopping, and everything answered
+      batch.swap(submitted_);
+    }
+    commit(batch);
+    batch.clear();
+  }
+}
+
+namespace {
+
+struct Pending {
+  const std::shared_ptr<Port>* port;
+  uint64_t message_id;
+  std::vector<Queue*> queues;
+  wire::Code code = wire::Code::Ok;  // a refusal decided before the sync (QUEUE_FULL)
+  std::string text;
+};
+
+}  // namespace
+
+void Spool::commit(std::vector<Command>& batch) {
+  Turn turn;
+  std::vector<Pending> pending;
+  std::vector<Queue*> appended;
+  Stats counts;
+  const uint64_t now = realtime_ns();
+  auto queue_named = [&](std::string_view name) -> Queue* {
+    for (auto& q : queues_) {
+      if (q->name() == name) return q.get();
+    }
+    return nullptr;
+  };
+  auto holder = [&](const Port* port, uint32_t bind_id) -> Queue* {
+    for (auto& q : queues_) {
+      if (q->bound(port, bind_id)) return q.get();
+    }
+    return nullptr;
+  };
+  for (Command& c : batch) {
+    switch (c.kind) {
+      case Kind::Publish: {
+        Pending p{&c.port, c.id, {}};
+        for (auto& q : queues_) {
+          if (q->attracts(c.name)) p.queues.push_back(q.get());
+        }
+        const size_t size = store::record_size(c.name, c.payload.size());
+        for (Queue* q : p.queues) {
+          if (Status room = q->admits(size); !room) {
+            q->count_refusal();
+            p.code = wire::Code::QueueFull;
+            p.text = room.error().message;
+            break;
+          }
+        }
+        if (p.code == wire::Code::Ok) {
+          for (Queue* q : p.queues) {
+            (void)q->append(now, c.name, c.payload, c.flag);  // an error fails the queue's whole batch at its sync
+            if (std::find(appended.begin(), appended.end(), q) == appended.end()) appended.push_back(q);
+          }
+        }
+        pending.push_back(std::move(p));
+        break;
+      }
+      case Kind::Bind: {
+        Queue* q = queue_named(c.name);
+        if (q == nullptr) {
+          turn.ack(c.port, c.bind_id, wire::Code::NotFound, "no queue named '" + c.name + "'");
+        } else if (c.bind_id == 0 || holder(c.port.get(), c.bind_id) != nullptr) {
+          turn.ack(c.port, c.bind_id, wire::Code::MalformedFrame, "bind id 0 or already bound on this connection");
+        } else {
+          const uint32_t window = c.window == 0 ? max_window_ : std::min(c.window, max_window_);
+          q->bind({next_serial_++, c.port, c.bind_id, window, 0});
+          turn.ack(c.port, c.bind_id, wire::Code::Ok, {});
+        }
+        break;
+      }
+      case Kind::Unbind: {
+        Queue* q = holder(c.port.get(), c.bind_id);
+        if (q != nullptr) q->unbind(c.port.get(), c.bind_id);
+        turn.ack(c.port, c.bind_id, q ? wire::Code::Ok : wire::Code::NotFound, q ? "" : "not bound");
+        break;
+      }
+      case Kind::Ack:
+      case Kind::Nack: {
+        // An ack for a binding that has gone (unbound meanwhile) is dropped: its messages were given back.
+        Queue* q = holder(c.port.get(), c.bind_id);
+        if (q == nullptr) break;
+        if (c.kind == Kind::Ack) (void)q->ack(c.port.get(), c.bind_id, c.id, c.flag);
+        else (void)q->nack(c.port.get(), c.bind_id, c.id);
+        break;
+      }
+      case Kind::Detach:
+        for (auto& q : queues_) q->unbind_all(c.port.get());
+        break;
+    }
+  }
+  // Group commit: one sync per queue appended to, then the answers.
+  std::unordered_map<Queue*, Error> failed;
+  const uint64_t start = monotonic_ns();
+  for (Queue* q : appended) {
+    if (Status synced = q->sync(); !synced) {
+      TW_WARN("queue %s: %s", q->name().c_str(), synced.error().message.c_str());
+      failed.emplace(q, synced.error());
+    }
+  }
+  const uint64_t took = monotonic_ns() - start;
+  for (Pending& p : pending) {
+    if (p.code == wire::Code::Ok) {
+      for (Queue* q : p.queues) {
+        if (auto it = failed.find(q); it != failed.end()) {
+          p.code = refusal_for(it->second);
+          p.text = "not stored: " + it->second.message;
+          break;
+        }
+      }
+    }
+    turn.answer(*p.port, p.message_id, p.code, p.text);
+    if (p.code == wire::Code::Ok) {
+      ++counts.publishes;
+      counts.unrouted += p.queues.empty();
+    } else {
+      ++counts.refused;
+      counts.refused_full += p.code == wire::Code::QueueFull;
+      counts.refused_disk += p.code != wire::Code::QueueFull;
+    }
+  }
+  for (auto& q : queues_) {
+    Status read = q->deliver([&](const Consumer& to, const store::Record& r, bool again) { turn.deliver(to, r, again); });
+    if (!read) TW_ERROR("queue %s: cannot read for delivery: %s", q->name().c_str(), read.error().message.c_str());
+    q->settle();
+  }
+  turn.post();
+  std::lock_guard lock(mutex_);
+  stats_.publishes += counts.publishes;
+  stats_.refused += counts.refused;
+  stats_.refused_full += counts.refused_full;
+  stats_.refused_disk += counts.refused_disk;
+  stats_.unrouted += counts.unrouted;
+  ++stats_.batches;
+  stats_.syncs += appended.size();
+  stats_.sync_ns += took;
+  stats_.max_sync_ns = std::max(stats_.max_sync_ns, took);
+  stats_.queues.clear();
+  for (auto& q : queues_) {
+    stats_.queues.push_back(
+        {q->name(), q->depth(), q->oldest_ns(), q->bytes(), static_cast<uint32_t>(q->consumers()), q->stats()});
+  }
+}
+
+}  // namespace tw::queue

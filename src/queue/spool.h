@@ -1,0 +1,116 @@
+// Spool: the broker's guaranteed messaging (docs/guaranteed.md,
+// docs/ARCHITECTURE.md "Guaranteed messaging"): every durable queue, on one
+// store thread of its own, which owns them all. Loop threads submit commands
+// (a guaranteed publish, BIND, UNBIND, consumer ACK and NACK, a closed
+// connection) and go on; the store thread takes everything submitted since
+// its last turn as one batch:
+//
+//   1. applies it in order: a publish is appended to every queue that
+//      attracts its topic (fan-out to N queues = N appends), or refused
+//      whole when one of them is full;
+//   2. syncs each queue appended to (group commit: one fdatasync per queue
+//      per batch, whatever the batch's size);
+//   3. only then answers each publish: PUBLISH_ACK OK when every append of it
+//      is durable, else the reason (DISK_FULL, STORE_FAILED) for the whole
+//      message;
+//   4. delivers what the consumers' windows allow, read from the logs;
+//   5. drops segments below each queue's acknowledgement floor.
+//
+// Answers go back as encoded frames through the ports' mailboxes
+// (mailbox.h), one letter per port per turn. The hand-over is a
+// mutex-guarded vector swapped once per batch, as the Committer's
+// (store/committer.h): a lock per guaranteed command, which direct
+// messaging never takes.
+#pragma once
+#include <condition_variable>
+#include <cstdint>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "base/result.h"
+#include "config/config.h"
+#include "queue/mailbox.h"
+#include "queue/queue.h"
+
+namespace tw::queue {
+
+class Spool {
+ public:
+  // What /metrics and the shutdown summary show (any thread: a copy under the lock).
+  struct QueueStats {
+    std::string name;
+    uint64_t depth = 0;
+    uint64_t oldest_ns = 0;  // when the oldest unacknowledged message was stored; 0 = none
+    uint64_t bytes = 0;
+    uint32_t consumers = 0;
+    Queue::Stats counts;
+  };
+  struct Stats {
+    uint64_t publishes = 0;       // guaranteed publishes answered OK
+    uint64_t refused = 0;         // answered with a refusal (any reason)
+    uint64_t refused_full = 0;    // of them QUEUE_FULL
+    uint64_t refused_disk = 0;    // of them DISK_FULL or STORE_FAILED
+    uint64_t unrouted = 0;        // answered OK, but no queue attracts the topic
+    uint64_t batches = 0;
+    uint64_t syncs = 0;
+    uint64_t sync_ns = 0;
+    uint64_t max_sync_ns = 0;
+    std::vector<QueueStats> queues;
+  };
+
+  // Opens every configured queue under config.store.dir (recovering it; what
+  // recovery cut is logged) and starts the store thread.
+  static Result<std::unique_ptr<Spool>> open(const config::BrokerConfig& config);
+  // Answers what was submitted, then stops the thread.
+  ~Spool();
+  Spool(const Spool&) = delete;
+  Spool& operator=(const Spool&) = delete;
+
+  // Any thread. The port names the connection the answers go to.
+  // `retransmit`: the publisher may have sent it before (its deliveries are flagged redelivered).
+  void publish(std::shared_ptr<Port> port, uint64_t message_id, std::string topic, std::vector<uint8_t> payload,
+               bool retransmit = false);
+  void bind(std::shared_ptr<Port> port, uint32_t bind_id, uint32_t window, std::string queue);
+  void unbind(std::shared_ptr<Port> port, uint32_t bind_id);
+  void ack(std::shared_ptr<Port> port, uint32_t bind_id, uint64_t seq, bool cumulative);
+  void nack(std::shared_ptr<Port> port, uint32_t bind_id, uint64_t seq);
+  // The connection closed: its bindings end; what they had unacknowledged goes to the other consumers, flagged.
+  void detach(std::shared_ptr<Port> port);
+
+  Stats stats() const;
+  uint32_t max_consumer_window() const { return max_window_; }
+
+ private:
+  enum class Kind : uint8_t { Publish, Bind, Unbind, Ack, Nack, Detach };
+  struct Command {
+    Kind kind = Kind::Publish;
+    std::shared_ptr<Port> port;
+    uint64_t id = 0;        // message_id (Publish), seq (Ack, Nack)
+    uint32_t bind_id = 0;
+    uint32_t window = 0;
+    bool flag = false;      // cumulative (Ack), retransmit (Publish)
+    std::string name;       // topic (Publish), queue (Bind)
+    std::vector<uint8_t> payload;
+  };
+  class Turn;
+
+  explicit Spool(uint32_t max_window) : max_window_(max_window) {}
+  void submit(Command command);
+  void run();
+  void commit(std::vector<Command>& batch);
+
+  std::vector<std::unique_ptr<Queue>> queues_;  // the store thread's, once it runs
+  uint32_t max_window_;
+  uint64_t next_serial_ = 1;  // the store thread's: names each binding
+  mutable std::mutex mutex_;
+  std::condition_variable wake_;
+  std::vector<Command> submitted_;
+  bool stopping_ = false;
+  Stats stats_;  // under mutex_; its queues refreshed each turn
+  std::thread thread_;
+};
+
+}  // namespace tw::queue

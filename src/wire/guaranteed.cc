@@ -1,0 +1,123 @@
+#include "wire/guaranteed.h"
+
+#include "wire/bytes.h"
+
+namespace tw::wire {
+namespace {
+
+ByteWriter begin(std::span<uint8_t> out, MsgType type, uint8_t flags = 0) {
+  ByteWriter w(out);
+  w.u32(0);
+  w.u8(static_cast<uint8_t>(type));
+  w.u8(flags);
+  w.u16(0);
+  return w;
+}
+
+size_t finish(ByteWriter& w) {
+  if (w.overflow()) return 0;
+  w.patch_u32(0, static_cast<uint32_t>(w.size()));
+  return w.size();
+}
+
+}  // namespace
+
+bool decode(const Frame& f, GuaranteedPublish& m) {
+  ByteReader r(f.body);
+  m.message_id = r.u64();
+  m.retransmit = (f.flags & kPublishRetransmit) != 0;
+  m.topic = r.str16();
+  m.payload = r.rest();
+  return (f.flags & ~kPublishRetransmit) == 0 && !r.failed();
+}
+
+bool decode(const Frame& f, Bind& m) {
+  ByteReader r(f.body);
+  m.bind_id = r.u32();
+  m.window = r.u32();
+  m.queue = r.str16();
+  return f.flags == 0 && r.at_end();
+}
+
+bool decode(const Frame& f, Unbind& m) {
+  ByteReader r(f.body);
+  m.bind_id = r.u32();
+  return f.flags == 0 && r.at_end();
+}
+
+bool decode(const Frame& f, ConsumerAck& m) {
+  ByteReader r(f.body);
+  m.bind_id = r.u32();
+  m.seq = r.u64();
+  m.cumulative = (f.flags & kAckCumulative) != 0;
+  const uint8_t allowed = f.type == MsgType::ConsumerAck ? kAckCumulative : 0;
+  return (f.flags & ~allowed) == 0 && r.at_end();
+}
+
+bool decode(const Frame& f, PublishAck& m) {
+  ByteReader r(f.body);
+  m.message_id = r.u64();
+  m.code = static_cast<Code>(r.u16());
+  m.text = r.str16();
+  return f.flags == 0 && r.at_end();
+}
+
+bool decode(const Frame& f, Deliver& m) {
+  ByteReader r(f.body);
+  m.bind_id = r.u32();
+  m.seq = r.u64();
+  m.timestamp_ns = r.u64();
+  m.redelivered = (f.flags & kRedelivered) != 0;
+  m.topic = r.str16();
+  m.payload = r.rest();
+  return (f.flags & ~kRedelivered) == 0 && !r.failed();
+}
+
+size_t encode(std::span<uint8_t> out, const GuaranteedPublish& m) {
+  auto w = begin(out, MsgType::GuaranteedPublish, m.retransmit ? kPublishRetransmit : 0);
+  w.u64(m.message_id);
+  w.str16(m.topic);
+  w.bytes(m.payload);
+  return finish(w);
+}
+
+size_t encode(std::span<uint8_t> out, const Bind& m) {
+  auto w = begin(out, MsgType::Bind);
+  w.u32(m.bind_id);
+  w.u32(m.window);
+  w.str16(m.queue);
+  return finish(w);
+}
+
+size_t encode(std::span<uint8_t> out, const Unbind& m) {
+  auto w = begin(out, MsgType::Unbind);
+  w.u32(m.bind_id);
+  return finish(w);
+}
+
+size_t encode(std::span<uint8_t> out, MsgType type, const ConsumerAck& m) {
+  auto w = begin(out, type, type == MsgType::ConsumerAck && m.cumulative ? kAckCumulative : 0);
+  w.u32(m.bind_id);
+  w.u64(m.seq);
+  return finish(w);
+}
+
+size_t encode(std::span<uint8_t> out, const PublishAck& m) {
+  auto w = begin(out, MsgType::PublishAck);
+  w.u64(m.message_id);
+  w.u16(static_cast<uint16_t>(m.code));
+  w.str16(m.text);
+  return finish(w);
+}
+
+size_t encode(std::span<uint8_t> out, const Deliver& m) {
+  auto w = begin(out, MsgType::Deliver, m.redelivered ? kRedelivered : 0);
+  w.u32(m.bind_id);
+  w.u64(m.seq);
+  w.u64(m.timestamp_ns);
+  w.str16(m.topic);
+  w.bytes(m.payload);
+  return finish(w);
+}
+
+}  // namespace tw::wire

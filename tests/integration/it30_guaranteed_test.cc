@@ -1,0 +1,469 @@
+// Issue 28: guaranteed messaging over the native protocol (docs/guaranteed.md).
+// Real tickwired processes with a store, libtickwire publishers and
+// consumers, and the CLI: publish -> two queues; a consumer that leaves gives
+// its messages to another, flagged redelivered; SIGKILL during publishing
+// loses nothing acknowledged (an independent checker); a full disk refuses
+// with a clear reason while direct messaging goes on.
+#include <sys/mount.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <chrono>
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
+#include <map>
+#include <random>
+#include <set>
+#include <thread>
+
+#include "admin/http_client.h"
+#include "auth/password.h"
+#include "client/client.h"
+#include "it_support.h"
+#include "testlib/process.h"
+
+namespace tw::it {
+namespace {
+
+using testing::bin_path;
+using testing::run_to_completion;
+using testing::TempDir;
+
+std::string queues_toml(const std::string& dir, const std::vector<std::pair<std::string, std::string>>& queues,
+                        const std::string& extra = "") {
+  std::string toml = "[store]\ndir = \"" + dir + "\"\nsegment_bytes = 65536\n" + extra + "\n";
+  for (const auto& [name, pattern] : queues) {
+    toml += "[[queue]]\nname = \"" + name + "\"\nsubscriptions = [\"" + pattern + "\"]\n";
+  }
+  return toml;
+}
+
+client::Options options_for(uint16_t port, const std::string& name) {
+  client::Options o;
+  o.port = port;
+  o.client_name = name;
+  o.reconnect_min_ms = 50;
+  o.reconnect_max_ms = 200;
+  o.close_linger_ms = 1000;
+  return o;
+}
+
+std::span<const uint8_t> bytes_of(const std::string& s) { return {reinterpret_cast<const uint8_t*>(s.data()), s.size()}; }
+
+// Polls the clients until `done` or the deadline (a bound, never a measurement).
+template <typename Done>
+bool poll_until(std::vector<client::Client*> clients, Done done, int timeout_ms = 15'000) {
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::milliseconds(timeout_ms);
+  while (!done()) {
+    if (std::chrono::steady_clock::now() > deadline) return false;
+    for (int i = 0; i < 10; ++i) {
+      for (client::Client* c : clients) c->poll(0);
+      std::this_thread::sleep_for(std::chrono::milliseconds(1));
+    }
+  }
+  return true;
+}
+
+// What one consumer saw of one queue: every delivery, in order.
+struct Seen {
+  struct Delivery {
+    uint64_t id;  // the publisher's message id, carried as the payload
+    bool redelivered;
+  };
+  std::vector<Delivery> deliveries;
+  std::set<uint64_t> got;  // the ids delivered, once each
+  const std::set<uint64_t>& ids() const { return got; }
+  bool has_all(const std::set<uint64_t>& wanted) const {
+    return std::includes(got.begin(), got.end(), wanted.begin(), wanted.end());
+  }
+};
+
+// Binds `client` to `queue`, acknowledging everything and recording it into `seen`.
+void consume_into(client::Client& client, const std::string& queue, Seen& seen, uint32_t window = 64) {
+  ASSERT_TRUE(client
+                  .bind(queue,
+                        [&client, &seen](const client::QueueMessage& m) {
+                          const uint64_t id = std::stoull(std::string(m.payload.begin(), m.payload.end()));
+                          seen.deliveries.push_back({id, m.redelivered});
+                          seen.got.insert(id);
+                          (void)client.ack(m.bind_id, m.seq);
+                        },
+                        window)
+                  .ok());
+}
+
+TEST(It30Guaranteed, PublishedToTwoQueuesAndConsumedFromBoth) {
+  TempDir store;
+  BrokerProcess broker({.args = {"--http-listen", "127.0.0.1:0"},
+                        .config_toml = queues_toml(store.path() + "/q", {{"all", "ORD/>"}, {"eu", "ORD/EU/*"}})});
+  ASSERT_TRUE(broker.ready()) << broker.err();
+  client::Client pub;
+  std::vector<uint64_t> acked;
+  pub.on_publish_ack([&](const client::PublishAnswer& a) {
+    EXPECT_EQ(a.code, wire::Code::Ok) << a.text;
+    acked.push_back(a.message_id);
+  });
+  ASSERT_TRUE(pub.connect(options_for(broker.port(), "it30-pub")).ok());
+  for (int i = 1; i <= 40; ++i) {
+    ASSERT_TRUE(pub.publish_guaranteed(i % 2 ? "ORD/EU/X" : "ORD/US/X", bytes_of(std::to_string(i))).ok());
+  }
+  ASSERT_TRUE(poll_until({&pub}, [&] { return acked.size() == 40; })) << acked.size();
+
+  // The CLI consumes one queue: 40 lines in order; libtickwire the other: the 20 EU ones.
+  auto cli = run_to_completion(bin_path("tickwire"), {"-s", "127.0.0.1:" + std::to_string(broker.port()), "consume",
+                                                      "all", "-n", "40", "--timeout-ms", "5000"});
+  ASSERT_EQ(cli.status.code, 0) << cli.err;
+  EXPECT_NE(cli.out.find("all seq=1 ORD/EU/X 1\n"), std::string::npos) << cli.out;
+  EXPECT_NE(cli.out.find("all seq=40 ORD/US/X 40\n"), std::string::npos) << cli.out;
+  client::Client sub;
+  Seen eu;
+  consume_into(sub, "eu", eu);
+  ASSERT_TRUE(sub.connect(options_for(broker.port(), "it30-sub")).ok());
+  ASSERT_TRUE(poll_until({&sub}, [&] { return eu.deliveries.size() == 20; })) << eu.deliveries.size();
+  for (size_t i = 0; i < 20; ++i) {
+    EXPECT_EQ(eu.deliveries[i].id, 2 * i + 1);
+    EXPECT_FALSE(eu.deliveries[i].redelivered);
+  }
+  // Everything was acknowledged: the CLI's queue is empty now.
+  auto again = run_to_completion(bin_path("tickwire"), {"-s", "127.0.0.1:" + std::to_string(broker.port()), "consume",
+                                                        "all", "-n", "1", "--timeout-ms", "500"});
+  EXPECT_EQ(again.status.code, 1) << again.out;
+  EXPECT_EQ(again.out, "");
+
+  // /metrics shows the queues (promtool checks the format in it24).
+  admin::HttpTarget http;
+  http.port = broker.http_port();
+  auto metrics = admin::http_request(http, "GET", "/metrics");
+  ASSERT_TRUE(metrics.ok() && metrics->status == 200);
+  EXPECT_NE(metrics->body.find("tickwire_guaranteed_publishes_total 40\n"), std::string::npos) << metrics->body;
+  EXPECT_NE(metrics->body.find("tickwire_queue_depth{queue=\"all\"} 0\n"), std::string::npos);
+  EXPECT_NE(metrics->body.find("tickwire_queue_oldest_unacked_age_seconds{queue=\"all\"} 0\n"), std::string::npos);
+  EXPECT_NE(metrics->body.find("tickwire_queue_acknowledged_total{queue=\"all\"} 40\n"), std::string::npos);
+  EXPECT_NE(metrics->body.find("tickwire_queue_enqueued_total{queue=\"eu\"} 20\n"), std::string::npos);
+
+  // The admin API and `tickwire queue list` show them too.
+  auto listing = run_to_completion(bin_path("tickwire"),
+                                   {"queue", "list", "--http", "127.0.0.1:" + std::to_string(broker.http_port())});
+  ASSERT_EQ(listing.status.code, 0) << listing.err;
+  EXPECT_NE(listing.out.find("QUEUE "), std::string::npos) << listing.out;
+  EXPECT_NE(listing.out.find("ORD/EU/*"), std::string::npos) << listing.out;
+  auto json = admin::http_request(http, "GET", "/api/v1/queues");
+  ASSERT_TRUE(json.ok() && json->status == 200);
+  EXPECT_NE(json->body.find("\"name\":\"all\""), std::string::npos) << json->body;
+  EXPECT_NE(json->body.find("\"acknowledged\":40"), std::string::npos) << json->body;
+}
+
+TEST(It30Guaranteed, CliPublishesGuaranteedAndReportsRefusals) {
+  TempDir store;
+  BrokerProcess broker({.config_toml = queues_toml(store.path() + "/q", {{"small", "CLI/>"}}) +
+                                       "max_messages = 3\n"});
+  ASSERT_TRUE(broker.ready()) << broker.err();
+  const std::string server = "127.0.0.1:" + std::to_string(broker.port());
+  auto ok = run_to_completion(bin_path("tickwire"), {"-s", server, "pub", "CLI/A", "--guaranteed", "-d", "x", "-n", "3"});
+  EXPECT_EQ(ok.status.code, 0) << ok.err;
+  EXPECT_NE(ok.out.find("published 3 guaranteed messages to CLI/A: 3 acknowledged, 0 refused"), std::string::npos)
+      << ok.out;
+  auto full = run_to_completion(bin_path("tickwire"), {"-s", server, "pub", "CLI/A", "--guaranteed", "-d", "y"});
+  EXPECT_EQ(full.status.code, 2);
+  EXPECT_NE(full.err.find("QUEUE_FULL"), std::string::npos) << full.err;
+  EXPECT_NE(full.err.find("max_messages"), std::string::npos) << full.err;
+}
+
+TEST(It30Guaranteed, AConsumerThatLeavesGivesItsMessagesToAnotherFlaggedRedelivered) {
+  TempDir store;
+  BrokerProcess broker({.config_toml = queues_toml(store.path() + "/q", {{"work", "JOB/>"}})});
+  ASSERT_TRUE(broker.ready()) << broker.err();
+  client::Client pub;
+  size_t acked = 0;
+  pub.on_publish_ack([&](const client::PublishAnswer& a) { acked += a.code == wire::Code::Ok; });
+  ASSERT_TRUE(pub.connect(options_for(broker.port(), "it30-pub")).ok());
+  for (int i = 1; i <= 5; ++i) ASSERT_TRUE(pub.publish_guaranteed("JOB/A", bytes_of(std::to_string(i))).ok());
+  ASSERT_TRUE(poll_until({&pub}, [&] { return acked == 5; }));
+
+  // The first consumer takes all five and acknowledges none.
+  auto first = std::make_unique<client::Client>();
+  std::vector<uint64_t> held;
+  ASSERT_TRUE(first->bind("work", [&](const client::QueueMessage& m) {
+                      EXPECT_FALSE(m.redelivered);
+                      held.push_back(m.seq);
+                    }, 10).ok());
+  ASSERT_TRUE(first->connect(options_for(broker.port(), "it30-first")).ok());
+  ASSERT_TRUE(poll_until({first.get()}, [&] { return held.size() == 5; }));
+  client::Client second;
+  Seen seen;
+  consume_into(second, "work", seen);
+  ASSERT_TRUE(second.connect(options_for(broker.port(), "it30-second")).ok());
+  // Bound beside a consumer whose window holds everything: nothing for it yet.
+  ASSERT_FALSE(poll_until({&second, first.get()}, [&] { return !seen.deliveries.empty(); }, 300));
+  first.reset();  // disconnects
+  ASSERT_TRUE(poll_until({&second}, [&] { return seen.deliveries.size() == 5; })) << seen.deliveries.size();
+  for (size_t i = 0; i < 5; ++i) {
+    EXPECT_EQ(seen.deliveries[i].id, i + 1);
+    EXPECT_TRUE(seen.deliveries[i].redelivered) << i;
+  }
+}
+
+TEST(It30Guaranteed, NackRedeliversAndAnOldClientIsServedAsBefore) {
+  TempDir store;
+  BrokerProcess broker({.config_toml = queues_toml(store.path() + "/q", {{"work", "JOB/>"}})});
+  ASSERT_TRUE(broker.ready()) << broker.err();
+  // A version-3 client never sends the new frames, and gets the version-3 WELCOME.
+  RawClient old;
+  ASSERT_TRUE(old.connect(broker.port()));
+  ASSERT_TRUE(old.send_hello("old", 0, 1, 3));
+  auto welcome = old.next_message();
+  ASSERT_TRUE(welcome);
+  auto w = welcome->as<wire::Welcome>();
+  ASSERT_TRUE(w);
+  EXPECT_EQ(w->version, 3);
+  client::Client c;
+  size_t acked = 0;
+  c.on_publish_ack([&](const client::PublishAnswer& a) { acked += a.code == wire::Code::Ok; });
+  std::vector<bool> flags;
+  ASSERT_TRUE(c.bind("work", [&](const client::QueueMessage& m) {
+                 flags.push_back(m.redelivered);
+                 if (!m.redelivered) {
+                   (void)c.nack(m.bind_id, m.seq);
+                 } else {
+                   (void)c.ack(m.bind_id, m.seq);
+                 }
+               }).ok());
+  ASSERT_TRUE(c.connect(options_for(broker.port(), "it30-nack")).ok());
+  ASSERT_TRUE(c.publish_guaranteed("JOB/A", bytes_of("1")).ok());
+  ASSERT_TRUE(poll_until({&c}, [&] { return flags.size() == 2 && acked == 1; }));
+  EXPECT_EQ(flags, (std::vector<bool>{false, true}));
+}
+
+// Entitlements (docs/security.md): publishing needs the publish right on the
+// topic, binding the consume right on the queue's name.
+TEST(It30Guaranteed, PublishAndConsumeNeedTheirRights) {
+  TempDir store;
+  auto hash = [](const std::string& pw) { return *auth::hash_password(pw, auth::HashCost{1, 1024, 1}); };
+  const std::string users = store.write(
+      "users.toml", "[users.desk]\npassword = \"" + hash("desk-pw") + "\"\n"
+                    "[[users.desk.rule]]\nallow = [\"publish\"]\ntopics = [\"ORD/>\"]\n"
+                    "[[users.desk.rule]]\nallow = [\"consume\"]\ntopics = [\"orders\"]\n"
+                    "[users.viewer]\npassword = \"" + hash("viewer-pw") + "\"\n"
+                    "[[users.viewer.rule]]\nallow = [\"subscribe\"]\ntopics = [\">\"]\n");
+  BrokerProcess broker({.config_toml = "auth_file = \"" + users + "\"\n" +
+                                       queues_toml(store.path() + "/q", {{"orders", "ORD/>"}})});
+  ASSERT_TRUE(broker.ready()) << broker.err();
+  auto login = [&](const std::string& user) {
+    client::Options o = options_for(broker.port(), "it30-" + user);
+    o.user = user;
+    o.password = user + "-pw";
+    return o;
+  };
+  client::Client viewer;
+  std::vector<wire::Code> refusals;
+  viewer.on_error([&](const client::ErrorInfo& e) { refusals.push_back(e.code); });
+  viewer.on_publish_ack([&](const client::PublishAnswer& a) { refusals.push_back(a.code); });
+  ASSERT_TRUE(viewer.bind("orders", [](const client::QueueMessage&) { ADD_FAILURE() << "delivered"; }).ok());
+  ASSERT_TRUE(viewer.connect(login("viewer")).ok());
+  ASSERT_TRUE(viewer.publish_guaranteed("ORD/A", bytes_of("1")).ok());
+  ASSERT_TRUE(poll_until({&viewer}, [&] { return refusals.size() == 2; }));
+  EXPECT_EQ(refusals, (std::vector<wire::Code>{wire::Code::NotAuthorized, wire::Code::NotAuthorized}));
+
+  client::Client desk;
+  Seen seen;
+  size_t acked = 0;
+  desk.on_publish_ack([&](const client::PublishAnswer& a) { acked += a.code == wire::Code::Ok; });
+  consume_into(desk, "orders", seen);
+  ASSERT_TRUE(desk.connect(login("desk")).ok());
+  ASSERT_TRUE(desk.publish_guaranteed("ORD/A", bytes_of("2")).ok());
+  ASSERT_TRUE(poll_until({&desk, &viewer}, [&] { return acked == 1 && seen.deliveries.size() == 1; }));
+  EXPECT_EQ(seen.deliveries[0].id, 2u);
+}
+
+// A torn tail (what a crash in the middle of a write leaves) is cut at the
+// last whole record when the broker starts again, and the log says what was cut.
+TEST(It30Guaranteed, RecoveryCutsATornTailAndSaysSo) {
+  TempDir store;
+  const std::string toml = queues_toml(store.path() + "/q", {{"torn", "T/>"}});
+  auto broker = std::make_unique<BrokerProcess>(BrokerOptions{.config_toml = toml});
+  ASSERT_TRUE(broker->ready()) << broker->err();
+  {
+    client::Client pub;
+    size_t acked = 0;
+    pub.on_publish_ack([&](const client::PublishAnswer& a) { acked += a.code == wire::Code::Ok; });
+    ASSERT_TRUE(pub.connect(options_for(broker->port(), "it30-torn")).ok());
+    for (int i = 1; i <= 3; ++i) ASSERT_TRUE(pub.publish_guaranteed("T/A", bytes_of(std::to_string(i))).ok());
+    ASSERT_TRUE(poll_until({&pub}, [&] { return acked == 3; }));
+  }
+  broker->send_signal(SIGKILL);
+  broker->wait(5000);
+  {
+    std::ofstream segment(store.path() + "/q/torn/00000000000000000001.log", std::ios::app | std::ios::binary);
+    segment << std::string("\x40\x00\x00\x00half a record", 17);  // claims 64 bytes, has 17
+  }
+  broker = std::make_unique<BrokerProcess>(BrokerOptions{.config_toml = toml, .log_level = "info"});
+  ASSERT_TRUE(broker->ready()) << broker->err();
+  client::Client sub;
+  Seen seen;
+  consume_into(sub, "torn", seen);
+  ASSERT_TRUE(sub.connect(options_for(broker->port(), "it30-torn-sub")).ok());
+  ASSERT_TRUE(poll_until({&sub}, [&] { return seen.has_all({1, 2, 3}); }));
+  EXPECT_EQ(seen.deliveries.size(), 3u);
+  broker->stop();
+  EXPECT_NE(broker->err().find("queue torn: recovery cut 17 bytes at offset"), std::string::npos) << broker->err();
+  EXPECT_NE(broker->err().find("queue torn: recovered 1 segment, messages 1 to 3"), std::string::npos) << broker->err();
+}
+
+// The checker, independent of the broker: every acknowledged message reached
+// every queue at least once; per queue, first deliveries keep the publisher's
+// order; a message seen again is flagged redelivered every time after the first.
+void check_queue(const std::string& name, const Seen& seen, const std::set<uint64_t>& acked) {
+  for (uint64_t id : acked) ASSERT_TRUE(seen.got.count(id)) << name << " lost acknowledged message " << id;
+  std::set<uint64_t> before;
+  uint64_t last_first = 0;
+  for (const auto& d : seen.deliveries) {
+    const bool duplicate = !before.insert(d.id).second;
+    if (duplicate) {
+      EXPECT_TRUE(d.redelivered) << name << ": message " << d.id << " delivered again without the flag";
+    } else if (!d.redelivered) {
+      EXPECT_GT(d.id, last_first) << name << ": out of order";
+      last_first = d.id;
+    }
+  }
+}
+
+// Fan-out 5: every message goes to five queues. The broker is killed with
+// SIGKILL at random moments while the publisher and the consumers reconnect on
+// their own (TW_IT30_CYCLES cycles; 5 by default, as in CI).
+TEST(It30Guaranteed, SigkillDuringPublishingLosesNothingAcknowledged) {
+  int cycles = 5;
+  if (const char* env = std::getenv("TW_IT30_CYCLES")) cycles = std::max(1, std::atoi(env));
+  TempDir store;
+  std::vector<std::pair<std::string, std::string>> queues;
+  for (int q = 0; q < 5; ++q) queues.push_back({"fan" + std::to_string(q), "GM/>"});
+  const std::string toml = queues_toml(store.path() + "/q", queues);
+  auto broker = std::make_unique<BrokerProcess>(BrokerOptions{.config_toml = toml});
+  ASSERT_TRUE(broker->ready()) << broker->err();
+  const uint16_t port = broker->port();
+
+  client::Client pub;
+  std::set<uint64_t> acked;
+  std::map<uint64_t, uint64_t> payload_of;  // message id -> the number it carries
+  pub.on_publish_ack([&](const client::PublishAnswer& a) {
+    if (a.code == wire::Code::Ok) acked.insert(payload_of.at(a.message_id));
+  });
+  ASSERT_TRUE(pub.connect(options_for(port, "it30-kill-pub")).ok());
+  std::vector<std::unique_ptr<client::Client>> consumers;
+  std::vector<Seen> seen(5);
+  for (int q = 0; q < 5; ++q) {
+    consumers.push_back(std::make_unique<client::Client>());
+    consume_into(*consumers.back(), queues[q].first, seen[q]);
+    ASSERT_TRUE(consumers.back()->connect(options_for(port, "it30-kill-sub" + std::to_string(q))).ok());
+  }
+  std::vector<client::Client*> all = {&pub};
+  for (auto& c : consumers) all.push_back(c.get());
+  std::mt19937 random(std::random_device{}());
+  uint64_t next = 1;
+  auto publish_for = [&](int ms) {
+    const auto until = std::chrono::steady_clock::now() + std::chrono::milliseconds(ms);
+    while (std::chrono::steady_clock::now() < until) {
+      if (pub.connected()) {
+        auto id = pub.publish_guaranteed("GM/T", bytes_of(std::to_string(next)));
+        if (id) payload_of[*id] = next++;
+      }
+      for (client::Client* c : all) c->poll(0);
+    }
+  };
+  for (int cycle = 0; cycle < cycles; ++cycle) {
+    publish_for(std::uniform_int_distribution<int>(100, 400)(random));
+    broker->send_signal(SIGKILL);
+    broker->wait(5000);
+    broker = std::make_unique<BrokerProcess>(BrokerOptions{.port = port, .config_toml = toml});
+    ASSERT_TRUE(broker->ready()) << "cycle " << cycle << ": " << broker->err();
+  }
+  publish_for(200);
+  // Drain: the publisher's answers, then every consumer has every acknowledged message.
+  ASSERT_TRUE(poll_until(all, [&] { return pub.unanswered_publishes() == 0; }, 30'000));
+  ASSERT_TRUE(poll_until(all, [&] {
+    return std::all_of(seen.begin(), seen.end(), [&](const Seen& s) { return s.has_all(acked); });
+  }, 30'000)) << "acknowledged: " << acked.size();
+  ASSERT_GT(acked.size(), 0u);
+  size_t deliveries = 0, flagged = 0;
+  for (int q = 0; q < 5; ++q) {
+    check_queue(queues[q].first, seen[q], acked);
+    deliveries += seen[q].deliveries.size();
+    for (const auto& d : seen[q].deliveries) flagged += d.redelivered;
+  }
+  std::printf("[it30] %d SIGKILL cycles: %zu messages acknowledged, %zu deliveries to 5 queues, %zu flagged redelivered\n",
+              cycles, acked.size(), deliveries, flagged);
+}
+
+// Disk full: the store on a 1 MiB tmpfs. Guaranteed publishes are refused
+// with DISK_FULL, direct messaging goes on, nothing acknowledged is lost, and
+// publishing resumes once consumers' acknowledgements free whole segments.
+TEST(It30Guaranteed, DiskFullRefusesClearlyAndResumesWhenSpaceReturns) {
+  TempDir store;
+  const std::string mount_point = store.path() + "/small";
+  std::filesystem::create_directories(mount_point);
+  if (::geteuid() != 0 || ::mount("tmpfs", mount_point.c_str(), "tmpfs", 0, "size=1m") != 0) {
+    GTEST_SKIP() << "needs root to mount a size-limited tmpfs";
+  }
+  struct Unmount {
+    std::string path;
+    ~Unmount() { ::umount2(path.c_str(), MNT_DETACH); }
+  } unmount{mount_point};
+  BrokerProcess broker({.config_toml = queues_toml(mount_point + "/q", {{"big", "DF/>"}})});
+  ASSERT_TRUE(broker.ready()) << broker.err();
+  client::Client pub;
+  std::set<uint64_t> acked;
+  std::map<uint64_t, uint64_t> payload_of;
+  std::string refusal;
+  wire::Code refused_code = wire::Code::Ok;
+  pub.on_publish_ack([&](const client::PublishAnswer& a) {
+    if (a.code == wire::Code::Ok) {
+      acked.insert(payload_of.at(a.message_id));
+    } else if (refusal.empty()) {
+      refused_code = a.code;
+      refusal.assign(a.text);
+    }
+  });
+  ASSERT_TRUE(pub.connect(options_for(broker.port(), "it30-df-pub")).ok());
+  const std::string pad(8000, 'p');
+  uint64_t next = 1;
+  auto publish_one = [&] {
+    auto id = pub.publish_guaranteed("DF/T", bytes_of(std::to_string(next) + " " + pad));
+    if (id) payload_of[*id] = next++;
+  };
+  ASSERT_TRUE(poll_until({&pub}, [&] {
+    if (pub.unanswered_publishes() < 8) publish_one();
+    return !refusal.empty();
+  }, 30'000)) << "no refusal after " << acked.size() << " acknowledged";
+  EXPECT_EQ(refused_code, wire::Code::DiskFull) << refusal;
+  EXPECT_NE(refusal.find("No space left on device"), std::string::npos) << refusal;
+  ASSERT_TRUE(poll_until({&pub}, [&] { return pub.unanswered_publishes() == 0; }));
+
+  // Direct messaging goes on.
+  client::Client direct;
+  int direct_messages = 0;
+  ASSERT_TRUE(direct.subscribe("LIVE/>", [&](const client::Message&) { ++direct_messages; }).ok());
+  ASSERT_TRUE(direct.connect(options_for(broker.port(), "it30-df-direct")).ok());
+  ASSERT_TRUE(poll_until({&direct, &pub}, [&] {
+    (void)pub.publish("LIVE/A", bytes_of("x"), true, wire::PayloadKind::Opaque);
+    return direct_messages > 0;
+  }));
+
+  // Nothing acknowledged is lost: consume it all (the acknowledgements free whole segments).
+  client::Client sub;
+  Seen seen;
+  consume_into(sub, "big", seen);
+  ASSERT_TRUE(sub.connect(options_for(broker.port(), "it30-df-sub")).ok());
+  ASSERT_TRUE(poll_until({&sub, &pub}, [&] { return seen.has_all(acked); }))
+      << seen.deliveries.size() << " of " << acked.size();
+  check_queue("big", seen, acked);
+
+  // Space has returned: publishing resumes.
+  const size_t before = acked.size();
+  ASSERT_TRUE(poll_until({&pub, &sub}, [&] {
+    if (pub.unanswered_publishes() == 0) publish_one();
+    return acked.size() > before;
+  })) << "no acknowledgement after the queue drained";
+}
+
+}  // namespace
+}  // namespace tw::it
