@@ -97,6 +97,25 @@ TEST(FixConfigTest, ReadsSessionsRoutesAndStores) {
   EXPECT_EQ(c.routes[1].client, "client2");
 }
 
+// store = true is our LogStore; "file" keeps QuickFIX's FileStore.
+TEST(FixConfigTest, StoreIsALogUnlessFileIsAsked) {
+  auto store_of = [](const std::string& value) {
+    std::string text = kConfig;
+    text.replace(text.find("store = true"), 12, "store = " + value);
+    return parse_gateway_config(text, "t.toml");
+  };
+  auto log = store_of("true");
+  ASSERT_TRUE(log);
+  EXPECT_EQ(log->session("client1")->spec.store_kind, StoreKind::Log);
+  EXPECT_EQ(store_of("\"log\"")->session("client1")->spec.store_kind, StoreKind::Log);
+  auto file = store_of("\"file\"");
+  ASSERT_TRUE(file);
+  EXPECT_TRUE(file->session("client1")->store);
+  EXPECT_EQ(file->session("client1")->spec.store_kind, StoreKind::File);
+  EXPECT_EQ(file->session("client1")->spec.store_dir, "/tmp/x/client1");
+  EXPECT_NE(store_of("\"sql\"").error().message.find("expected true, false, \"log\" or \"file\""), std::string::npos);
+}
+
 TEST(FixConfigTest, RefusesWhatItCannotUse) {
   auto with = [](const std::string& extra) { return parse_gateway_config(std::string(kConfig) + extra, "t.toml"); };
   EXPECT_NE(with("[[route]]\nexchange = \"nowhere\"\n").error().message.find("no such exchange session"),
