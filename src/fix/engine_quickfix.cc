@@ -21,6 +21,11 @@ class PerSessionStoreFactory : public FIX::MessageStoreFactory {
     auto it = specs_.find(id.toString());
     if (it == specs_.end() || it->second.store_dir.empty()) return new FIX::MemoryStore();
     if (it->second.store_kind == StoreKind::File) return new FIX::FileStore(it->second.store_dir, id);
+    if (!log_store_exists(it->second.store_dir, id) && file_store_exists(it->second.store_dir, id))
+      // A store_dir of a gateway from before the LogStore: starting a fresh
+      // log would start the session at sequence number 1 unannounced.
+      throw FIX::ConfigError("session " + id.toString() + ": " + it->second.store_dir +
+                             " holds a QuickFIX FileStore and no LogStore; set store = \"file\" to keep it");
     return new LogStore(log_store_path(it->second.store_dir, id), &flusher_);
   }
   void destroy(FIX::MessageStore* store) override { delete store; }

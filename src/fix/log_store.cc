@@ -306,7 +306,7 @@ void LogStoreFlusher::run() {
       try {
         store->flush();
       } catch (const FIX::IOException& e) {
-        // The session's next set() meets the same error and QuickFIX logs it out.
+        // The session's next set() meets it too and throws it to QuickFIX.
         std::fprintf(stderr, "tickwire-fix: %s\n", e.what());
       }
     }
@@ -317,11 +317,28 @@ FIX::MessageStore* LogStoreFactory::create(const FIX::SessionID& id) {
   return new LogStore(log_store_path(dir_, id), &flusher_);
 }
 
-std::string log_store_path(const std::string& dir, const FIX::SessionID& id) {
+namespace {
+// QuickFIX's FileStore names its files <BeginString>-<Sender>-<Target>[-<Qualifier>].*
+std::string file_prefix(const FIX::SessionID& id) {
   std::string name = id.getBeginString().getValue() + "-" + id.getSenderCompID().getValue() + "-" +
                      id.getTargetCompID().getValue();
   if (!id.getSessionQualifier().empty()) name += "-" + id.getSessionQualifier();
-  return dir + "/" + name + ".twlog";
+  return name;
+}
+bool exists(const std::string& path) {
+  struct stat st;
+  return ::stat(path.c_str(), &st) == 0;
+}
+}  // namespace
+
+std::string log_store_path(const std::string& dir, const FIX::SessionID& id) {
+  return dir + "/" + file_prefix(id) + ".twlog";
+}
+
+bool log_store_exists(const std::string& dir, const FIX::SessionID& id) { return exists(log_store_path(dir, id)); }
+
+bool file_store_exists(const std::string& dir, const FIX::SessionID& id) {
+  return exists(dir + "/" + file_prefix(id) + ".seqnums");
 }
 
 }  // namespace fix

@@ -137,6 +137,9 @@ class LogStoreFactory : public FIX::MessageStoreFactory {
 };
 
 std::string log_store_path(const std::string& dir, const FIX::SessionID& id);
+bool log_store_exists(const std::string& dir, const FIX::SessionID& id);
+// Whether QuickFIX's FileStore keeps this session in `dir` (its .seqnums file).
+bool file_store_exists(const std::string& dir, const FIX::SessionID& id);
 
 }  // namespace fix
 }  // namespace tw

@@ -15,6 +15,7 @@
 #include <thread>
 #include <vector>
 
+#include "fix/engine.h"
 #include "fix/log_store.h"
 
 namespace tw {
@@ -187,6 +188,34 @@ TEST_F(LogStoreTest, ExplicitSequenceNumbersAreWrittenAtOnce) {
   restarted = open();
   EXPECT_EQ(restarted->getNextSenderMsgSeqNum(), 11);
   EXPECT_EQ(get(*restarted, 10, 10), (std::vector<std::string>{"ten"}));
+}
+
+class NoEvents : public EngineEvents {
+ public:
+  void on_logon(const std::string&) override {}
+  void on_logout(const std::string&) override {}
+  Verdict on_message(const std::string&, const FixMessage&, bool) override { return kAccepted; }
+};
+
+// A gateway upgraded onto a store_dir of QuickFIX FileStores must not start
+// its sessions again at sequence number 1 in a fresh log.
+TEST_F(LogStoreTest, GatewayRefusesToStartALogOverAFileStore) {
+  SessionSpec spec;
+  spec.name = "client1";
+  spec.begin_string = "FIX.4.4";
+  spec.sender_comp_id = "GW";
+  spec.target_comp_id = "C1";
+  spec.port = 1;  // never bound: the store is created first
+  spec.store_dir = dir_ + "/client1";
+  FIX::SessionID id("FIX.4.4", "GW", "C1");
+  { FIX::FileStore old(spec.store_dir, id); }
+  EXPECT_TRUE(file_store_exists(spec.store_dir, id));
+  EXPECT_FALSE(log_store_exists(spec.store_dir, id));
+  NoEvents events;
+  std::string error;
+  EXPECT_FALSE(make_engine({spec}, events)->start(&error));
+  EXPECT_NE(error.find("holds a QuickFIX FileStore"), std::string::npos) << error;
+  EXPECT_FALSE(log_store_exists(spec.store_dir, id));
 }
 
 }  // namespace

@@ -173,6 +173,18 @@ TEST_F(FixRouterTest, RefusesUnentitledAndDownExchangesWithAReason) {
   EXPECT_EQ(router_.counters().refused.at("exchange_down"), 1u);
 }
 
+// A client resends an order (PossDupFlag) when the gateway asked for it
+// again after a restart (docs/fix.md, "What a crash can lose"): it may
+// have reached the exchange already, so it goes on as a possible resend.
+TEST_F(FixRouterTest, OrderTheClientResentGoesOnAsAPossibleResend) {
+  auto first = router_.on_message("client1", order("R1", {{tag::kExDestination, "XNAS"}}));
+  EXPECT_FALSE(first.send.at(0).message.poss_resend);
+  auto again = router_.on_message("client1", order("R1", {{tag::kExDestination, "XNAS"}}), true);
+  ASSERT_EQ(again.send.size(), 1u);
+  EXPECT_TRUE(again.send[0].message.poss_resend);
+  EXPECT_EQ(*again.send[0].message.get(tag::kClOrdID), "client1:R1");
+}
+
 TEST_F(FixRouterTest, CancelFollowsTheOrderAndReportsComeBackUnmapped) {
   router_.on_message("client1", order("D1", {{tag::kExDestination, "XNAS"}}));
   FixMessage cancel{"F", {{tag::kClOrdID, "D2"}, {tag::kOrigClOrdID, "D1"}, {tag::kSymbol, "AAPL"}}};
