@@ -171,7 +171,15 @@ void LogStore::flush_locked(bool with_sender) {
   while (done < buffer_.size()) {
     ssize_t n = ::write(fd_, buffer_.data() + done, buffer_.size() - done);
     if (n < 0 && errno == EINTR) continue;
-    if (n < 0) fail("cannot write", path_);
+    if (n < 0) {
+      // Cut what part of it went out (a full disk), so that a later write
+      // that succeeds follows whole records: a torn one would end the log.
+      // buffer_ stays, for the next flush to write whole.
+      const int error = errno;
+      const bool cut = ::ftruncate(fd_, size_) == 0;
+      errno = error;
+      fail(cut ? "cannot write" : "cannot write (nor cut the torn record of)", path_);
+    }
     done += static_cast<size_t>(n);
   }
   size_ += static_cast<off_t>(buffer_.size());
