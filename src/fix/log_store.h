@@ -14,7 +14,7 @@
 //   too low.
 // - The next target sequence number (incremented for every message
 //   received) is not written on its own: it goes out with the next set() or,
-//   when nothing is sent, with the flusher's write within flush_delay_ms.
+//   when nothing is sent, with the flusher's write (LogStoreFlusher, 2 ms).
 //   A process killed before that asks the peer to resend those messages at
 //   its next logon; they come with PossDupFlag (43) = Y (the gateway
 //   forwards such reports with PossResend 97 = Y, docs/fix.md, "Routing").
@@ -24,11 +24,12 @@
 //   was lost cannot be resent: QuickFIX answers a resend request for it with
 //   a gap fill (SequenceReset-GapFill), as for any message it cannot find.
 //
-// File format: records of [u32 length][u32 CRC-32][u8 type][payload], the
-// length and CRC covering type + payload, little-endian. Types: 'C' creation
-// time, 'M' a sent message (i32 seq + the FIX text), 'S' / 'T' the next
-// sender / target sequence number. Opening replays them; a record cut short
-// or failing its CRC (a write torn by a crash) ends the log there and is cut
+// File format: records of [u32 length of the payload][u32 CRC-32 of type +
+// payload][u8 type][payload], in the machine's byte order. Types: 'C'
+// creation time (ms), 'M' a sent message (i32 seq + the FIX text), 'S' / 'T'
+// the next sender / target sequence number ('S' only where it was set, not
+// implied by an 'M'). Opening replays them; a record cut short or failing
+// its CRC (a write torn by a crash) ends the log there and is cut
 // off. reset() truncates the file.
 //
 // Compiled as C++14 with QuickFIX (engine.h); thread-safe (QuickFIX calls a
