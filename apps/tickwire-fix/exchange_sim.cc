@@ -2,7 +2,7 @@
 // tests and benchmarks (docs/fix.md, "Simulator and load client").
 //
 //   tickwire-fix-exchange --port P --session FIX.4.4:EXCH:GW [--session ...]
-//                         [--store-dir DIR] [--fill-delay-ms N] [--stats-file F]
+//                         [--store-dir DIR [--store-kind log|file]] [--fill-delay-ms N] [--stats-file F]
 //
 // Acceptor sessions (SenderCompID = the exchange). What it does with a
 // NewOrderSingle depends on the symbol's prefix:
@@ -225,7 +225,7 @@ class Exchange : public FIX::Application {
 
 int main(int argc, char** argv) {
   int port = 0, fill_delay_ms = 1000;
-  std::string store_dir, stats_file;
+  std::string store_dir, store_kind = "log", stats_file;
   std::vector<FIX::SessionID> sessions;
   for (int i = 1; i < argc; ++i) {
     const std::string arg = argv[i];
@@ -235,6 +235,7 @@ int main(int argc, char** argv) {
     if (arg == "--port") port = std::atoi(value.c_str());
     else if (arg == "--session" && twsim::parse_session(value, id)) sessions.push_back(id);
     else if (arg == "--store-dir") store_dir = value;
+    else if (arg == "--store-kind" && (value == "log" || value == "file")) store_kind = value;
     else if (arg == "--fill-delay-ms") fill_delay_ms = std::atoi(value.c_str());
     else if (arg == "--stats-file") stats_file = value;
     else die("tickwire-fix-exchange: bad argument " + arg + " (see the header of exchange_sim.cc)");
@@ -253,10 +254,8 @@ int main(int argc, char** argv) {
     settings.set(id, d);
   }
   Exchange exchange(fill_delay_ms);
-  FIX::MemoryStoreFactory memory;
-  std::unique_ptr<FIX::FileStoreFactory> files;
-  if (!store_dir.empty()) files.reset(new FIX::FileStoreFactory(store_dir));
-  FIX::MessageStoreFactory& stores = files ? static_cast<FIX::MessageStoreFactory&>(*files) : memory;
+  std::unique_ptr<FIX::MessageStoreFactory> stores_owner = twsim::store_factory(store_dir, store_kind);
+  FIX::MessageStoreFactory& stores = *stores_owner;
   FIX::SocketAcceptor acceptor(exchange, stores, settings);
   try {
     acceptor.start();

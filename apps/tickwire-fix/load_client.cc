@@ -4,7 +4,7 @@
 //
 //   tickwire-fix-load --connect HOST:PORT --session FIX.4.4:CLIENT:GW
 //                     --rate R --seconds S [--symbol FAST] [--ex-destination D]
-//                     [--reports-per-order N] [--drain-s S] [--store-dir DIR]
+//                     [--reports-per-order N] [--drain-s S] [--store-dir DIR [--store-kind log|file]]
 //
 // Sends R orders a second for S seconds on an absolute schedule (a late
 // order is sent at once, not skipped), each with tag 5979 = its send time on
@@ -43,7 +43,7 @@ class LoadClient : public FIX::Application {
 }  // namespace
 
 int main(int argc, char** argv) {
-  std::string host = "127.0.0.1", symbol = "FAST", ex_destination, store_dir;
+  std::string host = "127.0.0.1", symbol = "FAST", ex_destination, store_dir, store_kind = "log";
   int port = 0, per_order = 1, drain_s = 10;
   double rate = 1000, seconds = 10;
   FIX::SessionID session;
@@ -73,6 +73,8 @@ int main(int argc, char** argv) {
       drain_s = std::atoi(value.c_str());
     } else if (arg == "--store-dir") {
       store_dir = value;
+    } else if (arg == "--store-kind" && (value == "log" || value == "file")) {
+      store_kind = value;
     } else {
       die("tickwire-fix-load: bad argument " + arg + " (see the header of load_client.cc)");
     }
@@ -85,10 +87,8 @@ int main(int argc, char** argv) {
   d.setInt(FIX::SOCKET_CONNECT_PORT, port);
   settings.set(session, d);
   LoadClient app;
-  FIX::MemoryStoreFactory memory;
-  std::unique_ptr<FIX::FileStoreFactory> files;
-  if (!store_dir.empty()) files.reset(new FIX::FileStoreFactory(store_dir));
-  FIX::MessageStoreFactory& stores = files ? static_cast<FIX::MessageStoreFactory&>(*files) : memory;
+  std::unique_ptr<FIX::MessageStoreFactory> stores_owner = twsim::store_factory(store_dir, store_kind);
+  FIX::MessageStoreFactory& stores = *stores_owner;
   FIX::SocketInitiator initiator(app, stores, settings);
   initiator.start();
   for (int i = 0; i < 1000 && !app.logged_on; ++i) std::this_thread::sleep_for(std::chrono::milliseconds(10));

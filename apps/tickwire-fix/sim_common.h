@@ -5,8 +5,10 @@
 #include <cstdint>
 #include <cstdio>
 #include <cstdlib>
+#include <memory>
 #include <string>
 
+#include "fix/log_store.h"
 #include "fix/quickfix_includes.h"
 
 namespace twsim {
@@ -45,6 +47,14 @@ inline FIX::Dictionary base_settings(bool acceptor, bool reset_on_logon) {
   d.setBool(FIX::SOCKET_REUSE_ADDRESS, true);
   d.setBool(FIX::CHECK_LATENCY, false);
   return d;
+}
+
+// --store-dir DIR [--store-kind log|file]: no dir, a MemoryStore; else our
+// LogStore (the default, as the gateway's) or QuickFIX's FileStore.
+inline std::unique_ptr<FIX::MessageStoreFactory> store_factory(const std::string& dir, const std::string& kind) {
+  if (dir.empty()) return std::unique_ptr<FIX::MessageStoreFactory>(new FIX::MemoryStoreFactory());
+  if (kind == "file") return std::unique_ptr<FIX::MessageStoreFactory>(new FIX::FileStoreFactory(dir));
+  return std::unique_ptr<FIX::MessageStoreFactory>(new tw::fix::LogStoreFactory(dir));
 }
 
 [[noreturn]] inline void die(const std::string& why) {

@@ -5,10 +5,12 @@
 # tickwire-fix-exchange simulators, which answer each with one fill
 # (symbol FAST); every order and fill is also a drop copy on tickwired.
 #
-#   bench/fix/run.sh [--seconds S] [--rates "5000 6000 ..."] [--pairs-rate R] [--stores "off on"] [--out DIR]
+#   bench/fix/run.sh [--seconds S] [--rates "5000 6000 ..."] [--pairs-rate R] [--stores "off log file"] [--out DIR]
 #
 # Trials: one client/exchange pair at each rate, then 3 clients x 3
-# exchanges at --pairs-rate each; each with the stores off and on. Per trial:
+# exchanges at --pairs-rate each (0: no 3 x 3 trial); each with the stores
+# off, on as our LogStore ("log", or "on") and on as QuickFIX's FileStore
+# ("file"): the gateway's, the simulators' and the load clients'. Per trial:
 # CPU of the gateway, and of the broker (drop copies), from /proc/PID/stat
 # (user + system) over the sending window; order-to-exchange latency p50/p99
 # (the simulators subtract the load client's send time, tag 5979, same
@@ -20,7 +22,7 @@ BUILD=${BUILD:-build}
 SECONDS_PER_TRIAL=60
 RATES="5000 6000 7000 8000 8500"
 PAIRS_RATE=4000
-STORES="off on"
+STORES="off log"
 OUT=${OUT:-/tmp/tickwire-bench-fix}
 while (($#)); do
   case $1 in
@@ -29,7 +31,7 @@ while (($#)); do
     --pairs-rate) PAIRS_RATE=$2; shift 2 ;;
     --stores) STORES=$2; shift 2 ;;
     --out) OUT=$2; shift 2 ;;
-    *) echo "usage: $0 [--seconds S] [--rates LIST] [--pairs-rate R] [--stores 'off on'] [--out DIR]" >&2; exit 2 ;;
+    *) echo "usage: $0 [--seconds S] [--rates LIST] [--pairs-rate R] [--stores 'off log file'] [--out DIR]" >&2; exit 2 ;;
   esac
 done
 mkdir -p "$OUT"
@@ -55,13 +57,14 @@ trial() {
   client_port=$(free_port)
   local cfg=$dir/gateway.toml
   printf '[gateway]\nbroker = "127.0.0.1:%s"\nmetrics = "127.0.0.1:0"\nstore_dir = "%s/store"\n' "$bport" "$dir" >"$cfg"
-  local storeflag=false sims=() i
-  [[ $store == on ]] && storeflag=true
+  local storeflag=false kind=log sims=() i
+  [[ $store == file ]] && kind=file
+  [[ $store != off ]] && storeflag="\"$kind\""
   for ((i = 1; i <= pairs; i++)); do
     local xport
     xport=$(free_port)
     local simargs=(--port "$xport" --session "FIX.4.4:X$i:GW" --stats-file "$dir/sim$i.stats")
-    [[ $store == on ]] && simargs+=(--store-dir "$dir/sim$i-store")
+    [[ $store != off ]] && simargs+=(--store-dir "$dir/sim$i-store" --store-kind "$kind")
     "$APPS/tickwire-fix-exchange" "${simargs[@]}" >"$dir/sim$i.out" 2>"$dir/sim$i.log" &
     sims+=($!)
     PIDS+=($!)
@@ -85,7 +88,7 @@ trial() {
   t0=$(date +%s%N)
   for ((i = 1; i <= pairs; i++)); do
     local lstore=()
-    [[ $store == on ]] && lstore=(--store-dir "$dir/load$i-store")
+    [[ $store != off ]] && lstore=(--store-dir "$dir/load$i-store" --store-kind "$kind")
     "$APPS/tickwire-fix-load" --connect "127.0.0.1:$client_port" --session "FIX.4.4:C$i:GW" --rate "$rate" \
       --seconds "$SECONDS_PER_TRIAL" --symbol FAST --drain-s 20 "${lstore[@]}" >"$dir/load$i.out" 2>&1 &
     loads+=($!)
@@ -114,7 +117,7 @@ import sys
 name, pairs, rate, store, orders, g, b, wall, p50, p99, lost, pub, drop, load = sys.argv[1:]
 orders, g, b, wall = int(orders), int(g), int(b), int(wall)
 msgs = 2 * orders
-print(f"{name:14s} pairs={pairs} rate={rate}/s/pair store={store:3s} orders={orders} "
+print(f"{name:14s} pairs={pairs} rate={rate}/s/pair store={store:4s} orders={orders} "
       f"gw_cpu={100.0 * g / wall:.1f}% gw_us/msg={1000.0 * g / msgs:.1f} "
       f"gw+broker_us/msg={1000.0 * (g + b) / msgs:.1f} p50_us={p50} p99_us={p99} lost={lost} "
       f"drop_copies={pub} dropped={drop} loadavg={load}")
@@ -124,5 +127,5 @@ PY
 echo "bench/fix: $(nproc) cpus, $SECONDS_PER_TRIAL s per trial, $(date -u +%FT%TZ)" | tee "$OUT/results.txt"
 for store in $STORES; do
   for rate in $RATES; do trial "pair-$rate-$store" 1 "$rate" "$store"; done
-  trial "3x3-$PAIRS_RATE-$store" 3 "$PAIRS_RATE" "$store"
+  if ((PAIRS_RATE > 0)); then trial "3x3-$PAIRS_RATE-$store" 3 "$PAIRS_RATE" "$store"; fi
 done

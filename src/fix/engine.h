@@ -23,6 +23,10 @@ namespace fix {
 
 enum class Role { Acceptor, Initiator };
 
+// Where a session with a store_dir keeps it: our LogStore (log_store.h: one
+// append-only file, one write per sent message) or QuickFIX's FileStore.
+enum class StoreKind { Log, File };
+
 struct SessionSpec {
   std::string name;          // ours: topics, metrics, routes ("client1")
   Role role = Role::Acceptor;
@@ -32,6 +36,7 @@ struct SessionSpec {
   std::string host;          // initiator: where to connect
   uint16_t port = 0;         // acceptor: where to listen; initiator: where to connect
   std::string store_dir;     // "" = memory store (sequence numbers lost on restart)
+  StoreKind store_kind = StoreKind::Log;
   int heartbeat_s = 30;
   int reconnect_s = 1;
   bool reset_on_logon = false;  // ResetOnLogon: sequence numbers back to 1 at each logon

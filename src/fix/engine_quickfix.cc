@@ -4,27 +4,35 @@
 #include <mutex>
 
 #include "fix/engine.h"
+#include "fix/log_store.h"
 #include "fix/quickfix_includes.h"
 
 namespace tw {
 namespace fix {
 namespace {
 
-// One store per session, chosen by its spec: QuickFIX's FileStore (sequence
-// numbers and sent messages on disk, so a restart resumes and can resend) or
-// its MemoryStore.
+// One store per session, chosen by its spec: our LogStore or QuickFIX's
+// FileStore (sequence numbers and sent messages on disk, so a restart resumes
+// and can resend), or its MemoryStore.
 class PerSessionStoreFactory : public FIX::MessageStoreFactory {
  public:
-  void add(const FIX::SessionID& id, const std::string& dir) { dirs_[id.toString()] = dir; }
+  void add(const FIX::SessionID& id, const SessionSpec& spec) { specs_[id.toString()] = spec; }
   FIX::MessageStore* create(const FIX::SessionID& id) override {
-    auto it = dirs_.find(id.toString());
-    if (it == dirs_.end() || it->second.empty()) return new FIX::MemoryStore();
-    return new FIX::FileStore(it->second, id);
+    auto it = specs_.find(id.toString());
+    if (it == specs_.end() || it->second.store_dir.empty()) return new FIX::MemoryStore();
+    if (it->second.store_kind == StoreKind::File) return new FIX::FileStore(it->second.store_dir, id);
+    if (!log_store_exists(it->second.store_dir, id) && file_store_exists(it->second.store_dir, id))
+      // A store_dir of a gateway from before the LogStore: starting a fresh
+      // log would start the session at sequence number 1 unannounced.
+      throw FIX::ConfigError("session " + id.toString() + ": " + it->second.store_dir +
+                             " holds a QuickFIX FileStore and no LogStore; set store = \"file\" to keep it");
+    return new LogStore(log_store_path(it->second.store_dir, id), &flusher_);
   }
   void destroy(FIX::MessageStore* store) override { delete store; }
 
  private:
-  std::map<std::string, std::string> dirs_;
+  std::map<std::string, SessionSpec> specs_;
+  LogStoreFlusher flusher_{2};
 };
 
 FIX::Dictionary settings_of(const SessionSpec& s) {
@@ -80,7 +88,7 @@ class QuickFixEngine : public Engine, public FIX::Application {
       FIX::SessionID id(s.begin_string, s.sender_comp_id, s.target_comp_id);
       by_name_.insert(std::make_pair(s.name, id));
       names_.insert(std::make_pair(id.toString(), s.name));
-      stores_.add(id, s.store_dir);
+      stores_.add(id, s);
       // One SessionSettings per side: QuickFIX's SocketAcceptor checks every
       // session it is given for SocketAcceptPort, initiators included.
       if (s.role == Role::Acceptor)

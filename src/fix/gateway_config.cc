@@ -44,6 +44,20 @@ class TableReader {
       else fail(*n, key, "expected true or false");
     }
   }
+  // `store`: true (= "log"), false, "log" (our LogStore) or "file" (QuickFIX's FileStore).
+  void store(const char* key, bool& on, StoreKind& kind) {
+    seen_.insert(key);
+    auto* n = table_.get(key);
+    if (!n) return;
+    if (auto v = n->value<bool>()) {
+      on = *v;
+    } else if (auto t = n->value<std::string>(); t && (*t == "log" || *t == "file")) {
+      on = true;
+      kind = *t == "log" ? StoreKind::Log : StoreKind::File;
+    } else {
+      fail(*n, key, "expected true, false, \"log\" or \"file\"");
+    }
+  }
   void strings(const char* key, std::optional<std::vector<std::string>>& out) {
     seen_.insert(key);
     auto* n = table_.get(key);
@@ -86,7 +100,7 @@ Result<GatewaySession> read_session(const std::string& source, const toml::table
   r.text("target_comp_id", s.spec.target_comp_id);
   r.text("host", s.spec.host);
   r.integer("port", port, 1, 65535);
-  r.boolean("store", s.store);
+  r.store("store", s.store, s.spec.store_kind);
   r.boolean("reset_on_logon", s.spec.reset_on_logon);
   r.integer("heartbeat_s", s.spec.heartbeat_s, 1, 3600);
   r.integer("reconnect_s", s.spec.reconnect_s, 1, 3600);

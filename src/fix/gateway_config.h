@@ -13,7 +13,7 @@ namespace tw::fix {
 
 struct GatewaySession {
   SessionSpec spec;
-  bool store = false;  // QuickFIX FileStore under GatewayConfig::store_dir/<name>
+  bool store = false;  // a store (spec.store_kind) under GatewayConfig::store_dir/<name>
   // Client sessions: the exchanges it may route to; nullopt = every exchange.
   std::optional<std::vector<std::string>> exchanges;
   bool is_client() const { return spec.role == Role::Acceptor; }

@@ -94,7 +94,7 @@ std::string Router::order_key(std::string_view client, std::string_view cl_ord_i
 Router::Actions Router::on_message(const std::string& session, const FixMessage& message, bool poss_dup) {
   const GatewaySession* s = config_.session(session);
   if (s == nullptr) return Actions{.verdict = kUnsupportedType};
-  return s->is_client() ? from_client(*s, message) : from_exchange(*s, message, poss_dup);
+  return s->is_client() ? from_client(*s, message, poss_dup) : from_exchange(*s, message, poss_dup);
 }
 
 std::string Router::route(const std::string& client, const FixMessage& m) const {
@@ -119,7 +119,7 @@ const std::string* Router::order_id(const FixMessage& m, std::initializer_list<s
   return id;
 }
 
-Router::Actions Router::from_client(const GatewaySession& client, const FixMessage& m) {
+Router::Actions Router::from_client(const GatewaySession& client, const FixMessage& m, bool poss_dup) {
   Actions a;
   const std::string& type = m.msg_type;
   const std::string* id = order_id(m, {"D", "F", "G"}, a);
@@ -161,6 +161,9 @@ Router::Actions Router::from_client(const GatewaySession& client, const FixMessa
   FixMessage out = m;
   out.set(tag::kClOrdID, exchange_id(client.spec.name, *id));
   if (orig != nullptr) out.set(tag::kOrigClOrdID, exchange_id(client.spec.name, *orig));
+  // The client resent it (after a gap: e.g. our store had not yet written its
+  // sequence number at a crash): it may have reached the exchange already.
+  out.poss_resend = poss_dup;
   orders_[order_key(client.spec.name, *id)] = exchange;
   ++counters_.routed[{client.spec.name, exchange}];
   a.copies.push_back(DropCopy{client.spec.name, exchange, event_of(type), m});

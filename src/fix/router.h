@@ -85,7 +85,7 @@ class Router {
   static bool split_exchange_id(std::string_view id, std::string& client, std::string& cl_ord_id);
 
  private:
-  Actions from_client(const GatewaySession& client, const FixMessage& m);
+  Actions from_client(const GatewaySession& client, const FixMessage& m, bool poss_dup);
   Actions from_exchange(const GatewaySession& exchange, const FixMessage& m, bool poss_dup);
   static const std::string* order_id(const FixMessage& m, std::initializer_list<std::string_view> types, Actions& a);
   // The exchange for a message of `client` by the routes; "" when none matches.

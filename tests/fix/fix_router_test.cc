@@ -97,6 +97,25 @@ TEST(FixConfigTest, ReadsSessionsRoutesAndStores) {
   EXPECT_EQ(c.routes[1].client, "client2");
 }
 
+// store = true is our LogStore; "file" keeps QuickFIX's FileStore.
+TEST(FixConfigTest, StoreIsALogUnlessFileIsAsked) {
+  auto store_of = [](const std::string& value) {
+    std::string text = kConfig;
+    text.replace(text.find("store = true"), 12, "store = " + value);
+    return parse_gateway_config(text, "t.toml");
+  };
+  auto log = store_of("true");
+  ASSERT_TRUE(log);
+  EXPECT_EQ(log->session("client1")->spec.store_kind, StoreKind::Log);
+  EXPECT_EQ(store_of("\"log\"")->session("client1")->spec.store_kind, StoreKind::Log);
+  auto file = store_of("\"file\"");
+  ASSERT_TRUE(file);
+  EXPECT_TRUE(file->session("client1")->store);
+  EXPECT_EQ(file->session("client1")->spec.store_kind, StoreKind::File);
+  EXPECT_EQ(file->session("client1")->spec.store_dir, "/tmp/x/client1");
+  EXPECT_NE(store_of("\"sql\"").error().message.find("expected true, false, \"log\" or \"file\""), std::string::npos);
+}
+
 TEST(FixConfigTest, RefusesWhatItCannotUse) {
   auto with = [](const std::string& extra) { return parse_gateway_config(std::string(kConfig) + extra, "t.toml"); };
   EXPECT_NE(with("[[route]]\nexchange = \"nowhere\"\n").error().message.find("no such exchange session"),
@@ -152,6 +171,18 @@ TEST_F(FixRouterTest, RefusesUnentitledAndDownExchangesWithAReason) {
   EXPECT_EQ(*a.send[0].message.get(tag::kExecTransType), "0");  // client2 speaks FIX 4.2
   EXPECT_EQ(router_.counters().refused.at("not_entitled"), 1u);
   EXPECT_EQ(router_.counters().refused.at("exchange_down"), 1u);
+}
+
+// A client resends an order (PossDupFlag) when the gateway asked for it
+// again after a restart (docs/fix.md, "What a crash can lose"): it may
+// have reached the exchange already, so it goes on as a possible resend.
+TEST_F(FixRouterTest, OrderTheClientResentGoesOnAsAPossibleResend) {
+  auto first = router_.on_message("client1", order("R1", {{tag::kExDestination, "XNAS"}}));
+  EXPECT_FALSE(first.send.at(0).message.poss_resend);
+  auto again = router_.on_message("client1", order("R1", {{tag::kExDestination, "XNAS"}}), true);
+  ASSERT_EQ(again.send.size(), 1u);
+  EXPECT_TRUE(again.send[0].message.poss_resend);
+  EXPECT_EQ(*again.send[0].message.get(tag::kClOrdID), "client1:R1");
 }
 
 TEST_F(FixRouterTest, CancelFollowsTheOrderAndReportsComeBackUnmapped) {
