@@ -10,6 +10,7 @@
 #include <gtest/gtest.h>
 #include <unistd.h>
 
+#include <cstdlib>
 #include <fstream>
 #include <iostream>
 #include <regex>
@@ -25,11 +26,16 @@ namespace {
 
 // The tests that pass, at least, and the tests in each suite. Raise a count
 // here when a fix makes more pass (docs/mqtt.md lists what still fails and
-// why). 5.0: 15 pass single-threaded; 14 in 2+2, where test_request_response
-// races (it does not wait for its responder's SUBACK) and lost once.
+// why). 5.0 passed 25 single-threaded and 23 to 24 in 2+2, where two of the
+// suite's tests publish before the other client's SUBACK came
+// (test_request_response, test_subscribe_options) and lose that race when the
+// two connections are on different access points; one more is allowed for
+// test_redelivery_on_reconnect, which can wait on a takeover that the failing
+// test_publication_expiry leaves behind.
 constexpr int kV311Passing = 10;
 constexpr int kV311Tests = 10;
-constexpr int kV5Passing = 14;
+constexpr int kV5Passing = 24;
+constexpr int kV5PassingTiered = 22;
 constexpr int kV5Tests = 27;
 
 // Bounds: one test (the longest that passes, v5 test_session_expiry, takes
@@ -37,7 +43,7 @@ constexpr int kV5Tests = 27;
 // each suite (3.1.1 takes 45 s, 5.0 about 130 s on 2 loaded cores).
 constexpr int kTestTimeoutS = 30;
 constexpr int kV311TimeoutS = 90;
-constexpr int kV5TimeoutS = 180;
+constexpr int kV5TimeoutS = 240;
 
 const std::string kInterop = TW_SOURCE_DIR "/../shared/mqtt-interop";
 
@@ -107,7 +113,11 @@ void run_suite(const std::string& suite, const std::string& other, const std::st
 
 TEST(PahoInterop, V311) { run_suite("v311", "v5", "client_test5.py", kV311Passing, kV311Tests); }
 
-TEST(PahoInterop, V5) { run_suite("v5", "v311", "client_test.py", kV5Passing, kV5Tests); }
+TEST(PahoInterop, V5) {
+  const char* threads = std::getenv("TW_TEST_THREADS");
+  const bool tiered = threads != nullptr && *threads != '\0';
+  run_suite("v5", "v311", "client_test.py", tiered ? kV5PassingTiered : kV5Passing, kV5Tests);
+}
 
 }  // namespace
 }  // namespace tw::testing
