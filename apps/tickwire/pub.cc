@@ -28,6 +28,13 @@ struct PubOptions {
 };
 
 // Publishes, waiting out back pressure instead of dropping the message.
+// At `rate` messages per second from `start`, waits (serving the client) for the turn of message `sent`.
+void pace(client::Client& client, std::chrono::steady_clock::time_point start, uint64_t sent, double rate) {
+  if (rate <= 0) return;
+  auto due = start + std::chrono::duration<double>(static_cast<double>(sent) / rate);
+  while (std::chrono::steady_clock::now() < due && !g_stop_requested) client.poll(1);
+}
+
 bool publish_one(client::Client& client, client::PublisherId id, std::span<const uint8_t> payload, bool image) {
   for (;;) {
     Status sent = client.publish(id, payload, image);
@@ -100,10 +107,7 @@ int run_guaranteed(const PubOptions& opts, client::Client& client, const Source&
   Outgoing message;
   bool failed = false;
   while (!g_stop_requested && client.connected()) {
-    if (opts.rate > 0) {
-      auto due = start + std::chrono::duration<double>(static_cast<double>(sent) / opts.rate);
-      while (std::chrono::steady_clock::now() < due && !g_stop_requested) client.poll(1);
-    }
+    pace(client, start, sent, opts.rate);
     const Next next = source(client, message);
     if (next != Next::Message) {
       failed = next == Next::Failed;
@@ -188,10 +192,7 @@ int run_pub(const PubOptions& opts, const CommonOptions& common, bool data_given
   bool failed = false;
   Outgoing message;
   while (!g_stop_requested && !broker_error) {
-    if (opts.rate > 0) {
-      auto due = start + std::chrono::duration<double>(static_cast<double>(sent) / opts.rate);
-      while (std::chrono::steady_clock::now() < due && !g_stop_requested) client.poll(1);
-    }
+    pace(client, start, sent, opts.rate);
     const Next next = source(client, message);
     if (next != Next::Message) {
       failed = next == Next::Failed;

@@ -1,6 +1,7 @@
 #include "wire/codec.h"
 
 #include "wire/bytes.h"
+#include "wire/frame_writer.h"
 
 namespace tw::wire {
 
@@ -116,22 +117,6 @@ namespace {
 
 bool valid_kind(uint8_t k) { return k <= static_cast<uint8_t>(PayloadKind::Opaque); }
 bool valid_state(uint8_t s) { return s <= static_cast<uint8_t>(ChannelState::Closed); }
-
-// Starts a frame; the length is patched by finish().
-ByteWriter begin(std::span<uint8_t> out, MsgType type, uint8_t flags = 0) {
-  ByteWriter w(out);
-  w.u32(0);
-  w.u8(static_cast<uint8_t>(type));
-  w.u8(flags);
-  w.u16(0);
-  return w;
-}
-
-size_t finish(ByteWriter& w) {
-  if (w.overflow()) return 0;
-  w.patch_u32(0, static_cast<uint32_t>(w.size()));
-  return w.size();
-}
 
 }  // namespace
 
@@ -325,7 +310,7 @@ bool decode(const Frame& f, ChannelInfo& m) {
 }
 
 size_t encode(std::span<uint8_t> out, const Hello& m) {
-  auto w = begin(out, MsgType::Hello, m.credentials ? kHelloCredentials : 0);
+  auto w = begin_frame(out, MsgType::Hello, m.credentials ? kHelloCredentials : 0);
   w.u16(m.min_version);
   w.u16(m.max_version);
   w.u32(m.heartbeat_ms);
@@ -334,11 +319,11 @@ size_t encode(std::span<uint8_t> out, const Hello& m) {
     w.str16(m.user);
     w.str16(m.password);
   }
-  return finish(w);
+  return finish_frame(w);
 }
 
 size_t encode(std::span<uint8_t> out, const Welcome& m) {
-  auto w = begin(out, MsgType::Welcome);
+  auto w = begin_frame(out, MsgType::Welcome);
   w.u16(m.version);
   w.u32(m.heartbeat_ms);
   w.u32(m.max_frame);
@@ -352,7 +337,7 @@ size_t encode(std::span<uint8_t> out, const Welcome& m) {
     w.u32(m.limits.max_topic_depth);
     w.u32(m.limits.idle_timeout_ms);
   }
-  return finish(w);
+  return finish_frame(w);
 }
 
 size_t encode(std::span<uint8_t> out, MsgType type, const Subscribe& m) {
@@ -362,137 +347,137 @@ size_t encode(std::span<uint8_t> out, MsgType type, const Subscribe& m) {
   uint8_t flags = with_options ? static_cast<uint8_t>(static_cast<uint8_t>(m.policy) & kSubscribePolicyMask) : 0;
   if (conflate) flags |= kSubscribeConflate;
   if (delay) flags |= kSubscribeDelay;
-  auto w = begin(out, type, flags);
+  auto w = begin_frame(out, type, flags);
   w.u32(m.request_id);
   w.str16(m.pattern);
   if (conflate) w.u32(m.conflate_ms);
   if (delay) w.u32(m.delay_ms);
-  return finish(w);
+  return finish_frame(w);
 }
 
 size_t encode(std::span<uint8_t> out, const Snapshot& m) {
-  auto w = begin(out, MsgType::Snapshot);
+  auto w = begin_frame(out, MsgType::Snapshot);
   w.u32(m.request_id);
   w.str16(m.topic);
-  return finish(w);
+  return finish_frame(w);
 }
 
 size_t encode(std::span<uint8_t> out, const Register& m) {
-  auto w = begin(out, MsgType::Register);
+  auto w = begin_frame(out, MsgType::Register);
   w.u32(m.publish_id);
   w.u8(static_cast<uint8_t>(m.kind));
   w.str16(m.topic);
-  return finish(w);
+  return finish_frame(w);
 }
 
 size_t encode(std::span<uint8_t> out, const Publish& m) {
-  auto w = begin(out, MsgType::Publish, m.image ? kPublishImage : 0);
+  auto w = begin_frame(out, MsgType::Publish, m.image ? kPublishImage : 0);
   w.u32(m.publish_id);
   w.bytes(m.payload);
-  return finish(w);
+  return finish_frame(w);
 }
 
 size_t encode(std::span<uint8_t> out, const Ack& m) {
-  auto w = begin(out, MsgType::Ack);
+  auto w = begin_frame(out, MsgType::Ack);
   w.u32(m.request_id);
   w.u16(static_cast<uint16_t>(m.code));
   w.str16(m.text);
-  return finish(w);
+  return finish_frame(w);
 }
 
 size_t encode(std::span<uint8_t> out, const ChannelIntro& m) {
-  auto w = begin(out, MsgType::Channel);
+  auto w = begin_frame(out, MsgType::Channel);
   w.u32(m.channel_id);
   w.u8(static_cast<uint8_t>(m.kind));
   w.str16(m.topic);
-  return finish(w);
+  return finish_frame(w);
 }
 
 size_t encode(std::span<uint8_t> out, const Image& m) {
-  auto w = begin(out, MsgType::Image);
+  auto w = begin_frame(out, MsgType::Image);
   w.u32(m.channel_id);
   w.u64(m.seq);
   w.u32(m.request_id);
   w.bytes(m.payload);
-  return finish(w);
+  return finish_frame(w);
 }
 
 size_t encode(std::span<uint8_t> out, const Update& m) {
-  auto w = begin(out, MsgType::Update);
+  auto w = begin_frame(out, MsgType::Update);
   w.u32(m.channel_id);
   w.u64(m.seq);
   w.bytes(m.payload);
-  return finish(w);
+  return finish_frame(w);
 }
 
 size_t encode(std::span<uint8_t> out, const StatusMsg& m) {
-  auto w = begin(out, MsgType::Status);
+  auto w = begin_frame(out, MsgType::Status);
   w.u32(m.channel_id);
   w.u8(static_cast<uint8_t>(m.state));
   w.u16(static_cast<uint16_t>(m.code));
   w.str16(m.text);
-  return finish(w);
+  return finish_frame(w);
 }
 
 size_t encode(std::span<uint8_t> out, const ErrorMsg& m) {
-  auto w = begin(out, MsgType::Error);
+  auto w = begin_frame(out, MsgType::Error);
   w.u16(static_cast<uint16_t>(m.code));
   w.str16(m.text);
-  return finish(w);
+  return finish_frame(w);
 }
 
 size_t encode(std::span<uint8_t> out, const Provide& m) {
-  auto w = begin(out, MsgType::Provide);
+  auto w = begin_frame(out, MsgType::Provide);
   w.u32(m.request_id);
   w.str16(m.service);
   w.str16(m.pattern);
-  return finish(w);
+  return finish_frame(w);
 }
 
 size_t encode(std::span<uint8_t> out, const Withdraw& m) {
-  auto w = begin(out, MsgType::Withdraw);
+  auto w = begin_frame(out, MsgType::Withdraw);
   w.u32(m.request_id);
   w.str16(m.service);
-  return finish(w);
+  return finish_frame(w);
 }
 
 size_t encode(std::span<uint8_t> out, const Request& m) {
-  auto w = begin(out, MsgType::Request);
+  auto w = begin_frame(out, MsgType::Request);
   w.u32(m.stream_id);
   w.str16(m.topic);
-  return finish(w);
+  return finish_frame(w);
 }
 
 size_t encode(std::span<uint8_t> out, const ReleaseMsg& m) {
-  auto w = begin(out, MsgType::Release);
+  auto w = begin_frame(out, MsgType::Release);
   w.u32(m.stream_id);
-  return finish(w);
+  return finish_frame(w);
 }
 
 size_t encode(std::span<uint8_t> out, const StreamStatus& m) {
-  auto w = begin(out, MsgType::StreamStatus);
+  auto w = begin_frame(out, MsgType::StreamStatus);
   w.u32(m.stream_id);
   w.u8(static_cast<uint8_t>(m.state));
   w.u16(static_cast<uint16_t>(m.code));
   w.str16(m.text);
-  return finish(w);
+  return finish_frame(w);
 }
 
 size_t encode(std::span<uint8_t> out, const ListChannels& m) {
-  auto w = begin(out, MsgType::ListChannels);
+  auto w = begin_frame(out, MsgType::ListChannels);
   w.u32(m.request_id);
   w.str16(m.service);
-  return finish(w);
+  return finish_frame(w);
 }
 
 size_t encode(std::span<uint8_t> out, const ReloadMsg& m) {
-  auto w = begin(out, MsgType::Reload);
+  auto w = begin_frame(out, MsgType::Reload);
   w.u32(m.request_id);
-  return finish(w);
+  return finish_frame(w);
 }
 
 size_t encode(std::span<uint8_t> out, const ChannelInfo& m) {
-  auto w = begin(out, MsgType::ChannelInfo);
+  auto w = begin_frame(out, MsgType::ChannelInfo);
   w.u32(m.request_id);
   w.u32(m.channel_id);
   w.u8(static_cast<uint8_t>(m.state));
@@ -501,12 +486,12 @@ size_t encode(std::span<uint8_t> out, const ChannelInfo& m) {
   w.u32(m.rate);
   w.str16(m.topic);
   w.str16(m.provider);
-  return finish(w);
+  return finish_frame(w);
 }
 
 void encode_image_prefix(std::span<uint8_t> out, uint32_t channel_id, uint64_t seq, uint32_t request_id,
                          size_t payload_size) {
-  auto w = begin(out.first(kImageFixedSize), MsgType::Image);
+  auto w = begin_frame(out.first(kImageFixedSize), MsgType::Image);
   w.u32(channel_id);
   w.u64(seq);
   w.u32(request_id);
@@ -514,8 +499,8 @@ void encode_image_prefix(std::span<uint8_t> out, uint32_t channel_id, uint64_t s
 }
 
 size_t encode_heartbeat(std::span<uint8_t> out) {
-  auto w = begin(out, MsgType::Heartbeat);
-  return finish(w);
+  auto w = begin_frame(out, MsgType::Heartbeat);
+  return finish_frame(w);
 }
 
 }  // namespace tw::wire

@@ -1,26 +1,9 @@
 #include "wire/guaranteed.h"
 
 #include "wire/bytes.h"
+#include "wire/frame_writer.h"
 
 namespace tw::wire {
-namespace {
-
-ByteWriter begin(std::span<uint8_t> out, MsgType type, uint8_t flags = 0) {
-  ByteWriter w(out);
-  w.u32(0);
-  w.u8(static_cast<uint8_t>(type));
-  w.u8(flags);
-  w.u16(0);
-  return w;
-}
-
-size_t finish(ByteWriter& w) {
-  if (w.overflow()) return 0;
-  w.patch_u32(0, static_cast<uint32_t>(w.size()));
-  return w.size();
-}
-
-}  // namespace
 
 bool decode(const Frame& f, GuaranteedPublish& m) {
   ByteReader r(f.body);
@@ -74,50 +57,50 @@ bool decode(const Frame& f, Deliver& m) {
 }
 
 size_t encode(std::span<uint8_t> out, const GuaranteedPublish& m) {
-  auto w = begin(out, MsgType::GuaranteedPublish, m.retransmit ? kPublishRetransmit : 0);
+  auto w = begin_frame(out, MsgType::GuaranteedPublish, m.retransmit ? kPublishRetransmit : 0);
   w.u64(m.message_id);
   w.str16(m.topic);
   w.bytes(m.payload);
-  return finish(w);
+  return finish_frame(w);
 }
 
 size_t encode(std::span<uint8_t> out, const Bind& m) {
-  auto w = begin(out, MsgType::Bind);
+  auto w = begin_frame(out, MsgType::Bind);
   w.u32(m.bind_id);
   w.u32(m.window);
   w.str16(m.queue);
-  return finish(w);
+  return finish_frame(w);
 }
 
 size_t encode(std::span<uint8_t> out, const Unbind& m) {
-  auto w = begin(out, MsgType::Unbind);
+  auto w = begin_frame(out, MsgType::Unbind);
   w.u32(m.bind_id);
-  return finish(w);
+  return finish_frame(w);
 }
 
 size_t encode(std::span<uint8_t> out, MsgType type, const ConsumerAck& m) {
-  auto w = begin(out, type, type == MsgType::ConsumerAck && m.cumulative ? kAckCumulative : 0);
+  auto w = begin_frame(out, type, type == MsgType::ConsumerAck && m.cumulative ? kAckCumulative : 0);
   w.u32(m.bind_id);
   w.u64(m.seq);
-  return finish(w);
+  return finish_frame(w);
 }
 
 size_t encode(std::span<uint8_t> out, const PublishAck& m) {
-  auto w = begin(out, MsgType::PublishAck);
+  auto w = begin_frame(out, MsgType::PublishAck);
   w.u64(m.message_id);
   w.u16(static_cast<uint16_t>(m.code));
   w.str16(m.text);
-  return finish(w);
+  return finish_frame(w);
 }
 
 size_t encode(std::span<uint8_t> out, const Deliver& m) {
-  auto w = begin(out, MsgType::Deliver, m.redelivered ? kRedelivered : 0);
+  auto w = begin_frame(out, MsgType::Deliver, m.redelivered ? kRedelivered : 0);
   w.u32(m.bind_id);
   w.u64(m.seq);
   w.u64(m.timestamp_ns);
   w.str16(m.topic);
   w.bytes(m.payload);
-  return finish(w);
+  return finish_frame(w);
 }
 
 }  // namespace tw::wire
