@@ -8,13 +8,13 @@
 #      suites (threads_1_1, threads_2_2), the rings and links, the seqlock
 #   4. libFuzzer targets, each run for a short time from the seed corpus
 # and prints a summary. Exits non-zero if any step failed.
-# Environment: TW_FUZZ_SECONDS (default 15 per target), TW_TEST_TIMEOUT
+# Environment: TW_FUZZ_SECONDS (default 10 per target), TW_TEST_TIMEOUT
 # (default 300 s per test), TW_BUILD_ROOT (see scripts/build.sh).
 set -uo pipefail
 cd "$(dirname "$0")/.."
 ROOT=$PWD
 BUILD_ROOT=${TW_BUILD_ROOT:-$ROOT}
-FUZZ_SECONDS=${TW_FUZZ_SECONDS:-15}
+FUZZ_SECONDS=${TW_FUZZ_SECONDS:-10}
 TEST_TIMEOUT=${TW_TEST_TIMEOUT:-300}
 JOBS=2
 LOGS=$(mktemp -d /tmp/tickwire-test.XXXXXX)
