@@ -495,6 +495,18 @@ class User(Raw):
         self.send(bytes([0xE0, 0]))
         self.sock.close()
 
+    def disconnect_and_wait(self):
+        """DISCONNECT, then read until the broker closes: it has ended the
+        connection (and stored its session) before anything sent after."""
+        self.send(bytes([0xE0, 0]))
+        self.sock.settimeout(10)
+        try:
+            while self.sock.recv(4096):
+                pass
+        except OSError:
+            pass
+        self.sock.close()
+
 
 def hijack(port):
     cid = "it21-victim"
@@ -656,7 +668,7 @@ def catch_up(port):
     got = next_will(sub, "the live message")[:2]
     if got != ("it21/cu/seen", b"live"):
         fail("got %r instead of the live message" % (got,))
-    sub.disconnect()
+    sub.disconnect_and_wait()  # else "new" may still reach the closing connection, live
     published("it21/cu/new", b"while away")
     again = User(port, "it21-cu-sub", clean=False, expiry=60)
     if not again.session_present:
