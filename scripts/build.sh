@@ -16,6 +16,13 @@ MODE=${1:-release}
 shift || true
 
 export CCACHE_DIR=${CCACHE_DIR:-$HOME/.ccache}
+# One cache serves every checkout on this machine (a clean clone in CI, a
+# worktree, this folder): paths under the repository enter the cache's keys
+# relative to it, and the build folder's own path stays out of the key of
+# objects with debug information (their DW_AT_comp_dir may then name another
+# checkout's build folder; gdb finds the sources through the relative paths).
+export CCACHE_BASEDIR=${CCACHE_BASEDIR:-$ROOT}
+export CCACHE_NOHASHDIR=${CCACHE_NOHASHDIR:-true}
 JOBS=$(nproc)
 
 case "$MODE" in
