@@ -41,8 +41,9 @@ case "$MODE" in
     # integration tests several times slower.
     CONFIG=(-DCMAKE_BUILD_TYPE=Debug -DTW_TSAN=ON -DTW_BENCH=OFF "-DCMAKE_CXX_FLAGS_DEBUG=-g -O1")
     # The integration suite (it depends on tickwired and tickwire), the
-    # rings and links between the tiers, and the seqlock and ownership tests.
-    (($# > 0)) || set -- integration_test tier_test base_test
+    # rings and links between the tiers, the seqlock and ownership tests, and
+    # the HA election (its own thread).
+    (($# > 0)) || set -- integration_test tier_test base_test ha_test
     ;;
   fuzz)
     DIR=$BUILD_ROOT/build-fuzz

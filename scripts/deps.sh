@@ -34,6 +34,9 @@ PACKAGES=(
   prometheus
   # browser tests (console, examples/web): Debian's chromium, headless
   chromium
+  # the HA pair's arbiter (src/ha): etcd 3.4, which the tests start, its
+  # etcdctl for operators, and libcurl to reach its JSON gateway
+  etcd-server etcd-client libcurl4-openssl-dev
 )
 
 # Node.js runs the npm-installed clients of the tests (MQTT.js, puppeteer-core;

@@ -5,7 +5,8 @@
 #   1. Release build + every unit/integration test (ctest)
 #   2. Debug build with AddressSanitizer + UBSan + the same tests
 #   3. ThreadSanitizer build of the threaded parts: the tiered integration
-#      suites (threads_1_1, threads_2_2), the rings and links, the seqlock
+#      suites (threads_1_1, threads_2_2), the rings and links, the seqlock,
+#      the HA election
 #   4. libFuzzer targets, each run for a short time from the seed corpus
 # and prints a summary. Exits non-zero if any step failed.
 # Environment: TW_FUZZ_SECONDS (default 10 per target), TW_TEST_TIMEOUT
@@ -113,7 +114,7 @@ tsan_step() {
   local reports=$LOGS/tsan
   mkdir -p "$reports"
   TSAN_OPTIONS="halt_on_error=1:second_deadlock_stack=1:log_path=$reports/report:suppressions=$ROOT/scripts/tsan.supp" \
-    ctest_step tsan "$BUILD_ROOT/build-tsan" -R '^threads_(1_1|2_2)\.|^(SpscRing|Pipe|Record|GatewayLink|Seqlock)\.' \
+    ctest_step tsan "$BUILD_ROOT/build-tsan" -R '^threads_(1_1|2_2)\.|^(SpscRing|Pipe|Record|GatewayLink|Seqlock|Election|ElectionWithoutEtcd)\.' \
     -E "$EXTERNAL_TOOL_TESTS|$TSAN_TIME_BOUND"
   local found
   found=$(find "$reports" -type f | sort)

@@ -4,6 +4,8 @@
 #include <string>
 #include <string_view>
 
+#include "base/base64.h"
+
 namespace tw::http {
 
 struct Credentials {
@@ -15,8 +17,7 @@ struct Credentials {
 // Basic or not well-formed base64 of "user:password".
 std::optional<Credentials> parse_basic(std::string_view authorization);
 
-// Standard base64 (with padding) of `bytes`, and its inverse (nullopt on bad input).
-std::string base64_encode(std::string_view bytes);
-std::optional<std::string> base64_decode(std::string_view text);
+using tw::base64_decode;
+using tw::base64_encode;
 
 }  // namespace tw::http
