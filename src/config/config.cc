@@ -85,14 +85,15 @@ const std::array kIntegerKeys = {
     TW_INTEGER_KEY(store.segment_bytes, int64_t{1} << 16, int64_t{1} << 40),
     TW_INTEGER_KEY(store.publish_window, 1, 1'000'000),
     TW_INTEGER_KEY(store.max_consumer_window, 1, 1'000'000),
+    TW_INTEGER_KEY(ha.ttl_s, 2, 60),  // etcd grants no lease under 2 s with its default election timeout
 };
 #undef TW_INTEGER_KEY_OR_OFF
 #undef TW_INTEGER_KEY
 #undef TW_KEY_WITH_ZERO
 
-constexpr std::array<std::string_view, 12> kStringKeys = {
+constexpr std::array<std::string_view, 14> kStringKeys = {
     "listen", "mqtt_listen", "http_listen", "server_name", "log_level", "provider_balance", "slow_consumer_policy", "cpus", "auth_file",
-    "usage_log", "fields_file", "store.dir"};
+    "usage_log", "fields_file", "store.dir", "ha.key", "ha.advertise"};
 
 bool valid_slow_consumer_policy(std::string_view value) {
   return value == "conflate" || value == "drop" || value == "disconnect";
@@ -266,6 +267,8 @@ std::string value_text(const BrokerConfig& config, std::string_view key) {
   if (key == "usage_log") return config.usage_log;
   if (key == "fields_file") return config.fields_file;
   if (key == "store.dir") return config.store.dir;
+  if (key == "ha.key") return config.ha.key;
+  if (key == "ha.advertise") return config.ha.advertise;
   return "";
 }
 
@@ -315,6 +318,14 @@ Status set_string(BrokerConfig& config, std::string_view key, std::string_view v
     config.fields_file.assign(value);
   } else if (key == "store.dir") {
     config.store.dir.assign(value);
+  } else if (key == "ha.key") {
+    if (value.empty()) return Error{"must not be empty"};
+    config.ha.key.assign(value);
+  } else if (key == "ha.advertise") {
+    if (!value.empty()) {
+      if (auto status = check_listen(value); !status) return status;
+    }
+    config.ha.advertise.assign(value);
   } else {
     return Error{"not a string key"};
   }
@@ -409,6 +420,11 @@ Status validate(const BrokerConfig& config) {
   for (size_t i = 0; i < config.queues.size(); ++i) {
     if (auto status = check_queue(config, i); !status) {
       return Error{"queue " + std::to_string(i + 1) + ": " + status.error().message};
+    }
+  }
+  for (const std::string& url : config.ha.etcd) {
+    if (url.rfind("http://", 0) != 0 || url.size() == 7) {
+      return named("ha.etcd", Error{"expected etcd client URLs like \"http://127.0.0.1:2379\", got '" + url + "'"});
     }
   }
   if (auto status = check_thread_counts(config); !status) return status;

@@ -60,6 +60,15 @@ struct QueueConfig {
   bool exclusive = false;                  // one consumer at a time gets everything; else round robin
 };
 
+// [ha]: one broker of a primary/backup pair arbitrated by etcd
+// (docs/operations.md, "High availability"); off while `etcd` is empty.
+struct HaConfig {
+  std::vector<std::string> etcd;            // etcd client URLs, "http://127.0.0.1:2379"
+  std::string key = "tickwire/ha/leader";   // the leader key both brokers of the pair campaign for
+  uint32_t ttl_s = 2;                       // the lease: a dead primary's term ends this long after its last renewal
+  std::string advertise;                    // HOST:PORT clients should use for this broker; "" = its first native listener
+};
+
 struct BrokerConfig {
   std::string listen = "127.0.0.1:9400";       // native protocol, HOST:PORT (port 0 = any)
   // [[listener]] tables; empty = one native plaintext listener on `listen`.
@@ -136,6 +145,7 @@ struct BrokerConfig {
   Limits limits;
   StoreConfig store;
   std::vector<QueueConfig> queues;
+  HaConfig ha;
 };
 
 // What the broker binds: the [[listener]] list, or the native plaintext

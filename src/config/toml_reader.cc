@@ -31,13 +31,14 @@ class Reader {
  private:
   Status apply_node(BrokerConfig& config, const std::string& name, const toml::key& key,
                     const toml::node& node) {
-    if (name == "limits" || name == "store") {
+    if (name == "limits" || name == "store" || name == "ha") {
       if (!node.is_table()) return key_error(node, name, "expected a table");
       return apply_table(config, *node.as_table(), name);
     }
     if (name == "listener") return apply_listeners(config, node);
     if (name == "queue") return apply_queues(config, node);
     if (name == "http_allowed_origins") return apply_origins(config, node);
+    if (name == "ha.etcd") return strings(node, name, config.ha.etcd);
     if (name == "delay_history") return apply_delay_history(config, node);
     if (name == "listen") {
       listen_line_ = node.source().begin.line;

@@ -125,6 +125,14 @@ void Election::campaign() {
     TW_WARN("ha: campaign: %s", result.error().message.c_str());
     return;
   }
+  if (!result->won && result->leader.lease == lease_) {
+    // The key is still ours (fenced by time, yet etcd never expired the
+    // lease): nobody else was elected, so the same term goes on.
+    primary_.store(true, std::memory_order_release);
+    TW_INFO("ha: %s is primary again, epoch %lld", options_.name.c_str(), static_cast<long long>(result->leader.epoch));
+    set_role(Role{true, result->leader.epoch, result->leader.value});
+    return;
+  }
   if (!result->won) {
     previous_lease_ = result->leader.lease;
     set_role(Role{false, result->leader.epoch, result->leader.value});

@@ -101,6 +101,7 @@ const char* reason_name(Reason r) {
     case Reason::TopicAliasInvalid: return "topic alias invalid";
     case Reason::PacketTooLarge: return "packet too large";
     case Reason::QuotaExceeded: return "quota exceeded";
+    case Reason::UseAnotherServer: return "use another server";
     case Reason::PayloadFormatInvalid: return "payload format invalid";
     case Reason::ConnectionRateExceeded: return "connection rate exceeded";
     default: return "error";

@@ -23,6 +23,7 @@ Reason reason_for(wire::Code code) {
     case wire::Code::ServerShutdown: return Reason::ServerShuttingDown;
     case wire::Code::FrameTooLarge: return Reason::PacketTooLarge;
     case wire::Code::NotAuthorized: return Reason::NotAuthorized;  // the user was removed
+    case wire::Code::NotPrimary: return Reason::UseAnotherServer;  // an HA backup, or a deposed primary
     default: return Reason::UnspecifiedError;
   }
 }

@@ -49,6 +49,7 @@ enum class Reason : uint8_t {
   PayloadFormatInvalid = 0x99,
   RetainNotSupported = 0x9A,
   QosNotSupported = 0x9B,
+  UseAnotherServer = 0x9C,
   SharedSubscriptionsNotSupported = 0x9E,
   ConnectionRateExceeded = 0x9F,  // 3.1.1: server unavailable (3)
   SubscriptionIdentifiersNotSupported = 0xA1,

@@ -76,6 +76,10 @@ void AccessPoint::adopt(std::unique_ptr<session::Transport> transport, std::stri
 
 void AccessPoint::adopt_upgrade(std::unique_ptr<session::Transport> transport, std::string peer,
                                 const Protocol& protocol, std::string user) {
+  if (ha_role_ != nullptr && !ha_role_->serving()) {
+    TW_WARN_LIMITED("%s: websocket refused: %s", peer.c_str(), ha_role_->refusal().c_str());
+    return;  // the transport's destructor closes it
+  }
   if (open_connections_.fetch_add(1, std::memory_order_relaxed) >= config_.limits.max_connections) {
     open_connections_.fetch_sub(1, std::memory_order_relaxed);
     TW_WARN_LIMITED("%s: websocket refused, connection limit reached", peer.c_str());
@@ -136,6 +140,7 @@ void AccessPoint::accept_pending(const ListenSocket& socket) {
       if (errno == EMFILE || errno == ENFILE) shed_one_connection(socket.fd);
       return;
     }
+    if (refuse_if_not_serving(fd, *socket.protocol, socket.tls != nullptr)) continue;
     if (open_connections_.load(std::memory_order_relaxed) >= config_.limits.max_connections) {
       reject(fd, *socket.protocol);
       continue;
@@ -212,6 +217,35 @@ void AccessPoint::shed_one_connection(int listen_fd) {
                    open_connections_.load(std::memory_order_relaxed));
 }
 
+// An HA backup serves no client: a TLS connection is closed before its
+// handshake (no plaintext may go to it), any other gets its protocol's
+// refusal naming the primary (native: ERROR NOT_PRIMARY).
+bool AccessPoint::refuse_if_not_serving(int fd, const Protocol& protocol, bool tls) {
+  if (ha_role_ == nullptr || ha_role_->serving()) return false;
+  ++counters_.connections_rejected;
+  if (!tls && protocol.refuse != nullptr) {
+    const std::vector<uint8_t> bytes = protocol.refuse(wire::Code::NotPrimary, ha_role_->refusal());
+    ssize_t rc = ::send(fd, bytes.data(), bytes.size(), MSG_NOSIGNAL | MSG_DONTWAIT);
+    (void)rc;
+  }
+  io::close_fd(fd);
+  return true;
+}
+
+// A primary that learns another broker leads closes every connection, so
+// that its clients fail over to the new primary.
+void AccessPoint::follow_ha_role() {
+  if (ha_role_ == nullptr) return;
+  const uint64_t generation = ha_role_->generation();
+  if (generation == ha_generation_) return;
+  ha_generation_ = generation;
+  if (ha_role_->serving()) return;
+  const std::string why = ha_role_->refusal();
+  for (auto& [token, session] : sessions_) {
+    if (!session->closing()) session->fail(wire::Code::NotPrimary, why, /*warn=*/false);
+  }
+}
+
 void AccessPoint::reject(int fd, const Protocol& protocol) {
   ++counters_.connections_rejected;
   if (!protocol.refusal.empty()) {
@@ -274,6 +308,7 @@ void AccessPoint::apply_input_pressure() {
 
 void AccessPoint::tick(uint64_t now_ns) {
   follow_auth_reload();
+  follow_ha_role();
   if (authority_ != nullptr && authority_->accounts_usage()) {
     std::vector<session::Session*> all;
     for (auto& [token, session] : sessions_) all.push_back(session.get());

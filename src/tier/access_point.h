@@ -29,6 +29,7 @@
 #include "tier/link.h"
 #include "tier/loop_inbox.h"
 #include "tier/loop_snapshot.h"
+#include "tier/ha_role.h"
 #include "tier/protocols.h"
 #include "tier/uplink.h"
 #include "wire/codec.h"
@@ -76,6 +77,10 @@ class AccessPoint final {
   void set_authority(auth::Authority* authority) { authority_ = authority; }
   // Before run(): guaranteed messaging's store thread; its answers come through this loop's mailbox.
   void attach_spool(queue::Spool* spool);
+  // Before run(): an HA pair's role (null: not in a pair, always serving).
+  // While it is not serving, new connections get its refusal and are closed,
+  // and when it stops serving, every open one is closed with it.
+  void set_ha_role(const HaRole* role) { ha_role_ = role; }
 
   // The thread's loop; returns after a graceful shutdown once stop is set.
   // The calling thread becomes the owner of everything the access point holds.
@@ -147,6 +152,8 @@ class AccessPoint final {
     return {config_, reactor_, router_, fanout_, counters_, loop_, authority_, spool_, mailbox_};
   }
   void follow_auth_reload();
+  void follow_ha_role();
+  bool refuse_if_not_serving(int fd, const Protocol& protocol, bool tls);
   // Hands the sessions' usage since the last report to the authority (once per tick, and at close).
   void report_usage(const std::vector<session::Session*>& sessions);
 
@@ -161,6 +168,8 @@ class AccessPoint final {
   broker::Counters counters_;
   session::LoopState loop_;
   std::unique_ptr<Uplink> uplink_;
+  const HaRole* ha_role_ = nullptr;
+  uint64_t ha_generation_ = 0;
   std::atomic<uint32_t>& open_connections_;  // broker-wide, for max_connections
   std::vector<std::unique_ptr<Acceptor>> acceptors_;  // one per listening socket, on the accepting access point
   std::atomic<bool> tls_reload_requested_{false};

@@ -10,6 +10,7 @@
 #include "fields/dictionary.h"
 #include "io/socket.h"
 #include "auth/authority.h"
+#include "ha/election.h"
 #include "queue/spool.h"
 #include "http/server.h"
 #include "tier/access_point.h"
@@ -204,6 +205,22 @@ struct Broker::Impl {
   http::Routes routes;                         // what the HTTP listeners answer (serve())
   std::atomic<size_t> next_upgrade{0};         // round-robin over the access points
   std::unique_ptr<http::Server> http;          // when an HTTP listener is bound
+  HaRole ha_role;                              // serving always, unless [ha] is on
+  // Last: destroyed first, so its thread (which calls follow_election) ends before the rest.
+  std::unique_ptr<ha::Election> election;      // when [ha] is on
+
+  // The election's verdicts, on its thread. A primary that loses etcd (no
+  // leader known) keeps serving direct messaging: nobody else can have been
+  // elected while etcd cannot be reached by it either, and its fence stops
+  // guaranteed acknowledgements anyway (may_act_as_primary).
+  void follow_election(const ha::Role& role) {
+    if (role.primary) {
+      ha_role.set(true, "");
+    } else if (!role.leader.empty()) {
+      ha_role.set(false, "this broker is the HA backup; the primary is " + role.leader);
+    }
+    for (auto& ap : access_points) ap->waker().notify_always();
+  }
 };
 
 Broker::Broker(config::BrokerConfig config) : impl_(std::make_unique<Impl>(std::move(config))) {}
@@ -385,10 +402,37 @@ Status Broker::listen() {
   for (auto& ap : impl_->access_points) all.push_back(ap.get());
   impl_->access_points[0]->accept_for(sockets, all);
   start_http(http_sockets);
+  start_ha();
   return Ok{};
 }
 
 // Guaranteed messaging: the queues are recovered before any client can connect.
+// [ha]: the broker serves no client until etcd elects it (or names the
+// primary, whom a refused client is told of). Its name in etcd is the
+// address clients use for it.
+void Broker::start_ha() {
+  Impl& s = *impl_;
+  const config::HaConfig& c = s.config.ha;
+  if (c.etcd.empty()) return;
+  std::string advertise = c.advertise;
+  for (const Impl::Bound& b : s.bound) {
+    if (!advertise.empty()) break;
+    std::string host;
+    uint16_t port = 0;
+    if (b.listener.protocol == "native" && config::split_host_port(b.listener.address, host, port)) {
+      advertise = host + ":" + std::to_string(b.port);
+    }
+  }
+  s.ha_role.set(false, "no primary is elected yet");
+  for (auto& ap : s.access_points) ap->set_ha_role(&s.ha_role);
+  s.election = std::make_unique<ha::Election>(
+      ha::EtcdOptions{c.etcd}, ha::ElectionOptions{.key = c.key, .name = advertise, .ttl_s = c.ttl_s},
+      [&s](const ha::Role& role) { s.follow_election(role); });
+  s.election->start();
+  TW_INFO("ha: %s campaigns for '%s' on %s (lease %u s)", advertise.c_str(), c.key.c_str(), c.etcd.front().c_str(),
+          c.ttl_s);
+}
+
 Status Broker::start_store() {
   const config::BrokerConfig& c = impl_->config;
   if (c.store.dir.empty()) return Ok{};
@@ -454,6 +498,7 @@ void Broker::run() {
     for (auto& gw : s.gateways) gw->waker().notify_always();
     for (auto& t : gateway_threads) t.join();
   }
+  if (s.election) s.election->stop();  // a primary resigns: its backup takes over at once
   if (s.http) s.http->stop();
   s.log_totals();
 }

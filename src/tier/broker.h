@@ -100,6 +100,7 @@ class Broker {
   Status start_fields();
   Status start_auth();
   Status start_store();
+  void start_ha();
   Status check_protocols(const std::vector<config::Listener>& listeners) const;
   void start_http(const std::vector<http::ListenSocket>& sockets);
   struct Impl;

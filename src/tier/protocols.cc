@@ -53,10 +53,12 @@ Protocol native_protocol() {
               const std::string&, uint64_t now_ns) -> std::unique_ptr<session::Session> {
     return std::make_unique<native::NativeSession>(env, std::move(transport), std::move(peer), now_ns);
   };
-  uint8_t buf[128];
-  const size_t n =
-      wire::encode({buf, sizeof buf}, wire::ErrorMsg{wire::Code::TooManyConnections, "connection limit reached"});
-  p.refusal.assign(buf, buf + n);
+  p.refuse = [](wire::Code code, std::string_view text) {
+    std::vector<uint8_t> bytes(64 + text.size());
+    bytes.resize(wire::encode(bytes, wire::ErrorMsg{code, std::string(text)}));
+    return bytes;
+  };
+  p.refusal = p.refuse(wire::Code::TooManyConnections, "connection limit reached");
   return p;
 }
 
@@ -75,7 +77,8 @@ Protocol mqtt_protocol() {
   p.tick = [state](const session::Session::Env& env, uint64_t now_ns) {
     mqtt::publish_due_wills(state->wills, env, now_ns);
   };
-  // An MQTT client has sent no CONNECT yet when it is refused, so no reply can be in its version: just closed.
+  // An MQTT client has sent no CONNECT yet when it is refused, so no reply
+  // can be in its version: just closed (for max_connections and NOT_PRIMARY alike).
   p.websocket = Protocol::WebSocket{"/mqtt", "mqtt", websocket::Framing::BinaryStream};
   return p;
 }

@@ -29,6 +29,9 @@ struct Protocol {
   session::SessionFactory open;
   // Sent to a connection refused at max_connections before it is closed (empty: closed without a word).
   std::vector<uint8_t> refusal;
+  // Its answer to a connection refused before its first byte with another
+  // reason (an HA backup's NOT_PRIMARY); null: closed without a word.
+  std::vector<uint8_t> (*refuse)(wire::Code code, std::string_view text) = nullptr;
   // Spoken on a [[listener]] of its own (false: only over WebSocket).
   bool listens = true;
   // Served on the HTTP listeners too: an upgrade on `path` that offers

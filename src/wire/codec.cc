@@ -42,6 +42,7 @@ const char* code_name(Code code) {
     case Code::DiskFull: return "DISK_FULL";
     case Code::NoStore: return "NO_STORE";
     case Code::StoreFailed: return "STORE_FAILED";
+    case Code::NotPrimary: return "NOT_PRIMARY";
   }
   return "UNKNOWN_CODE";
 }

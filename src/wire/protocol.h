@@ -103,6 +103,7 @@ enum class Code : uint16_t {
   DiskFull = 32,           // PUBLISH_ACK: the store's disk has no room; nothing of the message counts as stored
   NoStore = 33,            // PUBLISH_ACK, ACK of BIND: the broker has no store (store.dir unset)
   StoreFailed = 34,        // PUBLISH_ACK: the store could not write or sync (an I/O error other than a full disk)
+  NotPrimary = 35,         // ERROR: this broker is an HA pair's backup; the text names the primary when known
 };
 
 const char* code_name(Code code);

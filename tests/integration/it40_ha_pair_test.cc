@@ -1,0 +1,140 @@
+// Issue 30: an HA pair arbitrated by a real etcd (Debian's etcd-server,
+// started by the test). Two tickwired processes: the one etcd elects serves
+// clients; the other refuses them with ERROR NOT_PRIMARY naming the primary,
+// and takes over when the primary dies or resigns.
+#include <signal.h>
+
+#include <chrono>
+#include <cstdio>
+#include <thread>
+
+#include "ha/etcd.h"
+#include "it_support.h"
+#include "testlib/etcd_server.h"
+
+namespace tw::it {
+namespace {
+
+using namespace std::chrono_literals;
+using Clock = std::chrono::steady_clock;
+using testing::EtcdServer;
+
+constexpr int kTtl = 2;
+
+std::string ha_config(const EtcdServer& etcd) {
+  return "[ha]\netcd = [\"" + etcd.endpoint() + "\"]\nttl_s = " + std::to_string(kTtl) + "\n";
+}
+
+std::unique_ptr<BrokerProcess> start_member(const EtcdServer& etcd) {
+  BrokerOptions options;
+  options.config_toml = ha_config(etcd);
+  options.log_level = "info";
+  return std::make_unique<BrokerProcess>(options);
+}
+
+// What a new client gets: WELCOME (served), the ERROR's code and text, or nothing.
+struct Answer {
+  bool welcome = false;
+  wire::Code code = wire::Code::Ok;
+  std::string text;
+};
+
+Answer hello(uint16_t port) {
+  RawClient client;
+  if (!client.connect(port)) return {};
+  auto frame = client.hello("ha-probe");
+  if (!frame) return {};
+  if (frame->type() == wire::MsgType::Welcome) return {true};
+  if (auto e = frame->as<wire::ErrorMsg>()) return {false, e->code, std::string(e->text)};
+  return {};
+}
+
+template <typename Done>
+bool eventually(std::chrono::milliseconds wait, Done done) {
+  const auto end = Clock::now() + wait;
+  while (Clock::now() < end) {
+    if (done()) return true;
+    std::this_thread::sleep_for(20ms);
+  }
+  return false;
+}
+
+std::string address(const BrokerProcess& broker) { return "127.0.0.1:" + std::to_string(broker.port()); }
+std::string backup_of(const BrokerProcess& primary) {
+  return "this broker is the HA backup; the primary is " + address(primary);
+}
+
+class HaPair : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    ASSERT_TRUE(EtcdServer::installed()) << "etcd-server is not installed (scripts/deps.sh)";
+    etcd_ = std::make_unique<EtcdServer>();
+    ASSERT_TRUE(etcd_->ok()) << etcd_->log();
+    first_ = start_member(*etcd_);
+    ASSERT_TRUE(first_->ready()) << first_->err();
+    ASSERT_TRUE(eventually(10s, [&] { return hello(first_->port()).welcome; })) << first_->err();
+    second_ = start_member(*etcd_);
+    ASSERT_TRUE(second_->ready()) << second_->err();
+    // Refused at once ("no primary is elected yet"), then naming the primary once its first campaign lost.
+    ASSERT_TRUE(eventually(10s, [&] { return hello(second_->port()).text == backup_of(*first_); })) << second_->err();
+  }
+
+  std::unique_ptr<EtcdServer> etcd_;
+  std::unique_ptr<BrokerProcess> first_, second_;
+};
+
+TEST_F(HaPair, TheBackupRefusesClientsNamingThePrimaryAndTakesOverWhenThePrimaryIsKilled) {
+  const Answer refused = hello(second_->port());
+  EXPECT_EQ(refused.code, wire::Code::NotPrimary);
+  EXPECT_FALSE(refused.welcome);
+
+  const auto killed = Clock::now();
+  first_->send_signal(SIGKILL);
+  ASSERT_TRUE(eventually(15s, [&] { return hello(second_->port()).welcome; })) << second_->err();
+  const auto took = std::chrono::duration_cast<std::chrono::milliseconds>(Clock::now() - killed);
+  std::printf("failover: the backup served a new client %lld ms after the primary's SIGKILL (lease %d s)\n",
+              static_cast<long long>(took.count()), kTtl);
+
+  // The new primary serves: a publish reaches a subscriber.
+  RawClient pub, sub;
+  ASSERT_TRUE(open_client(pub, second_->port(), "pub"));
+  ASSERT_TRUE(open_client(sub, second_->port(), "sub"));
+  StreamModel model;
+  ASSERT_TRUE(sub.send_subscribe(1, "HA/X"));
+  ASSERT_TRUE(pub.register_topic(1, wire::PayloadKind::FieldList, "HA/X"));
+  ASSERT_TRUE(pass_fence(pub, 1, sub, model, "HA/X"));
+
+  // The old primary, back, is the backup now and names the new primary.
+  first_ = start_member(*etcd_);
+  ASSERT_TRUE(first_->ready()) << first_->err();
+  ASSERT_TRUE(eventually(10s, [&] { return hello(first_->port()).text == backup_of(*second_); })) << first_->err();
+  EXPECT_EQ(hello(first_->port()).code, wire::Code::NotPrimary);
+}
+
+// A manual switch-over by an operator (the leader key deleted in etcd): the
+// primary closes its clients with NOT_PRIMARY, and the backup serves.
+TEST_F(HaPair, AfterASwitchOverThePrimaryClosesItsClientsAndTheBackupServes) {
+  RawClient client;
+  ASSERT_TRUE(open_client(client, first_->port(), "on-the-primary"));
+  ha::Etcd operator_client(ha::EtcdOptions{{etcd_->endpoint()}});
+  auto holder = operator_client.leader("tickwire/ha/leader");
+  ASSERT_TRUE(holder && *holder);
+  EXPECT_EQ((*holder)->value, address(*first_));
+  auto deleted = operator_client.resign("tickwire/ha/leader", (*holder)->epoch);
+  ASSERT_TRUE(deleted && *deleted);
+
+  std::optional<wire::Code> closed_with;
+  ASSERT_TRUE(eventually(15s, [&] {
+    auto f = client.next(100);
+    if (f) {
+      if (auto e = f->as<wire::ErrorMsg>()) closed_with = e->code;
+    }
+    return closed_with.has_value();
+  }));
+  EXPECT_EQ(*closed_with, wire::Code::NotPrimary);
+  ASSERT_TRUE(eventually(15s, [&] { return hello(second_->port()).welcome; })) << second_->err();
+  ASSERT_TRUE(eventually(10s, [&] { return hello(first_->port()).code == wire::Code::NotPrimary; }));
+}
+
+}  // namespace
+}  // namespace tw::it
