@@ -189,6 +189,12 @@ TEST(It31Links, AWildcardSubscriberTwoHopsAwayGetsImagesThenEveryUpdateInOrder) 
   EXPECT_EQ(links["links"][0]["connected"], true);
   EXPECT_EQ(links["links"][0]["upstream"], "127.0.0.1:" + std::to_string(core.port()));
   EXPECT_GE(links["links"][0]["failed_connects"].get<int64_t>(), 1);
+  admin::HttpTarget t;
+  t.port = edge.http_port();
+  auto metrics = admin::http_request(t, "GET", "/metrics");
+  ASSERT_TRUE(metrics && metrics->status == 200);
+  EXPECT_NE(metrics->body.find("tickwire_link_connected{link=\"to-core\"} 1"), std::string::npos);
+  EXPECT_NE(metrics->body.find("tickwire_link_patterns{link=\"to-core\"} 1"), std::string::npos);
 }
 
 // Many subscribers on the edge are one subscription per pattern on the core,
@@ -201,11 +207,13 @@ TEST(It31Links, ManyEdgeSubscribersAreOneUpstreamSubscriptionAndReachACoreProvid
 
   Peer provider, pub;
   int requests = 0;
+  uint32_t stream = 0;
   ASSERT_TRUE(provider.connect(core.port(), "provider"));
   ASSERT_TRUE(provider.c.provide(
       "SVC", "",
       [&](const client::Stream& s) {
         ++requests;
+        stream = s.id;
         const std::vector<uint8_t> image = testing::field_list({{1, int64_t{7}}});
         (void)provider.c.publish_stream(s.id, image, true);
       },
@@ -231,6 +239,21 @@ TEST(It31Links, ManyEdgeSubscribersAreOneUpstreamSubscriptionAndReachACoreProvid
   };
   ASSERT_TRUE(poll_until(all, served)) << "not every edge subscriber got AG/X and SVC/IBM";
   EXPECT_EQ(requests, 1) << "the core's provider was asked once for the edge's " << kSubscribers << " subscribers";
+  // The core's provider says STALE, then OK: every edge subscriber hears both.
+  ASSERT_TRUE(provider.c.stream_status(stream, wire::ChannelState::Stale, wire::Code::Ok, "feed hiccup"));
+  ASSERT_TRUE(poll_until(all, [&] {
+    for (auto& s : subs) {
+      if (!s->saw_state("SVC/IBM", wire::ChannelState::Stale)) return false;
+    }
+    return true;
+  })) << "the core provider's STALE did not reach the edge's subscribers";
+  ASSERT_TRUE(provider.c.stream_status(stream, wire::ChannelState::Ok, wire::Code::Ok, ""));
+  ASSERT_TRUE(poll_until(all, [&] {
+    for (auto& s : subs) {
+      if (!s->saw_state("SVC/IBM", wire::ChannelState::Ok)) return false;
+    }
+    return true;
+  })) << "the core provider's OK did not reach the edge's subscribers";
   EXPECT_EQ(link_subscriptions_on(core, "to-core"), 2) << "one upstream subscription per pattern";
 
   const testing::RunResult cli = testing::run_to_completion(
@@ -253,36 +276,48 @@ TEST(It31Links, LinkLossTurnsChannelsStaleAndRecoveryBringsFreshImages) {
   ASSERT_TRUE(core->ready()) << core->err();
   BrokerProcess edge(broker_with(link_to("to-core", {core_port})));
   ASSERT_TRUE(edge.ready()) << edge.err();
+  BrokerProcess edge2(broker_with(link_to("to-edge", {edge.port()})));
+  ASSERT_TRUE(edge2.ready()) << edge2.err();
 
   auto pub = std::make_unique<Peer>();
-  Peer sub;
+  Peer sub, sub2;
   ASSERT_TRUE(pub->connect(core_port, "pub") && pub->publish("LL/A", 1, /*image=*/true));
   ASSERT_TRUE(sub.connect(edge.port(), "sub") && sub.subscribe("LL/>"));
-  ASSERT_TRUE(poll_until({pub.get(), &sub}, [&] { return sub.last("LL/A") == 1; })) << "no image through the link";
+  ASSERT_TRUE(sub2.connect(edge2.port(), "sub2") && sub2.subscribe("LL/>"));
+  ASSERT_TRUE(poll_until({pub.get(), &sub, &sub2}, [&] { return sub.last("LL/A") == 1 && sub2.last("LL/A") == 1; }))
+      << "no image through the links";
 
   core->send_signal(SIGKILL);
   core->wait(5000);
   core.reset();
   pub.reset();
-  ASSERT_TRUE(poll_until({&sub}, [&] { return sub.saw_state("LL/A", wire::ChannelState::Stale); }))
-      << "the edge's subscriber did not see STALE when the link was lost";
+  ASSERT_TRUE(poll_until({&sub, &sub2}, [&] {
+    return sub.saw_state("LL/A", wire::ChannelState::Stale) && sub2.saw_state("LL/A", wire::ChannelState::Stale);
+  })) << "a subscriber on the edge or two hops away did not see STALE when the core was lost";
 
   sub.got.clear();
+  sub2.got.clear();
   BrokerProcess core2(broker_with("", core_port));
   ASSERT_TRUE(core2.ready()) << core2.err();
   Peer pub2;
   ASSERT_TRUE(pub2.connect(core_port, "pub2") && pub2.publish("LL/A", 2, /*image=*/true));
-  ASSERT_TRUE(poll_until({&pub2, &sub}, [&] { return sub.saw_state("LL/A", wire::ChannelState::Ok); }))
-      << "no OK after the link came back";
+  ASSERT_TRUE(poll_until({&pub2, &sub, &sub2}, [&] {
+    return sub.saw_state("LL/A", wire::ChannelState::Ok) && sub2.saw_state("LL/A", wire::ChannelState::Ok);
+  })) << "no OK after the link came back";
   ASSERT_TRUE(pub2.publish("LL/A", 3));
-  ASSERT_TRUE(poll_until({&pub2, &sub}, [&] { return sub.last("LL/A") == 3; })) << "no update after recovery";
-  const std::vector<Got>& got = sub.got["LL/A"];
-  ASSERT_GE(got.size(), 3u);
-  EXPECT_EQ(got[0].kind, client::MessageKind::Image) << "a fresh image first";
-  EXPECT_EQ(got[0].value, 2);
-  EXPECT_EQ(got[1].kind, client::MessageKind::Status);
-  EXPECT_EQ(got[2].kind, client::MessageKind::Update);
-  EXPECT_FALSE(got[2].gap);
+  ASSERT_TRUE(poll_until({&pub2, &sub, &sub2}, [&] { return sub.last("LL/A") == 3 && sub2.last("LL/A") == 3; }))
+      << "no update after recovery";
+  for (Peer* p : {&sub, &sub2}) {
+    SCOPED_TRACE(p == &sub ? "edge" : "edge2");
+    const std::vector<Got>& got = p->got["LL/A"];
+    ASSERT_GE(got.size(), 3u);
+    EXPECT_EQ(got[0].kind, client::MessageKind::Image) << "a fresh image first";
+    EXPECT_EQ(got[0].value, 2);
+    EXPECT_EQ(got[1].kind, client::MessageKind::Status);
+    EXPECT_EQ(got[1].state, wire::ChannelState::Ok);
+    EXPECT_EQ(got[2].kind, client::MessageKind::Update);
+    EXPECT_FALSE(got[2].gap);
+  }
 }
 
 std::string hash(const std::string& password) {
