@@ -2,6 +2,7 @@
 
 #include <chrono>
 
+#include "base/affinity.h"
 #include "base/clock.h"
 #include "base/log.h"
 #include "base/rate_limit.h"
@@ -68,6 +69,7 @@ LinkState BrokerLink::state() const {
 // upstream at once when connected), then whatever the upstream sent, which
 // is published into this broker before the next wait.
 void BrokerLink::run() {
+  name_current_thread("tw-link-" + config_.name);
   if (!connect_local()) return;
   while (!stopping_.load(std::memory_order_relaxed)) {
     const uint64_t now = now_ms();
@@ -103,7 +105,10 @@ bool BrokerLink::connect_local() {
   }
   local_ = std::make_unique<client::Client>();
   while (!stopping_.load(std::memory_order_relaxed)) {
-    if (local_->connect(options)) return true;
+    auto connected = local_->connect(options);
+    if (connected) return true;
+    TW_WARN_LIMITED("link %s: cannot publish into this broker (%s:%u): %s", config_.name.c_str(),
+                    local_host_.c_str(), static_cast<unsigned>(local_port_), connected.error().message.c_str());
     std::this_thread::sleep_for(std::chrono::milliseconds(100));
   }
   return false;
@@ -169,6 +174,7 @@ void BrokerLink::connect_upstream(uint64_t now) {
   options.user = config_.user;
   if (!config_.password_file.empty()) {
     auto password = client::resolve_password(config_.password_file);
+    if (!password) TW_WARN_LIMITED("link %s: password_file: %s", config_.name.c_str(), password.error().message.c_str());
     if (password) options.password = *password;
   }
   auto up = std::make_unique<client::Client>();
