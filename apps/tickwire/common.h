@@ -43,6 +43,7 @@ void add_fields_command(CLI::App& app, const CommonOptions& common, int& exit_co
 void add_perf_command(CLI::App& app, const CommonOptions& common, int& exit_code);  // perf.cc
 void add_consume_command(CLI::App& app, const CommonOptions& common, int& exit_code);  // consume.cc
 void add_queue_command(CLI::App& app, const CommonOptions& common, int& exit_code);    // queue.cc
+void add_links_command(CLI::App& app, const CommonOptions& common, int& exit_code);    // links.cc
 
 // --tls, or any of the TLS file flags that imply it.
 inline bool wants_tls(const CommonOptions& common) {

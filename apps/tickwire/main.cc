@@ -46,6 +46,7 @@ int main(int argc, char** argv) {
   tw::cli::add_fields_command(app, common, exit_code);
   tw::cli::add_consume_command(app, common, exit_code);
   tw::cli::add_queue_command(app, common, exit_code);
+  tw::cli::add_links_command(app, common, exit_code);
 
   tw::cli::install_stop_signals();
   try {

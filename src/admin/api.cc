@@ -118,7 +118,7 @@ http::Response Api::metrics(const http::Request& req) {
   keep_own_usage(req, view.now.users);
   http::Response r;
   r.content_type = std::string(kMetricsContentType);
-  r.body = render_metrics(view, stats_.broker().http_stats(), stats_.broker().spool());
+  r.body = render_metrics(view, stats_.broker().http_stats(), stats_.broker().spool(), stats_.broker().links());
   return r;
 }
 
@@ -215,6 +215,20 @@ http::Response Api::loops(const http::Request& req) {
   return http::Response::json(dump(Json{{"loops", std::move(list)}}));
 }
 
+// Each [[link]] to an upstream broker and what it carries (tier/broker_link.h).
+http::Response Api::links(const http::Request& req) {
+  if (auto refused = refuse_reader(stats_.broker(), req)) return *refused;
+  Json list = Json::array();
+  for (const tier::LinkState& l : stats_.broker().links()) {
+    list.push_back(Json{{"name", l.name}, {"connected", l.connected}, {"upstream", l.upstream},
+                        {"patterns", l.patterns}, {"channels", l.channels}, {"images", l.images},
+                        {"updates", l.updates}, {"statuses", l.statuses}, {"gaps", l.gaps},
+                        {"refused", l.refused}, {"connects", l.connects},
+                        {"failed_connects", l.failed_connects}});
+  }
+  return http::Response::json(dump(Json{{"links", std::move(list)}}));
+}
+
 // The broker's field dictionary (the built-in one and fields_file's), which
 // `tickwire` reads to name fields as the broker's JSON surfaces do.
 http::Response Api::fields(const http::Request& req) {
@@ -239,6 +253,7 @@ void Api::install(http::Routes& routes) {
   routes.add("GET", "/api/v1/channels", bind(&Api::channels));
   routes.add("GET", "/api/v1/services", bind(&Api::services));
   routes.add("GET", "/api/v1/loops", bind(&Api::loops));
+  routes.add("GET", "/api/v1/links", bind(&Api::links));
   routes.add("GET", "/api/v1/fields", bind(&Api::fields));
   routes.add("GET", "/api/v1/connections/", bind(&Api::subscriptions), /*prefix=*/true);
   routes.add("DELETE", "/api/v1/connections/", bind(&Api::disconnect), /*prefix=*/true);

@@ -31,6 +31,7 @@ class Api {
   http::Response channels(const http::Request& req);
   http::Response services(const http::Request& req);
   http::Response loops(const http::Request& req);
+  http::Response links(const http::Request& req);
   http::Response fields(const http::Request& req);
   http::Response subscriptions(const http::Request& req);
   http::Response disconnect(const http::Request& req);

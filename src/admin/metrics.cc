@@ -259,9 +259,33 @@ void write_guaranteed(PromText& out, const queue::Spool::Stats& g) {
             [](const Q& q) { return q.counts.refused_full; });
 }
 
+// One series per [[link]], labelled by its name.
+void write_links(PromText& out, const std::vector<tier::LinkState>& links) {
+  auto per_link = [&](const char* name, const char* type, const char* help, auto value) {
+    out.family(name, type, help);
+    for (const tier::LinkState& l : links) out.sample(name, value(l), {{"link", l.name}});
+  };
+  using L = tier::LinkState;
+  per_link("tickwire_link_connected", "gauge", "1 while the link's upstream connection is up.",
+           [](const L& l) { return uint64_t{l.connected}; });
+  per_link("tickwire_link_patterns", "gauge", "Patterns subscribed upstream (aggregated local interest).",
+           [](const L& l) { return uint64_t{l.patterns}; });
+  per_link("tickwire_link_channels", "gauge", "Topics the link has brought in.", [](const L& l) { return l.channels; });
+  per_link("tickwire_link_messages_total", "counter", "Images and updates received upstream.",
+           [](const L& l) { return l.images + l.updates; });
+  per_link("tickwire_link_gaps_total", "counter", "Upstream updates whose seq was not the previous + 1.",
+           [](const L& l) { return l.gaps; });
+  per_link("tickwire_link_refused_total", "counter", "Messages this broker refused from the link.",
+           [](const L& l) { return l.refused; });
+  per_link("tickwire_link_connects_total", "counter", "Upstream connections made.", [](const L& l) { return l.connects; });
+  per_link("tickwire_link_failed_connects_total", "counter", "Upstream connection attempts that failed.",
+           [](const L& l) { return l.failed_connects; });
+}
+
 }  // namespace
 
-std::string render_metrics(const Statistics::View& view, const http::ServerStats* http, const queue::Spool* spool) {
+std::string render_metrics(const Statistics::View& view, const http::ServerStats* http, const queue::Spool* spool,
+                           const std::vector<tier::LinkState>& links) {
   PromText out;
   for (const Counted& c : broker_counts(view)) {
     out.family(c.name, c.type, c.help);
@@ -279,6 +303,7 @@ std::string render_metrics(const Statistics::View& view, const http::ServerStats
   write_users(out, view);
   if (http != nullptr) write_http(out, *http);
   if (spool != nullptr) write_guaranteed(out, spool->stats());
+  if (!links.empty()) write_links(out, links);
   out.family("tickwire_start_time_seconds", "gauge", "When the broker started, seconds since the Unix epoch.");
   out.sample("tickwire_start_time_seconds",
              static_cast<double>(view.now.wall_ms - view.uptime_ms) / 1000.0);

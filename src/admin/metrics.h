@@ -12,6 +12,7 @@
 
 #include "admin/statistics.h"
 #include "http/server.h"
+#include "tier/broker_link.h"
 
 namespace tw::queue {
 class Spool;
@@ -42,7 +43,8 @@ std::string escape_help(std::string_view help);
 
 // `http`: the HTTP listener's counts (null: no HTTP listener); `spool`: the
 // queues of guaranteed messaging (null: no store).
+// `links`: the broker's [[link]]s (none: no families).
 std::string render_metrics(const Statistics::View& view, const http::ServerStats* http = nullptr,
-                           const queue::Spool* spool = nullptr);
+                           const queue::Spool* spool = nullptr, const std::vector<tier::LinkState>& links = {});
 
 }  // namespace tw::admin

@@ -75,6 +75,11 @@ class ChannelOwner : public Interest {
                                    bool image, fields::Checked checked) = 0;
   virtual Outcome provider_status(Outlet* outlet, cache::ChannelId id, wire::ChannelState state,
                                   wire::Code code, std::string_view text) = 0;
+  // A publisher's word on a broadcast channel it registered (STALE or OK): a
+  // broker link's, for what it brings in (docs/protocol.md, STREAM_STATUS).
+  virtual Outcome publisher_status(Outlet*, cache::ChannelId, wire::ChannelState, wire::Code, std::string_view) {
+    return {wire::Code::NotFound, "channel status from a publisher is not served here"};
+  }
   virtual Outcome snapshot(Outlet* outlet, std::string_view topic, uint32_t request_id) = 0;
   // One page of a listing (Router::list_channels_page).
   virtual Outcome list_channels_page(Outlet* outlet, ListingCursor& cursor, size_t max_visits) = 0;

@@ -61,6 +61,11 @@ class MirroredChannels final : public ChannelOwner {
                            fields::Checked checked) override;
   Outcome provider_status(Outlet* outlet, cache::ChannelId id, wire::ChannelState state, wire::Code code,
                           std::string_view text) override;
+  Outcome publisher_status(Outlet* outlet, cache::ChannelId id, wire::ChannelState state, wire::Code code,
+                           std::string_view text) override {
+    upstream_.publisher_status(outlet, id, state, code, text);
+    return {};
+  }
   Outcome snapshot(Outlet* outlet, std::string_view topic, uint32_t request_id) override;
   Outcome list_channels_page(Outlet* outlet, ListingCursor& cursor, size_t max_visits) override;
   uint32_t listing_shards() const override { return upstream_.shards(); }

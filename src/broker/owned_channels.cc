@@ -32,6 +32,17 @@ void OwnedChannels::serve(Subscribers& subscribers) {
 
 Outcome OwnedChannels::open(Outlet* by, std::string_view topic) { return services_.open(by, topic); }
 
+// An interactive channel's state is its provider's; a broadcast channel's,
+// whoever registered it (the session checked that it did).
+Outcome OwnedChannels::publisher_status(Outlet*, cache::ChannelId id, wire::ChannelState state, wire::Code code,
+                                        std::string_view text) {
+  cache::Channel* ch = channels_.get(id);
+  if (!ch || services_.interactive(*ch)) return {wire::Code::NotFound, "status for a channel that is not broadcast"};
+  if (state == wire::ChannelState::Closed) return {wire::Code::MalformedFrame, "a publisher may say STALE or OK only"};
+  if (ch->state != state) subscribers_->status(*ch, state, code, text);
+  return {};
+}
+
 void OwnedChannels::attached(cache::Channel& ch, bool exact, bool /*new_subscriber*/) {
   services_.attached(ch, exact);
 }

@@ -36,6 +36,9 @@ class OwnedChannels final : public ChannelOwner, private ChannelKeeper {
   void share_provider_loads(ProviderLoads& loads);
   // Called with each channel freed, so the access points drop their copies.
   void on_channel_freed(std::function<void(cache::ChannelId)> fn) { freed_listener_ = std::move(fn); }
+  // Called with each subscription added to or removed from a pattern (a broker
+  // link forwards what nothing local serves upstream: tier/broker_link.h).
+  void on_interest(std::function<void(std::string_view, bool)> fn) { interest_listener_ = std::move(fn); }
   // The last publisher hold of the channel went (tier::Op::Unheld); it may be freed.
   void channel_unheld(cache::ChannelId id);
 
@@ -43,7 +46,9 @@ class OwnedChannels final : public ChannelOwner, private ChannelKeeper {
   cache::ChannelTable& table() override { return channels_; }
   RouterStats& stats() override { return stats_; }
   void serve(Subscribers& subscribers) override;
-  void interest(std::string_view, bool) override {}
+  void interest(std::string_view pattern, bool add) override {
+    if (interest_listener_) interest_listener_(pattern, add);
+  }
   Outcome open(Outlet* by, std::string_view topic) override;
   void attached(cache::Channel& ch, bool exact, bool new_subscriber) override;
   void detached(cache::Channel& ch, bool exact) override;
@@ -64,6 +69,8 @@ class OwnedChannels final : public ChannelOwner, private ChannelKeeper {
                           std::string_view text) override {
     return services_.provider_status(outlet, id, state, code, text);
   }
+  Outcome publisher_status(Outlet* outlet, cache::ChannelId id, wire::ChannelState state, wire::Code code,
+                           std::string_view text) override;
   Outcome snapshot(Outlet* outlet, std::string_view topic, uint32_t request_id) override;
   Outcome list_channels_page(Outlet* outlet, ListingCursor& cursor, size_t max_visits) override;
   uint32_t listing_shards() const override { return 1; }
@@ -111,6 +118,7 @@ class OwnedChannels final : public ChannelOwner, private ChannelKeeper {
   std::vector<Route> routes_;  // by channel id - 1
   std::unique_ptr<ChannelNaming> naming_ = std::make_unique<LocalNaming>();
   std::function<void(cache::ChannelId)> freed_listener_ = [](cache::ChannelId) {};
+  std::function<void(std::string_view, bool)> interest_listener_;  // none without a broker link
   InteractiveServices services_{limits_, clock_, channels_, stats_, *this};
   // Channels that became unused, in the order they did (the linger is one
   // constant, so their free times are nearly in order; one whose linger

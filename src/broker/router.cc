@@ -31,6 +31,10 @@ MirroredChannels& Router::attach_upstream(Upstream* upstream) {
   return plugged;
 }
 
+void Router::on_interest(std::function<void(std::string_view, bool)> fn) {
+  if (auto* owned = dynamic_cast<OwnedChannels*>(owner_)) owned->on_interest(std::move(fn));
+}
+
 void Router::claim_owner() {
   owner_thread_.claim();
   owner_->claim_owner();
@@ -146,6 +150,12 @@ Outcome Router::provider_status(Outlet* outlet, cache::ChannelId id, wire::Chann
                                 std::string_view text) {
   owner_thread_.check("Router");
   return owner_->provider_status(outlet, id, state, code, text);
+}
+
+Outcome Router::publisher_status(Outlet* outlet, cache::ChannelId id, wire::ChannelState state, wire::Code code,
+                                 std::string_view text) {
+  owner_thread_.check("Router");
+  return owner_->publisher_status(outlet, id, state, code, text);
 }
 
 Outcome Router::list_channels(Outlet* outlet, std::string_view service, uint32_t request_id) {

@@ -127,6 +127,9 @@ class Router {
                            fields::Checked checked = fields::Checked::No);
   Outcome provider_status(Outlet* outlet, cache::ChannelId id, wire::ChannelState state, wire::Code code,
                           std::string_view text);
+  // STALE or OK from a publisher of broadcast channel `id` (one the connection registered).
+  Outcome publisher_status(Outlet* outlet, cache::ChannelId id, wire::ChannelState state, wire::Code code,
+                           std::string_view text);
 
   // --- administration and time
   // Sends one ChannelInfo per channel of `service` ("" = all) to the outlet.
@@ -190,6 +193,10 @@ class Router {
   std::vector<std::pair<std::string, uint32_t>> provider_loads(std::string_view service) const;
   // The loop thread takes the router and its channel table when it starts.
   void claim_owner();
+  // Before the loop runs: called with each subscription a pattern gains or
+  // loses, where this router owns its channels (a broker link's interest:
+  // tier/broker_link.h); a mirror's owner ignores it (its gateways see it).
+  void on_interest(std::function<void(std::string_view, bool)> fn);
 
  private:
   // Serves `owner`'s channels from now on, with a subscriber side of its own.

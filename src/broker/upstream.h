@@ -37,6 +37,8 @@ class Upstream {
                                 bool image) = 0;
   virtual void provider_status(Outlet* outlet, cache::ChannelId id, wire::ChannelState state, wire::Code code,
                                std::string_view text) = 0;
+  // STALE or OK from the publisher of broadcast channel `id` (Router::publisher_status).
+  virtual void publisher_status(Outlet*, cache::ChannelId, wire::ChannelState, wire::Code, std::string_view) {}
   // Answered later through outlet->send_image / complete_request.
   virtual void snapshot(Outlet* outlet, std::string_view topic, uint32_t request_id) = 0;
   // One page of a listing: the rows of gateway `shard`'s channels from id

@@ -192,6 +192,10 @@ class Client {
   // refuses or ends it (it is then forgotten, without on_release); Stale / Ok
   // mark it as temporarily unreliable / recovered (send an IMAGE before Ok).
   Status stream_status(uint32_t stream_id, wire::ChannelState state, wire::Code code, std::string_view text);
+  // STALE or OK of a broadcast topic this client advertised (STREAM_STATUS
+  // naming the publish id): what a relay says of data it no longer receives
+  // (a broker link). Refused while disconnected or under back pressure.
+  Status channel_status(PublisherId id, wire::ChannelState state, wire::Code code, std::string_view text);
   size_t open_stream_count() const { return streams_.size(); }
 
   // Guaranteed messaging (protocol version 4; docs/guaranteed.md).

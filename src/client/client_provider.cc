@@ -125,6 +125,15 @@ Status Client::stream_status(uint32_t stream_id, wire::ChannelState state, wire:
   return Ok{};
 }
 
+Status Client::channel_status(PublisherId id, wire::ChannelState state, wire::Code code, std::string_view text) {
+  if (state_ != State::Connected) return Error{"not connected"};
+  if (state == wire::ChannelState::Closed) return Error{"a publisher may say STALE or OK only"};
+  if (id == 0 || id > registrations_.size()) return Error{"not an advertised publish id"};
+  if (!send_stream_status(id, state, code, text))
+    return Error{"output buffer full (back pressure): poll() or flush() and retry"};
+  return Ok{};
+}
+
 int Client::handle_request(const wire::Request& request) {
   ++counters_.requests;
   Provision* p = live_provision(topic::service_of(request.topic));

@@ -375,6 +375,29 @@ Status check_queue(const BrokerConfig& config, size_t index) {
   return Ok{};
 }
 
+// A link needs a unique name and at least one well-formed upstream address.
+Status check_link(const BrokerConfig& config, size_t index) {
+  const LinkConfig& link = config.links[index];
+  if (!valid_queue_name(link.name)) {
+    return Error{"name '" + link.name + "': expected 1..128 letters, digits, '-', '_' or '.'"};
+  }
+  for (size_t i = 0; i < index; ++i) {
+    if (config.links[i].name == link.name) return Error{"name '" + link.name + "' is used twice"};
+  }
+  if (link.upstreams.empty()) return Error{"'" + link.name + "' has no upstreams"};
+  for (const std::string& address : link.upstreams) {
+    std::string host;
+    uint16_t port = 0;
+    if (!split_host_port(address, host, port) || port == 0) {
+      return Error{"'" + link.name + "': upstream '" + address + "' is not HOST:PORT"};
+    }
+  }
+  if (link.reconnect_min_ms == 0 || link.reconnect_max_ms < link.reconnect_min_ms) {
+    return Error{"'" + link.name + "': expected 0 < reconnect_min_ms <= reconnect_max_ms"};
+  }
+  return Ok{};
+}
+
 Status validate(const BrokerConfig& config) {
   auto named = [](std::string_view key, const Error& error) {
     return Error{"key '" + std::string(key) + "': " + error.message};
@@ -425,6 +448,11 @@ Status validate(const BrokerConfig& config) {
   for (const std::string& url : config.ha.etcd) {
     if (url.rfind("http://", 0) != 0 || url.size() == 7) {
       return named("ha.etcd", Error{"expected etcd client URLs like \"http://127.0.0.1:2379\", got '" + url + "'"});
+    }
+  }
+  for (size_t i = 0; i < config.links.size(); ++i) {
+    if (auto status = check_link(config, i); !status) {
+      return Error{"link " + std::to_string(i + 1) + ": " + status.error().message};
     }
   }
   if (auto status = check_thread_counts(config); !status) return status;

@@ -69,6 +69,26 @@ struct HaConfig {
   std::string advertise;                    // HOST:PORT clients should use for this broker; "" = its first native listener
 };
 
+// [[link]]: a link to an upstream broker (docs/ARCHITECTURE.md, "Broker links").
+// What the broker's subscribers want and nothing local serves is subscribed
+// upstream once per pattern, and what comes back is published here.
+struct LinkConfig {
+  std::string name;                    // in logs, /metrics and /api/v1/links
+  std::vector<std::string> upstreams;  // HOST:PORT, tried in order; the next one when one is lost
+  std::string user;                    // the upstream's user for this link ("" = anonymous)
+  std::string password_file;           // its password: the file's first line
+  bool tls = false;                    // TLS to the upstream
+  std::string ca;                      // "" = the system's trusted CAs
+  std::string cert, key;               // a client certificate, when the upstream asks for one
+  uint32_t reconnect_min_ms = 100;     // first backoff after a failed attempt; doubles
+  uint32_t reconnect_max_ms = 5'000;   // backoff ceiling
+  uint32_t linger_ms = 5'000;          // an upstream subscription outlives its last local interest by this
+  // How the link publishes into this broker: a native connection to its
+  // first plaintext native listener, as this user when authentication is on.
+  std::string local_user;
+  std::string local_password_file;
+};
+
 struct BrokerConfig {
   std::string listen = "127.0.0.1:9400";       // native protocol, HOST:PORT (port 0 = any)
   // [[listener]] tables; empty = one native plaintext listener on `listen`.
@@ -146,6 +166,7 @@ struct BrokerConfig {
   StoreConfig store;
   std::vector<QueueConfig> queues;
   HaConfig ha;
+  std::vector<LinkConfig> links;
 };
 
 // What the broker binds: the [[listener]] list, or the native plaintext

@@ -37,6 +37,7 @@ class Reader {
     }
     if (name == "listener") return apply_listeners(config, node);
     if (name == "queue") return apply_queues(config, node);
+    if (name == "link") return apply_links(config, node);
     if (name == "http_allowed_origins") return apply_origins(config, node);
     if (name == "ha.etcd") return strings(node, name, config.ha.etcd);
     if (name == "delay_history") return apply_delay_history(config, node);
@@ -119,6 +120,61 @@ class Reader {
       return Error{where(key.source()) + ": unknown key '" + name + "'"};
     }
     return Ok{};
+  }
+
+  // [[link]] tables (docs/configuration.md, "Broker links"); checked whole by validate().
+  Status apply_links(BrokerConfig& config, const toml::node& node) {
+    if (!node.is_array_of_tables()) return key_error(node, "link", "expected [[link]] tables");
+    for (const toml::node& entry : *node.as_array()) {
+      LinkConfig link;
+      for (auto&& [key, value] : *entry.as_table()) {
+        if (auto status = apply_link_key(link, key, value); !status) return status;
+      }
+      config.links.push_back(std::move(link));
+    }
+    return Ok{};
+  }
+
+  Status apply_link_key(LinkConfig& link, const toml::key& key, const toml::node& value) {
+    const std::string name = "link." + std::string(key.str());
+    std::string* text = link_text_key(link, key.str());
+    uint32_t* number = key.str() == "reconnect_min_ms"   ? &link.reconnect_min_ms
+                       : key.str() == "reconnect_max_ms" ? &link.reconnect_max_ms
+                       : key.str() == "linger_ms"        ? &link.linger_ms
+                                                         : nullptr;
+    if (text) {
+      if (!value.is_string()) return key_error(value, name, "expected a string");
+      *text = value.as_string()->get();
+    } else if (number) {
+      if (!value.is_integer() || value.as_integer()->get() < 0 || value.as_integer()->get() > 3'600'000) {
+        return key_error(value, name, "expected an integer 0..3600000");
+      }
+      *number = static_cast<uint32_t>(value.as_integer()->get());
+    } else if (key.str() == "upstreams") {
+      if (!value.is_array()) return key_error(value, name, "expected an array of HOST:PORT strings");
+      for (const toml::node& address : *value.as_array()) {
+        if (!address.is_string()) return key_error(address, name, "expected an array of HOST:PORT strings");
+        link.upstreams.push_back(address.as_string()->get());
+      }
+    } else if (key.str() == "tls") {
+      if (!value.is_boolean()) return key_error(value, name, "expected true or false");
+      link.tls = value.as_boolean()->get();
+    } else {
+      return Error{where(key.source()) + ": unknown key '" + name + "'"};
+    }
+    return Ok{};
+  }
+
+  static std::string* link_text_key(LinkConfig& link, std::string_view key) {
+    if (key == "name") return &link.name;
+    if (key == "user") return &link.user;
+    if (key == "password_file") return &link.password_file;
+    if (key == "ca") return &link.ca;
+    if (key == "cert") return &link.cert;
+    if (key == "key") return &link.key;
+    if (key == "local_user") return &link.local_user;
+    if (key == "local_password_file") return &link.local_password_file;
+    return nullptr;
   }
 
   // http_allowed_origins = ["https://console.example.com"]: strings, checked by validate().

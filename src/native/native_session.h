@@ -61,6 +61,7 @@ class NativeSession final : public session::Session, private queue::PortHandler 
   void handle_publish(const wire::Frame& frame);
   void handle_provide(const wire::Frame& frame, bool provide);
   void handle_stream_status(const wire::Frame& frame);
+  void publisher_status(const wire::StreamStatus& msg);
   void handle_list_channels(const wire::Frame& frame);
   // Sends the listing's next rows while the output has room (a bounded
   // number of channels per turn); paced until the last row and the ACK.

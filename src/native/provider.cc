@@ -62,11 +62,23 @@ void NativeSession::withdraw_revoked_services() {
 
 void NativeSession::handle_stream_status(const wire::Frame& frame) {
   wire::StreamStatus msg;
-  if (!wire::decode(frame, msg) || !(msg.stream_id & wire::kStreamIdBit)) {
-    return reject(wire::Code::MalformedFrame, "malformed STREAM_STATUS");
-  }
+  if (!wire::decode(frame, msg)) return reject(wire::Code::MalformedFrame, "malformed STREAM_STATUS");
   if (!wire::valid_text(msg)) return reject(wire::Code::InvalidUtf8, "STREAM_STATUS text is not valid UTF-8");
+  if (!(msg.stream_id & wire::kStreamIdBit)) return publisher_status(msg);
   note_stray(env().router.provider_status(this, msg.stream_id & ~wire::kStreamIdBit, msg.state, msg.code, msg.text));
+}
+
+// STREAM_STATUS naming a publish id: STALE or OK of a channel this connection
+// registered (a broker link's word on what it brings in, docs/protocol.md).
+void NativeSession::publisher_status(const wire::StreamStatus& msg) {
+  const uint32_t id = msg.stream_id;
+  if (id >= publish_ids_.size() || publish_ids_[id] == 0 || publish_ids_[id] == kWithdrawn) {
+    return reject(wire::Code::UnknownPublishId, "STREAM_STATUS with a publish id that is not registered");
+  }
+  if (msg.state == wire::ChannelState::Closed) {
+    return reject(wire::Code::MalformedFrame, "a publisher's STREAM_STATUS may say STALE or OK only");
+  }
+  note_stray(env().router.publisher_status(this, publish_ids_[id], msg.state, msg.code, msg.text));
 }
 
 void NativeSession::note_stray(const broker::Outcome& outcome) {

@@ -52,6 +52,7 @@ struct Broker::Impl {
     if (single_threaded(config)) {
       access_points.push_back(
           std::make_unique<AccessPoint>(config, limits, open_connections, config.limits.max_partial_input));
+      hook_broker_links();
       return;
     }
     directory = std::make_unique<cache::ChannelDirectory>(config.gateways, config.limits.max_channels);
@@ -65,6 +66,35 @@ struct Broker::Impl {
       access_points.push_back(std::make_unique<AccessPoint>(config, limits, open_connections, input_share));
     }
     wire_links();
+    hook_broker_links();
+  }
+
+  // Every owning loop (the single one, or each gateway) tells every [[link]]
+  // of each subscription change; a broker without links installs nothing.
+  void hook_broker_links() {
+    for (const config::LinkConfig& link : config.links) broker_links.push_back(std::make_unique<BrokerLink>(link));
+    if (broker_links.empty()) return;
+    auto tell = [this](std::string_view pattern, bool add) {
+      for (auto& link : broker_links) link->interest(pattern, add);
+    };
+    if (gateways.empty()) return access_points[0]->router().on_interest(tell);
+    for (auto& gw : gateways) gw->router().on_interest(tell);
+  }
+
+  // A link publishes into this broker through its first plaintext native listener.
+  void start_broker_links() {
+    if (broker_links.empty()) return;
+    for (const Bound& b : bound) {
+      if (b.listener.protocol != "native" || b.listener.tls()) continue;
+      std::string host;
+      uint16_t port = 0;
+      config::split_host_port(b.listener.address, host, port);
+      if (host.empty() || host == "0.0.0.0") host = "127.0.0.1";
+      if (host == "::") host = "::1";
+      for (auto& link : broker_links) link->start(host, b.port);
+      return;
+    }
+    TW_ERROR("[[link]] needs a plaintext native listener to publish into this broker; links not started");
   }
 
   // links[g][a] joins gateway g and access point a.
@@ -205,6 +235,7 @@ struct Broker::Impl {
   http::Routes routes;                         // what the HTTP listeners answer (serve())
   std::atomic<size_t> next_upgrade{0};         // round-robin over the access points
   std::unique_ptr<http::Server> http;          // when an HTTP listener is bound
+  std::vector<std::unique_ptr<BrokerLink>> broker_links;  // [[link]]s, started by run()
   HaRole ha_role;                              // serving always, unless [ha] is on
   // Last: destroyed first, so its thread (which calls follow_election) ends before the rest.
   std::unique_ptr<ha::Election> election;      // when [ha] is on
@@ -473,6 +504,7 @@ void Broker::run() {
   Impl& s = *impl_;
   s.log_placement();
   if (s.http) s.http->start();
+  s.start_broker_links();
   if (s.gateways.empty()) {
     s.place(0, "tw-loop");
     s.access_points[0]->run(s.stop_access_points);
@@ -500,6 +532,7 @@ void Broker::run() {
   }
   if (s.election) s.election->stop();  // a primary resigns: its backup takes over at once
   if (s.http) s.http->stop();
+  for (auto& link : s.broker_links) link->stop();
   s.log_totals();
 }
 
@@ -522,6 +555,12 @@ std::vector<Broker::Loop> Broker::loops() const {
 
 size_t Broker::owner_of(std::string_view topic) const {
   return impl_->directory ? impl_->directory->shard_of(topic) : 0;
+}
+
+std::vector<LinkState> Broker::links() const {
+  std::vector<LinkState> states;
+  for (const auto& link : impl_->broker_links) states.push_back(link->state());
+  return states;
 }
 
 const config::BrokerConfig& Broker::config() const { return impl_->config; }

@@ -18,6 +18,7 @@
 #include "http/route.h"
 #include "session/session.h"
 #include "websocket/transport.h"
+#include "tier/broker_link.h"
 #include "tier/loop_snapshot.h"
 #include "tier/protocols.h"
 
@@ -92,6 +93,8 @@ class Broker {
   // The index in loops() of the loop that owns `topic`'s channel: its gateway, or the single loop.
   size_t owner_of(std::string_view topic) const;
   const config::BrokerConfig& config() const;
+  // Any thread: each [[link]]'s state (tier/broker_link.h), in configuration order.
+  std::vector<LinkState> links() const;
   auth::Authority* authority() const;  // null: authentication off
   // Any thread: guaranteed messaging's queues (src/queue); null without store.dir.
   const queue::Spool* spool() const;

@@ -309,7 +309,13 @@ void Gateway::Port::handle(const Record& r) {
     }
     case Op::Withdraw: router_.withdraw(&remote(r.token), r.a); return;
     case Op::ProviderPublish: router_.provider_publish(&remote(r.token), r.id, r.bytes, image, checked); return;
-    case Op::ProviderStatus: router_.provider_status(&remote(r.token), r.id, r.state, r.code, r.a); return;
+    case Op::ProviderStatus:
+      if (r.flags & kFlagPublisherStatus) {
+        router_.publisher_status(&remote(r.token), r.id, r.state, r.code, r.a);
+      } else {
+        router_.provider_status(&remote(r.token), r.id, r.state, r.code, r.a);
+      }
+      return;
     case Op::Snapshot: {
       RemoteOutlet& requester = remote(r.token);
       requester.complete_request(r.arg, router_.snapshot(&requester, r.a, r.arg));

@@ -26,7 +26,7 @@ enum class Op : uint8_t {
   Provide,           // token, a = service, b = pattern, bytes = connection name
   Withdraw,          // token, a = service
   ProviderPublish,   // token, id, flags = image, bytes = payload
-  ProviderStatus,    // token, id, state, code, a = text
+  ProviderStatus,    // token, id, state, code, a = text; flags = kFlagPublisherStatus: a publisher's (STALE/OK)
   Snapshot,          // token, arg = request id, a = topic
   ListChannels,      // token, arg = request id, id = first channel id, a = service: one page
   OutletGone,        // token
@@ -73,6 +73,8 @@ inline constexpr uint8_t kFlagTransient = 16;  // Publish, Origin: MessageOrigin
 // for the image that follows (after its own Origin record): arg = the size of
 // its properties, bytes = its properties + its payload.
 inline constexpr uint8_t kFlagRetainedAside = 32;
+// ProviderStatus: a publisher's STALE/OK of a broadcast channel it registered (Router::publisher_status).
+inline constexpr uint8_t kFlagPublisherStatus = 64;
 
 // request_id of a stream IMAGE a gateway sends while a subscription reaches
 // it (Op::Interest): the channel's state predates the subscription (MQTT:

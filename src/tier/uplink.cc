@@ -185,6 +185,18 @@ void Uplink::provider_status(broker::Outlet* outlet, cache::ChannelId id, wire::
   send(directory_.shard_of(id), r);
 }
 
+void Uplink::publisher_status(broker::Outlet* outlet, cache::ChannelId id, wire::ChannelState state, wire::Code code,
+                              std::string_view text) {
+  Record r{Op::ProviderStatus};
+  r.token = outlet->token;
+  r.id = id;
+  r.state = state;
+  r.code = code;
+  r.flags = kFlagPublisherStatus;
+  r.a = text;
+  send(directory_.shard_of(id), r);
+}
+
 void Uplink::snapshot(broker::Outlet* outlet, std::string_view topic, uint32_t request_id) {
   Record r{Op::Snapshot};
   r.token = outlet->token;

@@ -31,6 +31,8 @@ class Uplink final : public broker::Upstream {
                         bool image) override;
   void provider_status(broker::Outlet* outlet, cache::ChannelId id, wire::ChannelState state, wire::Code code,
                        std::string_view text) override;
+  void publisher_status(broker::Outlet* outlet, cache::ChannelId id, wire::ChannelState state, wire::Code code,
+                        std::string_view text) override;
   void snapshot(broker::Outlet* outlet, std::string_view topic, uint32_t request_id) override;
   void list_channels(broker::Outlet* outlet, std::string_view service, uint32_t request_id, uint32_t shard,
                      cache::ChannelId from) override;

@@ -170,5 +170,38 @@ TEST_F(RouterTest, ChannelLimit) {
   EXPECT_EQ(small.advertise("A/2", wire::PayloadKind::FieldList, id).code, wire::Code::TooManyChannels);
 }
 
+
+// A broker link's word on what it brings in (docs/protocol.md, STREAM_STATUS
+// naming a publish id): subscribers of a broadcast channel hear STALE, then
+// OK; CLOSED, and channels that are not broadcast, are refused.
+TEST_F(RouterTest, APublisherMarksItsBroadcastChannelStaleThenOk) {
+  auto ibm = advertise("NYSE/EQ/IBM");
+  publish(ibm, 100);
+  ASSERT_TRUE(router.subscribe(&a, "NYSE/>").ok());
+  ASSERT_TRUE(router.publisher_status(&b, ibm, wire::ChannelState::Stale, wire::Code::ProviderLost, "link lost").ok());
+  ASSERT_TRUE(router.publisher_status(&b, ibm, wire::ChannelState::Ok, wire::Code::Ok, "").ok());
+  ASSERT_EQ(a.events.size(), 3u);
+  EXPECT_EQ(a.events[1].kind, "status");
+  EXPECT_EQ(a.events[1].state, wire::ChannelState::Stale);
+  EXPECT_EQ(a.events[1].code, wire::Code::ProviderLost);
+  EXPECT_EQ(a.events[2].kind, "status");
+  EXPECT_EQ(a.events[2].state, wire::ChannelState::Ok);
+  EXPECT_FALSE(router.publisher_status(&b, ibm, wire::ChannelState::Closed, wire::Code::Ok, "").ok());
+  EXPECT_FALSE(router.publisher_status(&b, 999, wire::ChannelState::Stale, wire::Code::Ok, "").ok());
+  EXPECT_EQ(a.events.size(), 3u);
+}
+
+// Each subscription a pattern gains or loses is told to the interest
+// listener (a broker link counts them, tier/broker_link.h).
+TEST_F(RouterTest, TheInterestListenerHearsEverySubscriptionChange) {
+  std::vector<std::pair<std::string, bool>> heard;
+  router.on_interest([&](std::string_view pattern, bool add) { heard.emplace_back(std::string(pattern), add); });
+  ASSERT_TRUE(router.subscribe(&a, "NYSE/>").ok());
+  ASSERT_TRUE(router.subscribe(&b, "NYSE/>").ok());
+  ASSERT_TRUE(router.unsubscribe(&a, "NYSE/>").ok());
+  const std::vector<std::pair<std::string, bool>> want = {{"NYSE/>", true}, {"NYSE/>", true}, {"NYSE/>", false}};
+  EXPECT_EQ(heard, want);
+}
+
 }  // namespace
 }  // namespace tw::broker

@@ -1,0 +1,75 @@
+// tickwire links [--http HOST:PORT] [--json]
+// The broker's links to upstream brokers (docs/operations.md, "A two-tier
+// deployment"), from its admin API (GET /api/v1/links).
+#include <cstdio>
+#include <nlohmann/json.hpp>
+#include <string>
+
+#include "admin/http_client.h"
+#include "common.h"
+
+namespace tw::cli {
+
+namespace {
+
+using Json = nlohmann::json;
+
+struct LinksOptions {
+  std::string http;  // "" = admin_target's default (common.h)
+  bool json = false;
+};
+
+void print_links(const Json& links) {
+  std::printf("%-16s %-5s %-24s %8s %8s %12s %6s %8s\n", "LINK", "UP", "UPSTREAM", "PATTERNS", "CHANNELS", "MESSAGES",
+              "GAPS", "CONNECTS");
+  for (const Json& l : links) {
+    std::printf("%-16s %-5s %-24s %8llu %8llu %12llu %6llu %8llu\n", l["name"].get<std::string>().c_str(),
+                l["connected"].get<bool>() ? "yes" : "no", l["upstream"].get<std::string>().c_str(),
+                l.value("patterns", 0ull), l.value("channels", 0ull),
+                l.value("images", 0ull) + l.value("updates", 0ull), l.value("gaps", 0ull), l.value("connects", 0ull));
+  }
+}
+
+int run_links(const LinksOptions& opts, const CommonOptions& common) {
+  auto target = admin_target(common, opts.http);
+  if (!target) {
+    std::fprintf(stderr, "tickwire links: %s\n", target.error().message.c_str());
+    return kExitError;
+  }
+  auto reply = admin::http_request(*target, "GET", "/api/v1/links");
+  if (!reply || reply->status != 200) {
+    std::fprintf(stderr, "tickwire links: GET /api/v1/links: %s\n",
+                 reply ? ("HTTP " + std::to_string(reply->status) + " " + reply->body).c_str()
+                       : reply.error().message.c_str());
+    return kExitError;
+  }
+  if (opts.json) {
+    std::fputs(reply->body.c_str(), stdout);
+    return kExitOk;
+  }
+  const Json j = Json::parse(reply->body, nullptr, false);
+  if (j.is_discarded() || !j.contains("links")) {
+    std::fprintf(stderr, "tickwire links: the broker's answer is not the link list\n");
+    return kExitError;
+  }
+  if (j["links"].empty()) {
+    std::printf("no links ([[link]] in the configuration)\n");
+    return kExitOk;
+  }
+  print_links(j["links"]);
+  return kExitOk;
+}
+
+}  // namespace
+
+void add_links_command(CLI::App& app, const CommonOptions& common, int& exit_code) {
+  auto opts = std::make_shared<LinksOptions>();
+  CLI::App* cmd = app.add_subcommand("links", "the broker's links to upstream brokers: state, upstream, interest, rates");
+  cmd->add_option("--http", opts->http,
+                  "the broker's HTTP listener, HOST:PORT (default: $TICKWIRE_HTTP, else the host of --server, "
+                  "port 9401)");
+  cmd->add_flag("--json", opts->json, "the admin API's JSON as it is");
+  cmd->callback([opts, &common, &exit_code]() { exit_code = run_links(*opts, common); });
+}
+
+}  // namespace tw::cli
