@@ -165,7 +165,9 @@ void run_trial(const Options& o, const char* row, Trial& t, const std::function<
   const double took = static_cast<double>(tw::monotonic_ns() - start) / 1e9;
   const uint64_t acked_in_trial = t.acked;
   const double cpu1 = cpu_seconds(o.pid);
-  const int64_t depth = static_cast<int64_t>(t.acked * static_cast<uint64_t>(o.fanout)) - static_cast<int64_t>(t.delivered);
+  // Acknowledged to the publisher and not yet received by a consumer (0 when the consumers are ahead of the acks).
+  const int64_t depth = std::max<int64_t>(
+      0, static_cast<int64_t>(t.acked * static_cast<uint64_t>(o.fanout)) - static_cast<int64_t>(t.delivered));
   const uint64_t drain_end = tw::monotonic_ns() + static_cast<uint64_t>(o.drain * 1e9);
   while (tw::monotonic_ns() < drain_end && (unanswered() > 0 || t.delivered < t.acked * static_cast<uint64_t>(o.fanout))) {
     pump();
@@ -189,6 +191,8 @@ void tickwire(const Options& o) {
   tw::client::Options co;
   co.port = o.port;
   co.guaranteed_window = static_cast<uint32_t>(o.window);
+  co.max_frame = static_cast<uint32_t>(o.size) + (64u << 10);  // a delivery: the payload, its topic and header
+  co.max_output_buffer = std::max<size_t>(co.max_output_buffer, (static_cast<size_t>(o.window) + 4) * (o.size + 256));
   Trial t;
   std::unordered_map<uint64_t, uint64_t> sent_at;  // message id -> when
   tw::client::Client pub;

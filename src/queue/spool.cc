@@ -298,8 +298,12 @@ void Spool::commit(std::vector<Command>& batch) {
   stats_.unrouted += counts.unrouted;
   ++stats_.batches;
   stats_.syncs += appended.size();
-  stats_.sync_ns += took;
   stats_.max_sync_ns = std::max(stats_.max_sync_ns, took);
+  if (!appended.empty()) {
+    stats_.sync_ns += took;
+    const auto* bound = std::lower_bound(kSyncBucketsNs.begin(), kSyncBucketsNs.end(), took);
+    ++stats_.sync_buckets[static_cast<size_t>(bound - kSyncBucketsNs.begin())];
+  }
   stats_.queues.clear();
   for (auto& q : queues_) {
     stats_.queues.push_back(

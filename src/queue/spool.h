@@ -22,6 +22,7 @@
 // (store/committer.h): a lock per guaranteed command, which direct
 // messaging never takes.
 #pragma once
+#include <array>
 #include <condition_variable>
 #include <cstdint>
 #include <memory>
@@ -48,6 +49,12 @@ class Spool {
     uint32_t consumers = 0;
     Queue::Stats counts;
   };
+  // The bounds of the batch sync histogram (/metrics): from a fast SSD's
+  // fdatasync to a stalled disk's.
+  static constexpr std::array<uint64_t, 12> kSyncBucketsNs = {
+      100'000, 250'000, 500'000, 1'000'000, 2'500'000, 5'000'000, 10'000'000, 25'000'000,
+      50'000'000, 100'000'000, 250'000'000, 1'000'000'000};
+
   struct Stats {
     uint64_t publishes = 0;       // guaranteed publishes answered OK
     uint64_t refused = 0;         // answered with a refusal (any reason)
@@ -58,6 +65,9 @@ class Spool {
     uint64_t syncs = 0;
     uint64_t sync_ns = 0;
     uint64_t max_sync_ns = 0;
+    // Each batch's syncs (all its queues), by how long they took: sync_buckets[i]
+    // counts those up to kSyncBucketsNs[i] and above the bound before; the last, the rest.
+    std::array<uint64_t, kSyncBucketsNs.size() + 1> sync_buckets{};
     std::vector<QueueStats> queues;
   };
 

@@ -141,6 +141,24 @@ TEST(It30Guaranteed, PublishedToTwoQueuesAndConsumedFromBoth) {
   EXPECT_NE(metrics->body.find("tickwire_queue_oldest_unacked_age_seconds{queue=\"all\"} 0\n"), std::string::npos);
   EXPECT_NE(metrics->body.find("tickwire_queue_acknowledged_total{queue=\"all\"} 40\n"), std::string::npos);
   EXPECT_NE(metrics->body.find("tickwire_queue_enqueued_total{queue=\"eu\"} 20\n"), std::string::npos);
+  // The batch sync histogram: cumulative buckets whose +Inf one is the count, every batch that stored the 40.
+  auto value_of = [&](const std::string& sample) -> double {
+    const size_t at = metrics->body.find("\n" + sample + " ");
+    return at == std::string::npos ? -1 : std::stod(metrics->body.substr(at + sample.size() + 2));
+  };
+  const double synced = value_of("tickwire_store_batch_sync_seconds_count");
+  EXPECT_GE(synced, 1) << metrics->body;
+  EXPECT_LE(synced, 40) << metrics->body;
+  EXPECT_EQ(value_of("tickwire_store_batch_sync_seconds_bucket{le=\"+Inf\"}"), synced) << metrics->body;
+  EXPECT_LE(value_of("tickwire_store_batch_sync_seconds_bucket{le=\"0.0001\"}"),
+            value_of("tickwire_store_batch_sync_seconds_bucket{le=\"1\"}")) << metrics->body;
+  EXPECT_GT(value_of("tickwire_store_batch_sync_seconds_sum"), 0) << metrics->body;
+  if (::access("/usr/bin/promtool", X_OK) == 0) {
+    const std::string file = store.write("metrics.txt", metrics->body);
+    auto check = run_to_completion("/bin/sh", {"-c", "/usr/bin/promtool check metrics < '" + file + "'"});
+    EXPECT_TRUE(check.status.clean()) << check.out << check.err;
+    EXPECT_EQ(check.out + check.err, "") << "promtool has remarks";
+  }
 
   // The admin API and `tickwire queue list` show them too.
   auto listing = run_to_completion(bin_path("tickwire"),
