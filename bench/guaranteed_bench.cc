@@ -33,6 +33,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <chrono>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
@@ -54,7 +55,7 @@ struct Options {
   uint16_t port = 0;
   size_t size = 1024;
   double seconds = 5, drain = 20, rate = 0;
-  int fanout = 5, window = 256, pid = 0;
+  int fanout = 5, window = 256, consumer_window = 0, pid = 0;  // consumer_window 0: the publish window
 };
 
 double percentile_us(std::vector<uint64_t>& ns, double p) {
@@ -137,8 +138,10 @@ struct Trial {
   std::string first_refusal;
 };
 
-std::vector<uint8_t> stamped(size_t size, uint64_t now) {
-  std::vector<uint8_t> payload(std::max<size_t>(size, 8), 0x5A);
+// The payload, allocated once: a publish only writes its send time into the first 8 bytes.
+const std::vector<uint8_t>& stamped(size_t size, uint64_t now) {
+  static std::vector<uint8_t> payload;
+  payload.resize(std::max<size_t>(size, 8), 0x5A);
   std::memcpy(payload.data(), &now, 8);
   return payload;
 }
@@ -150,8 +153,11 @@ uint64_t stamp_of(const uint8_t* payload) {
 
 // Runs the trial: `publish()` while `may_publish()` (the window) and the pace
 // allow, `pump()` the connections; then a bounded drain. Prints the row.
+// When nothing can be published the driver sleeps a moment between pumps: on
+// a machine of two CPUs a client spinning on a full window takes the CPU the
+// broker needs to answer it.
 void run_trial(const Options& o, const char* row, Trial& t, const std::function<bool()>& may_publish,
-               const std::function<void()>& publish, const std::function<void()>& pump,
+               const std::function<bool()>& publish, const std::function<void()>& pump,
                const std::function<uint64_t()>& unanswered) {
   const double cpu0 = cpu_seconds(o.pid);
   const uint64_t start = tw::monotonic_ns(), end = start + static_cast<uint64_t>(o.seconds * 1e9);
@@ -159,8 +165,10 @@ void run_trial(const Options& o, const char* row, Trial& t, const std::function<
   while (tw::monotonic_ns() < end) {
     const uint64_t due = o.rate > 0 ? static_cast<uint64_t>(static_cast<double>(tw::monotonic_ns() - start) / interval_ns) + 1
                                     : UINT64_MAX;
-    for (int burst = 0; burst < 64 && t.published < due && may_publish(); ++burst) publish();
+    int sent = 0;
+    while (sent < 64 && t.published < due && may_publish() && publish()) ++sent;
     pump();
+    if (sent == 0) std::this_thread::sleep_for(std::chrono::microseconds(20));
   }
   const double took = static_cast<double>(tw::monotonic_ns() - start) / 1e9;
   const uint64_t acked_in_trial = t.acked;
@@ -171,14 +179,15 @@ void run_trial(const Options& o, const char* row, Trial& t, const std::function<
   const uint64_t drain_end = tw::monotonic_ns() + static_cast<uint64_t>(o.drain * 1e9);
   while (tw::monotonic_ns() < drain_end && (unanswered() > 0 || t.delivered < t.acked * static_cast<uint64_t>(o.fanout))) {
     pump();
+    std::this_thread::sleep_for(std::chrono::microseconds(20));
   }
   const bool drained = unanswered() == 0 && t.delivered >= t.acked * static_cast<uint64_t>(o.fanout);
   const double drain_s = static_cast<double>(tw::monotonic_ns() - end) / 1e9;
   const double rate = static_cast<double>(acked_in_trial) / took;
-  std::printf("row=%s size=%zu fanout=%d target_rate=%.0f rate=%.0f mbps=%.1f ack_p50_us=%.1f ack_p99_us=%.1f "
+  std::printf("row=%s size=%zu fanout=%d window=%d target_rate=%.0f rate=%.0f mbps=%.1f ack_p50_us=%.1f ack_p99_us=%.1f "
               "deliver_p50_us=%.1f deliver_p99_us=%.1f depth_at_end=%lld drained=%d drain_s=%.2f refused=%llu "
               "cpu_pct=%.0f seconds=%.1f%s%s\n",
-              row, o.size, o.fanout, o.rate, rate, rate * static_cast<double>(o.size) / 1e6, percentile_us(t.ack_ns, 0.5),
+              row, o.size, o.fanout, o.window, o.rate, rate, rate * static_cast<double>(o.size) / 1e6, percentile_us(t.ack_ns, 0.5),
               percentile_us(t.ack_ns, 0.99), percentile_us(t.deliver_ns, 0.5), percentile_us(t.deliver_ns, 0.99),
               static_cast<long long>(depth), drained ? 1 : 0, drain_s, static_cast<unsigned long long>(t.refused),
               o.pid > 0 ? 100.0 * (cpu1 - cpu0) / took : 0.0, took, t.first_refusal.empty() ? "" : " refusal=",
@@ -216,7 +225,7 @@ void tickwire(const Options& o) {
       ++t.delivered;
       if (m.payload.size() >= 8) t.deliver_ns.push_back(tw::monotonic_ns() - stamp_of(m.payload.data()));
       (void)c.ack(m.bind_id, m.seq);
-    }, static_cast<uint32_t>(o.window));
+    }, static_cast<uint32_t>(o.consumer_window > 0 ? o.consumer_window : o.window));
     if (!bound.ok()) std::fprintf(stderr, "bind: %s\n", bound.error().message.c_str()), std::exit(1);
     co.client_name = "gbench-q" + std::to_string(q);
     if (auto r = c.connect(co); !r.ok()) std::fprintf(stderr, "connect: %s\n", r.error().message.c_str()), std::exit(1);
@@ -228,11 +237,11 @@ void tickwire(const Options& o) {
       o, "tickwire", t, [&] { return pub.unanswered_publishes() < static_cast<size_t>(o.window); },
       [&] {
         const uint64_t now = tw::monotonic_ns();
-        const auto payload = stamped(o.size, now);
-        auto id = pub.publish_guaranteed(topic, payload);
-        if (!id) return;
+        auto id = pub.publish_guaranteed(topic, stamped(o.size, now));
+        if (!id) return false;  // back pressure: the output buffer is full
         sent_at[*id] = now;
         ++t.published;
+        return true;
       },
       [&] {
         pub.poll(0);
@@ -353,7 +362,7 @@ void nats(const Options& o) {
     request(pub, "$JS.API.CONSUMER.DURABLE.CREATE.GB." + name,
             "{\"stream_name\":\"GB\",\"config\":{\"durable_name\":\"" + name + "\",\"deliver_subject\":\"deliver." + name +
                 "\",\"ack_policy\":\"explicit\",\"deliver_policy\":\"all\",\"max_ack_pending\":" +
-                std::to_string(o.window) + ",\"ack_wait\":60000000000}}");
+                std::to_string(o.consumer_window > 0 ? o.consumer_window : o.window) + ",\"ack_wait\":60000000000}}");
     sub.send("SUB deliver." + name + " " + std::to_string(q + 1) + "\r\n");
   }
   Trial t;
@@ -382,9 +391,10 @@ void nats(const Options& o) {
       o, "nats", t, [&] { return sent_at.size() < static_cast<size_t>(o.window) && pub.pending_out() < (8u << 20); },
       [&] {
         const uint64_t now = tw::monotonic_ns(), n = ++t.published;
-        const auto payload = stamped(o.size, now);
+        const auto& payload = stamped(o.size, now);
         sent_at[n] = now;
         pub.pub("GB.x", "_INBOX.gb." + std::to_string(n), payload.data(), payload.size());
+        return true;
       },
       [&] {
         pub.pump(0);
@@ -413,6 +423,7 @@ int main(int argc, char** argv) {
     else if (flag == "--rate") o.rate = std::stod(value);
     else if (flag == "--fanout") o.fanout = std::stoi(value);
     else if (flag == "--window") o.window = std::stoi(value);
+    else if (flag == "--consumer-window") o.consumer_window = std::stoi(value);
     else if (flag == "--drain") o.drain = std::stod(value);
     else if (flag == "--pid") o.pid = std::stoi(value);
     else return std::fprintf(stderr, "unknown option %s\n", flag.c_str()), 2;
