@@ -394,7 +394,13 @@ Status Spool::on_store_thread(const std::function<Status()>& fn) {
   Command c;
   c.kind = Kind::Call;
   c.call = [done, fn] { done->set_value(fn()); };
-  submit(std::move(c));
+  {
+    // Checked under the lock the thread stops under: a call it accepts is answered before it ends.
+    std::lock_guard lock(mutex_);
+    if (stopping_) return Error{"the broker is stopping"};
+    submitted_.push_back(std::move(c));
+  }
+  wake_.notify_one();
   return answer.get();
 }
 
