@@ -1,5 +1,7 @@
 #include "admin/api.h"
 
+#include <utility>
+
 #include <nlohmann/json.hpp>
 
 #include "admin/access.h"
@@ -161,19 +163,17 @@ http::Response Api::connections(const http::Request& req) {
 http::Response Api::queues(const http::Request& req) {
   if (auto refused = refuse_non_admin(stats_.broker(), req)) return *refused;
   const config::BrokerConfig& config = stats_.broker().config();
-  const queue::Spool* spool = stats_.broker().spool();
+  const queue::Spool* spool = std::as_const(stats_.broker()).spool();
   Json list = Json::array();
   const queue::Spool::Stats stats = spool ? spool->stats() : queue::Spool::Stats{};
-  for (const config::QueueConfig& q : config.queues) {
+  for (const queue::Spool::QueueStats& s : stats.queues) {
+    const config::QueueConfig& q = s.config;
     Json row{{"name", q.name}, {"subscriptions", q.subscriptions}, {"exclusive", q.exclusive},
-             {"max_messages", q.max_messages}, {"max_bytes", q.max_bytes}};
-    for (const queue::Spool::QueueStats& s : stats.queues) {
-      if (s.name != q.name) continue;
-      row.update(Json{{"depth", s.depth}, {"oldest_unacked_ns", s.oldest_ns}, {"bytes", s.bytes}, {"consumers", s.consumers},
-                      {"enqueued", s.counts.enqueued}, {"delivered", s.counts.delivered},
-                      {"redelivered", s.counts.redelivered}, {"acknowledged", s.counts.acknowledged},
-                      {"refused_full", s.counts.refused_full}});
-    }
+             {"max_messages", q.max_messages}, {"max_bytes", q.max_bytes}, {"created_at_runtime", s.runtime}};
+    row.update(Json{{"depth", s.depth}, {"oldest_unacked_ns", s.oldest_ns}, {"bytes", s.bytes}, {"consumers", s.consumers},
+                    {"enqueued", s.counts.enqueued}, {"delivered", s.counts.delivered},
+                    {"redelivered", s.counts.redelivered}, {"acknowledged", s.counts.acknowledged},
+                    {"refused_full", s.counts.refused_full}});
     list.push_back(std::move(row));
   }
   return http::Response::json(dump(Json{{"store", config.store.dir}, {"queues", std::move(list)}}));
@@ -250,6 +250,9 @@ void Api::install(http::Routes& routes) {
   routes.add("GET", "/api/v1/events", bind(&Api::events));
   routes.add("GET", "/api/v1/connections", bind(&Api::connections));
   routes.add("GET", "/api/v1/queues", bind(&Api::queues));
+  for (const char* method : {"GET", "POST", "DELETE"}) {
+    routes.add(method, "/api/v1/queues/", bind(&Api::queue_action), /*prefix=*/true);
+  }
   routes.add("GET", "/api/v1/channels", bind(&Api::channels));
   routes.add("GET", "/api/v1/services", bind(&Api::services));
   routes.add("GET", "/api/v1/loops", bind(&Api::loops));

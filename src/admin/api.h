@@ -28,6 +28,8 @@ class Api {
   http::Response events(const http::Request& req);
   http::Response connections(const http::Request& req);
   http::Response queues(const http::Request& req);
+  // POST/DELETE /api/v1/queues/NAME, GET /api/v1/queues/NAME/messages, POST /api/v1/queues/NAME/purge (queue_actions.cc).
+  http::Response queue_action(const http::Request& req);
   http::Response channels(const http::Request& req);
   http::Response services(const http::Request& req);
   http::Response loops(const http::Request& req);

@@ -6,6 +6,7 @@
 
 #include <charconv>
 #include <cinttypes>
+#include <cstdio>
 #include <map>
 
 namespace tw::admin {
@@ -219,6 +220,25 @@ void write_http(PromText& out, const http::ServerStats& s) {
         "HTTP writes and WebSocket upgrades refused for a foreign Origin (403).", s.origin_refused);
 }
 
+// How long each batch's syncs took (one fdatasync per queue appended to), as
+// a Prometheus histogram: cumulative buckets, then the sum and the count.
+void write_sync_histogram(PromText& out, const queue::Spool::Stats& g) {
+  const char* name = "tickwire_store_batch_sync_seconds";
+  out.family(name, "histogram", "How long the store thread's syncs of one batch took (every queue it appended to).");
+  uint64_t count = 0;
+  const std::string bucket = std::string(name) + "_bucket";
+  for (size_t i = 0; i < g.sync_buckets.size(); ++i) {
+    count += g.sync_buckets[i];
+    char le[32] = "+Inf";
+    if (i < queue::Spool::kSyncBucketsNs.size()) {
+      std::snprintf(le, sizeof le, "%g", static_cast<double>(queue::Spool::kSyncBucketsNs[i]) / 1e9);
+    }
+    out.sample(bucket, count, {{"le", le}});
+  }
+  out.sample(std::string(name) + "_sum", static_cast<double>(g.sync_ns) / 1e9);
+  out.sample(std::string(name) + "_count", count);
+}
+
 // Guaranteed messaging (docs/guaranteed.md): the store thread's counts and each queue's.
 void write_guaranteed(PromText& out, const queue::Spool::Stats& g) {
   auto count = [&](const char* name, const char* type, const char* help, auto value) {
@@ -235,6 +255,7 @@ void write_guaranteed(PromText& out, const queue::Spool::Stats& g) {
         static_cast<double>(g.sync_ns) / 1e9);
   count("tickwire_store_max_sync_seconds", "gauge", "The longest batch sync since start.",
         static_cast<double>(g.max_sync_ns) / 1e9);
+  write_sync_histogram(out, g);
   auto per_queue = [&](const char* name, const char* type, const char* help, auto value) {
     out.family(name, type, help);
     for (const auto& q : g.queues) out.sample(name, value(q), {{"queue", q.name}});

@@ -212,6 +212,24 @@ Status Queue::deliver(const Sink& sink) {
   });
 }
 
+uint64_t Queue::purge() {
+  const uint64_t dropped = depth();
+  next_ = log_->next_seq();
+  outstanding_.clear();
+  redeliver_.clear();
+  for (Consumer& c : consumers_) c.in_flight = 0;
+  return dropped;
+}
+
+Status Queue::browse(uint64_t from, size_t max, const std::function<void(const store::Record&)>& visit) {
+  size_t seen = 0;
+  if (max == 0) return Ok{};
+  return log_->read(std::max(from, floor()), [&](const store::Record& r) {
+    visit(r);
+    return ++seen < max;
+  });
+}
+
 uint64_t Queue::floor() const {
   uint64_t floor = next_;
   if (!outstanding_.empty()) floor = std::min(floor, outstanding_.begin()->first);

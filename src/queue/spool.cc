@@ -1,10 +1,17 @@
 #include "queue/spool.h"
 
+#include <fcntl.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 #include <algorithm>
+#include <cctype>
 #include <cerrno>
+#include <cstdlib>
 #include <cstring>
+#include <filesystem>
+#include <fstream>
+#include <future>
 #include <unordered_map>
 
 #include "base/affinity.h"
@@ -71,6 +78,44 @@ wire::Code refusal_for(const Error& error) {
                                                                         : wire::Code::StoreFailed;
 }
 
+constexpr const char* kRuntimeQueues = "queues.list";
+
+// A queue's name is its directory under store.dir (as the configuration's check_queue requires).
+bool valid_queue_name(std::string_view name) {
+  if (name.empty() || name.size() > 128 || name == "." || name == "..") return false;
+  return std::all_of(name.begin(), name.end(), [](char c) {
+    return std::isalnum(static_cast<unsigned char>(c)) || c == '-' || c == '_' || c == '.';
+  });
+}
+
+// <store.dir>/queues.list: the queues created at runtime, one a line:
+// name, exclusive (0/1), max_messages, max_bytes, then its subscriptions, separated by tabs.
+Result<std::vector<config::QueueConfig>> load_runtime_queues(const std::string& dir) {
+  std::vector<config::QueueConfig> queues;
+  std::ifstream in(dir + "/" + kRuntimeQueues);
+  std::string line;
+  for (int number = 1; std::getline(in, line); ++number) {
+    std::vector<std::string> f;
+    for (size_t at = 0;;) {
+      const size_t tab = line.find('\t', at);
+      f.push_back(line.substr(at, tab == std::string::npos ? std::string::npos : tab - at));
+      if (tab == std::string::npos) break;
+      at = tab + 1;
+    }
+    config::QueueConfig q;
+    q.name = f[0];
+    if (f.size() < 5 || !valid_queue_name(q.name)) {
+      return Error{dir + "/" + kRuntimeQueues + ":" + std::to_string(number) + ": not a queue line"};
+    }
+    q.exclusive = f[1] == "1";
+    q.max_messages = std::strtoull(f[2].c_str(), nullptr, 10);
+    q.max_bytes = std::strtoull(f[3].c_str(), nullptr, 10);
+    q.subscriptions.assign(f.begin() + 4, f.end());
+    queues.push_back(std::move(q));
+  }
+  return queues;
+}
+
 void log_recovery(const std::string& name, const store::Recovery& r) {
   if (r.next_seq == r.first_seq) {
     TW_INFO("queue %s: empty (%zu segment%s)", name.c_str(), r.segments, r.segments == 1 ? "" : "s");
@@ -95,7 +140,23 @@ Result<std::unique_ptr<Spool>> Spool::open(const config::BrokerConfig& config) {
   }
   const topic::Limits limits{config.limits.max_topic_length, config.limits.max_topic_depth};
   std::unique_ptr<Spool> spool(new Spool(sc.max_consumer_window));
-  for (const config::QueueConfig& qc : config.queues) {
+  spool->dir_ = sc.dir;
+  spool->log_options_ = store::LogOptions{.segment_bytes = sc.segment_bytes};
+  spool->topic_limits_ = limits;
+  spool->configured_ = config.queues.size();
+  auto runtime = load_runtime_queues(sc.dir);
+  if (!runtime) return runtime.error();
+  std::vector<config::QueueConfig> all = config.queues;
+  for (config::QueueConfig& qc : *runtime) {
+    const bool configured = std::any_of(config.queues.begin(), config.queues.end(),
+                                        [&](const config::QueueConfig& c) { return c.name == qc.name; });
+    if (configured) {
+      TW_WARN("queue %s: created at runtime and now in the configuration too: the configuration's is used", qc.name.c_str());
+    } else {
+      all.push_back(std::move(qc));
+    }
+  }
+  for (const config::QueueConfig& qc : all) {
     for (const std::string& pattern : qc.subscriptions) {
       if (auto e = topic::validate_pattern(pattern, limits); e != topic::Error::Ok) {
         return Error{"queue " + qc.name + ": subscription '" + pattern + "': " + topic::describe(e)};
@@ -107,6 +168,7 @@ Result<std::unique_ptr<Spool>> Spool::open(const config::BrokerConfig& config) {
     log_recovery(qc.name, recovery);
     spool->queues_.push_back(std::move(*queue));
   }
+  spool->refresh_stats();
   spool->thread_ = std::thread([s = spool.get()] { s->run(); });
   return spool;
 }
@@ -182,6 +244,7 @@ void Spool::commit(std::vector<Command>& batch) {
   Turn turn;
   std::vector<Pending> pending;
   std::vector<Queue*> appended;
+  std::vector<Command*> calls;
   Stats counts;
   const uint64_t now = realtime_ns();
   auto queue_named = [&](std::string_view name) -> Queue* {
@@ -252,6 +315,9 @@ void Spool::commit(std::vector<Command>& batch) {
       case Kind::Detach:
         for (auto& q : queues_) q->unbind_all(c.port.get());
         break;
+      case Kind::Call:  // after the batch's answers and deliveries: it may remove a queue they use
+        calls.push_back(&c);
+        break;
     }
   }
   // Group commit: one sync per queue appended to, then the answers.
@@ -290,6 +356,7 @@ void Spool::commit(std::vector<Command>& batch) {
     q->settle();
   }
   turn.post();
+  for (Command* c : calls) c->call();
   std::lock_guard lock(mutex_);
   stats_.publishes += counts.publishes;
   stats_.refused += counts.refused;
@@ -298,13 +365,151 @@ void Spool::commit(std::vector<Command>& batch) {
   stats_.unrouted += counts.unrouted;
   ++stats_.batches;
   stats_.syncs += appended.size();
-  stats_.sync_ns += took;
   stats_.max_sync_ns = std::max(stats_.max_sync_ns, took);
-  stats_.queues.clear();
-  for (auto& q : queues_) {
-    stats_.queues.push_back(
-        {q->name(), q->depth(), q->oldest_ns(), q->bytes(), static_cast<uint32_t>(q->consumers()), q->stats()});
+  if (!appended.empty()) {
+    stats_.sync_ns += took;
+    const auto* bound = std::lower_bound(kSyncBucketsNs.begin(), kSyncBucketsNs.end(), took);
+    ++stats_.sync_buckets[static_cast<size_t>(bound - kSyncBucketsNs.begin())];
   }
+  refresh_queue_stats();
+}
+
+void Spool::refresh_stats() {
+  std::lock_guard lock(mutex_);
+  refresh_queue_stats();
+}
+
+void Spool::refresh_queue_stats() {
+  stats_.queues.clear();
+  for (size_t i = 0; i < queues_.size(); ++i) {
+    const Queue& q = *queues_[i];
+    stats_.queues.push_back({q.name(), q.depth(), q.oldest_ns(), q.bytes(), static_cast<uint32_t>(q.consumers()),
+                             q.stats(), q.config(), i >= configured_});
+  }
+}
+
+Status Spool::on_store_thread(const std::function<Status()>& fn) {
+  auto done = std::make_shared<std::promise<Status>>();
+  auto answer = done->get_future();
+  Command c;
+  c.kind = Kind::Call;
+  c.call = [done, fn] { done->set_value(fn()); };
+  {
+    // Checked under the lock the thread stops under: a call it accepts is answered before it ends.
+    std::lock_guard lock(mutex_);
+    if (stopping_) return Error{"the broker is stopping"};
+    submitted_.push_back(std::move(c));
+  }
+  wake_.notify_one();
+  return answer.get();
+}
+
+Queue* Spool::find_queue(std::string_view name) {
+  for (auto& q : queues_) {
+    if (q->name() == name) return q.get();
+  }
+  return nullptr;
+}
+
+// Written aside, synced and renamed: a crash leaves the old list or the new one.
+Status Spool::save_runtime_queues() const {
+  const std::string path = dir_ + "/" + kRuntimeQueues, staged = path + ".new";
+  std::string text;
+  for (size_t i = configured_; i < queues_.size(); ++i) {
+    const config::QueueConfig& q = queues_[i]->config();
+    text += q.name + "\t" + (q.exclusive ? "1" : "0") + "\t" + std::to_string(q.max_messages) + "\t" +
+            std::to_string(q.max_bytes);
+    for (const std::string& s : q.subscriptions) text += "\t" + s;
+    text += "\n";
+  }
+  const int fd = ::open(staged.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0640);
+  if (fd < 0) return Error{"cannot write " + staged + ": " + std::strerror(errno)};
+  const bool written = ::write(fd, text.data(), text.size()) == static_cast<ssize_t>(text.size()) && ::fdatasync(fd) == 0;
+  ::close(fd);
+  if (!written || ::rename(staged.c_str(), path.c_str()) != 0) return Error{"cannot write " + path + ": " + std::strerror(errno)};
+  return Ok{};
+}
+
+Status Spool::create_queue(const config::QueueConfig& qc) {
+  if (!valid_queue_name(qc.name)) {
+    return Error{"name '" + qc.name + "': expected 1..128 letters, digits, '-', '_' or '.'"};
+  }
+  if (qc.subscriptions.empty()) return Error{"queue " + qc.name + " needs at least one subscription"};
+  if (qc.max_messages == 0 || qc.max_bytes == 0) return Error{"max_messages and max_bytes must be > 0"};
+  for (const std::string& pattern : qc.subscriptions) {
+    if (pattern.find_first_of("\t\n") != std::string::npos) return Error{"subscription '" + pattern + "': a tab or a newline"};
+    if (auto e = topic::validate_pattern(pattern, topic_limits_); e != topic::Error::Ok) {
+      return Error{"subscription '" + pattern + "': " + topic::describe(e)};
+    }
+  }
+  return on_store_thread([&]() -> Status {
+    if (find_queue(qc.name) != nullptr) return Error{"queue " + qc.name + " exists"};
+    if (std::filesystem::exists(dir_ + "/" + qc.name)) {
+      return Error{"queue " + qc.name + ": its directory " + dir_ + "/" + qc.name + " exists (a queue deleted from the configuration?)"};
+    }
+    store::Recovery recovery;
+    auto queue = Queue::open(qc, dir_, log_options_, &recovery);
+    if (!queue) return Error{"queue " + qc.name + ": " + queue.error().message};
+    queues_.push_back(std::move(*queue));
+    if (Status saved = save_runtime_queues(); !saved) {
+      std::filesystem::remove_all(queues_.back()->dir());
+      queues_.pop_back();
+      return saved;
+    }
+    TW_INFO("queue %s: created (admin API)", qc.name.c_str());
+    return Ok{};
+  });
+}
+
+Status Spool::delete_queue(const std::string& name) {
+  return on_store_thread([&]() -> Status {
+    for (size_t i = 0; i < queues_.size(); ++i) {
+      Queue& q = *queues_[i];
+      if (q.name() != name) continue;
+      if (i < configured_) return Error{"queue " + name + " is in the configuration: remove it there"};
+      if (q.consumers() > 0) return Error{"queue " + name + " has " + std::to_string(q.consumers()) + " consumers bound"};
+      const std::string dir = q.dir();
+      auto held = std::move(queues_[i]);
+      queues_.erase(queues_.begin() + static_cast<long>(i));
+      if (Status saved = save_runtime_queues(); !saved) {
+        queues_.insert(queues_.begin() + static_cast<long>(i), std::move(held));
+        return saved;
+      }
+      held.reset();  // closes its files
+      std::error_code ignored;
+      std::filesystem::remove_all(dir, ignored);
+      TW_INFO("queue %s: deleted (admin API)", name.c_str());
+      return Ok{};
+    }
+    return Error{"no queue named '" + name + "'"};
+  });
+}
+
+Result<uint64_t> Spool::purge_queue(const std::string& name) {
+  uint64_t dropped = 0;
+  Status done = on_store_thread([&]() -> Status {
+    Queue* q = find_queue(name);
+    if (q == nullptr) return Error{"no queue named '" + name + "'"};
+    dropped = q->purge();
+    q->settle();
+    TW_INFO("queue %s: purged %llu messages (admin API)", name.c_str(), static_cast<unsigned long long>(dropped));
+    return Ok{};
+  });
+  if (!done) return done.error();
+  return dropped;
+}
+
+Result<std::vector<Spool::Browsed>> Spool::browse_queue(const std::string& name, uint64_t from, size_t max) {
+  std::vector<Browsed> out;
+  Status done = on_store_thread([&]() -> Status {
+    Queue* q = find_queue(name);
+    if (q == nullptr) return Error{"no queue named '" + name + "'"};
+    return q->browse(from, max, [&](const store::Record& r) {
+      out.push_back({r.seq, r.timestamp_ns, std::string(r.topic), std::string(r.payload.begin(), r.payload.end())});
+    });
+  });
+  if (!done) return done.error();
+  return out;
 }
 
 }  // namespace tw::queue

@@ -22,7 +22,9 @@
 // (store/committer.h): a lock per guaranteed command, which direct
 // messaging never takes.
 #pragma once
+#include <array>
 #include <condition_variable>
+#include <functional>
 #include <cstdint>
 #include <memory>
 #include <mutex>
@@ -34,6 +36,7 @@
 #include "config/config.h"
 #include "queue/mailbox.h"
 #include "queue/queue.h"
+#include "topic/topic.h"
 
 namespace tw::queue {
 
@@ -47,7 +50,15 @@ class Spool {
     uint64_t bytes = 0;
     uint32_t consumers = 0;
     Queue::Stats counts;
+    config::QueueConfig config;
+    bool runtime = false;  // created by the admin API, not the configuration
   };
+  // The bounds of the batch sync histogram (/metrics): from a fast SSD's
+  // fdatasync to a stalled disk's.
+  static constexpr std::array<uint64_t, 12> kSyncBucketsNs = {
+      100'000, 250'000, 500'000, 1'000'000, 2'500'000, 5'000'000, 10'000'000, 25'000'000,
+      50'000'000, 100'000'000, 250'000'000, 1'000'000'000};
+
   struct Stats {
     uint64_t publishes = 0;       // guaranteed publishes answered OK
     uint64_t refused = 0;         // answered with a refusal (any reason)
@@ -58,6 +69,9 @@ class Spool {
     uint64_t syncs = 0;
     uint64_t sync_ns = 0;
     uint64_t max_sync_ns = 0;
+    // Each batch's syncs (all its queues), by how long they took: sync_buckets[i]
+    // counts those up to kSyncBucketsNs[i] and above the bound before; the last, the rest.
+    std::array<uint64_t, kSyncBucketsNs.size() + 1> sync_buckets{};
     std::vector<QueueStats> queues;
   };
 
@@ -83,8 +97,23 @@ class Spool {
   Stats stats() const;
   uint32_t max_consumer_window() const { return max_window_; }
 
+  // Queues created and deleted at runtime (the admin API, docs/guaranteed.md).
+  // Any thread but the store thread: each runs there between two batches and
+  // waits for it. A created queue is written to `<store.dir>/queues.list` and
+  // opened again at every start; a queue of the configuration cannot be deleted.
+  Status create_queue(const config::QueueConfig& queue);
+  Status delete_queue(const std::string& name);
+  Result<uint64_t> purge_queue(const std::string& name);  // how many messages it dropped
+  struct Browsed {
+    uint64_t seq = 0;
+    uint64_t timestamp_ns = 0;
+    std::string topic;
+    std::string payload;
+  };
+  Result<std::vector<Browsed>> browse_queue(const std::string& name, uint64_t from, size_t max);
+
  private:
-  enum class Kind : uint8_t { Publish, Bind, Unbind, Ack, Nack, Detach };
+  enum class Kind : uint8_t { Publish, Bind, Unbind, Ack, Nack, Detach, Call };
   struct Command {
     Kind kind = Kind::Publish;
     std::shared_ptr<Port> port;
@@ -94,6 +123,7 @@ class Spool {
     bool flag = false;      // cumulative (Ack), retransmit (Publish)
     std::string name;       // topic (Publish), queue (Bind)
     std::vector<uint8_t> payload;
+    std::function<void()> call;  // Call: an admin operation, run on the store thread
   };
   class Turn;
 
@@ -101,6 +131,17 @@ class Spool {
   void submit(Command command);
   void run();
   void commit(std::vector<Command>& batch);
+  // Runs `fn` on the store thread and waits for its answer.
+  Status on_store_thread(const std::function<Status()>& fn);
+  Queue* find_queue(std::string_view name);
+  Status save_runtime_queues() const;  // the store thread's
+  void refresh_stats();        // before the thread runs
+  void refresh_queue_stats();  // under mutex_
+
+  std::string dir_;
+  store::LogOptions log_options_;
+  topic::Limits topic_limits_;
+  size_t configured_ = 0;  // queues_[0, configured_) come from the configuration
 
   std::vector<std::unique_ptr<Queue>> queues_;  // the store thread's, once it runs
   uint32_t max_window_;

@@ -477,6 +477,7 @@ Status Broker::start_store() {
 }
 
 const queue::Spool* Broker::spool() const { return impl_->spool.get(); }
+queue::Spool* Broker::spool() { return impl_->spool.get(); }
 
 uint16_t Broker::port() const { return impl_->bound.empty() ? 0 : impl_->bound.front().port; }
 

@@ -98,6 +98,7 @@ class Broker {
   auth::Authority* authority() const;  // null: authentication off
   // Any thread: guaranteed messaging's queues (src/queue); null without store.dir.
   const queue::Spool* spool() const;
+  queue::Spool* spool();  // the admin API's queue actions
 
  private:
   Status start_fields();
