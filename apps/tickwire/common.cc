@@ -33,8 +33,7 @@ void install_stop_signals() {
 Result<client::Options> client_options(const CommonOptions& common, const std::string& client_name) {
   client::Options options;
   std::string server = client::resolve_server(common.server);
-  if (!client::parse_server_address(server, options.host, options.port))
-    return Error{"invalid server address '" + server + "' (expected HOST:PORT)"};
+  if (auto parsed = client::parse_server_list(server, options); !parsed) return parsed.error();
   options.client_name = common.client_name.empty() ? client_name : common.client_name;
   options.tls = wants_tls(common);
   options.ca = common.ca;

@@ -402,6 +402,13 @@ class Client {
   std::string tls_resume_for_;  // the broker and TLS files the context and session belong to
   short tls_wants_ = 0;                               // POLLIN or POLLOUT while Securing
   bool ever_connected_ = false;
+  // host:port, then Options::failover; the one in use, and how many attempts
+  // in a row failed (a whole round of them: back off).
+  std::vector<std::pair<std::string, uint16_t>> servers_;
+  size_t current_server_ = 0;
+  size_t failed_in_round_ = 0;
+  bool not_primary_in_round_ = false;  // a broker of the round said NOT_PRIMARY: a failover in progress
+  void next_server();
   uint64_t epoch_ = 0;  // bumped at every teardown: frame loops stop when it changes
   uint64_t attempt_deadline_ns_ = 0;
   uint64_t next_attempt_ns_ = 0;

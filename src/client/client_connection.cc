@@ -64,20 +64,38 @@ Status Client::connect(const Options& options) {
     if (!context) return Error{"TLS: " + context.error().message};
     tls_context_ = std::move(*context);
   }
+  servers_ = {{options_.host, options_.port}};
+  for (const std::string& other : options_.failover) {
+    std::pair<std::string, uint16_t> server;
+    if (!parse_server_address(other, server.first, server.second)) {
+      return Error{"invalid failover server '" + other + "' (expected HOST:PORT)"};
+    }
+    servers_.push_back(std::move(server));
+  }
+  current_server_ = 0;
+  failed_in_round_ = 0;
   in_ = ByteBuffer(options_.max_frame + kReadSlack);
   out_ = ByteBuffer(std::min(options_.output_buffer, options_.max_output_buffer));
   ever_connected_ = false;
   backoff_ms_ = options_.reconnect_min_ms;
-  begin_attempt(monotonic_ns());
-  in_poll_ = true;
-  while (state_ == State::Connecting || state_ == State::Securing || state_ == State::Handshake) {
-    run_once(attempt_deadline_ns_);
+  std::string failures;
+  for (size_t tried = 0; tried < servers_.size(); ++tried) {
+    begin_attempt(monotonic_ns());
+    in_poll_ = true;
+    while (state_ == State::Connecting || state_ == State::Securing || state_ == State::Handshake) {
+      run_once(attempt_deadline_ns_);
+    }
+    in_poll_ = false;
+    if (state_ == State::Connected) return Ok{};
+    state_ = State::Idle;
+    failures += (failures.empty() ? "" : "; ") + servers_[current_server_].first + ":" +
+                std::to_string(servers_[current_server_].second) + ": " + last_failure_;
+    next_server();
   }
-  in_poll_ = false;
-  if (state_ == State::Connected) return Ok{};
-  state_ = State::Idle;
-  return Error{"cannot connect to " + options_.host + ":" + std::to_string(options_.port) + ": " + last_failure_};
+  return Error{"cannot connect to " + failures};
 }
+
+void Client::next_server() { current_server_ = (current_server_ + 1) % servers_.size(); }
 
 int Client::poll(int timeout_ms) {
   if (in_poll_ || dispatch_depth_ > 0) return -1;
@@ -110,7 +128,7 @@ void Client::close() {
 }
 
 void Client::begin_attempt(uint64_t now) {
-  auto fd = start_connect(options_.host, options_.port);
+  auto fd = start_connect(servers_[current_server_].first, servers_[current_server_].second);
   if (!fd) {
     attempt_failed(fd.error().message, now);
     return;
@@ -125,8 +143,17 @@ void Client::attempt_failed(std::string_view reason, uint64_t now) {
   last_failure_.assign(reason);
   if (options_.reconnect && ever_connected_) {
     state_ = State::Backoff;
+    next_server();
+    if (++failed_in_round_ < servers_.size()) {
+      next_attempt_ns_ = now;  // the next server at once: only a whole round backs off
+      return;
+    }
+    failed_in_round_ = 0;
     next_attempt_ns_ = now + uint64_t{backoff_ms_} * kNsPerMs;
-    backoff_ms_ = std::min(backoff_ms_ * 2, options_.reconnect_max_ms);
+    // A backup that answered is about to be elected or names the primary:
+    // keep trying at the shortest backoff rather than doubling it.
+    if (!not_primary_in_round_) backoff_ms_ = std::min(backoff_ms_ * 2, options_.reconnect_max_ms);
+    not_primary_in_round_ = false;
   } else {
     state_ = State::Idle;
   }
@@ -142,8 +169,15 @@ void Client::connection_lost(std::string_view reason) {
   channels_.clear();
   last_failure_ = why;
   state_ = options_.reconnect ? State::Backoff : State::Idle;
-  next_attempt_ns_ = monotonic_ns() + uint64_t{backoff_ms_} * kNsPerMs;
-  backoff_ms_ = std::min(backoff_ms_ * 2, options_.reconnect_max_ms);
+  if (servers_.size() > 1) {
+    // Another broker of the list may already serve (an HA pair's new primary): try it at once.
+    next_server();
+    failed_in_round_ = 1;
+    next_attempt_ns_ = monotonic_ns();
+  } else {
+    next_attempt_ns_ = monotonic_ns() + uint64_t{backoff_ms_} * kNsPerMs;
+    backoff_ms_ = std::min(backoff_ms_ * 2, options_.reconnect_max_ms);
+  }
   end_streams_on_loss();  // the broker forgets them too, and re-requests them after PROVIDE
   emit_connection(ConnectionEvent::Disconnected, why);
 }
@@ -177,6 +211,7 @@ void Client::on_welcome(const wire::Welcome& welcome) {
                        welcome.max_frame, welcome.max_subscriptions, welcome.limits};
   heartbeat_ms_ = welcome.heartbeat_ms != 0 ? welcome.heartbeat_ms : options_.heartbeat_ms;
   backoff_ms_ = options_.reconnect_min_ms;
+  failed_in_round_ = 0;
   channels_.clear();
   resend_state();
   bool reconnected = ever_connected_;
@@ -286,7 +321,7 @@ void Client::on_writable() {
   }
   reached_ = true;
   if (!tls_context_) return send_hello();
-  auto tls = session::TlsTransport::connect(*tls_context_, fd_, options_.host, tls_resume_.get());
+  auto tls = session::TlsTransport::connect(*tls_context_, fd_, servers_[current_server_].first, tls_resume_.get());
   if (!tls) {
     fd_ = -1;  // closed by the failed transport
     attempt_failed(tls.error().message, monotonic_ns());

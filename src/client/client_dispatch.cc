@@ -297,6 +297,7 @@ void Client::handle_ack(const wire::Ack& ack) {
 
 void Client::handle_error(const wire::ErrorMsg& error) {
   ++counters_.errors;
+  if (error.code == wire::Code::NotPrimary) not_primary_in_round_ = true;
   last_failure_ = std::string("broker error ") + wire::code_name(error.code) + ": " + std::string(error.text);
   std::string reason = last_failure_;
   if (on_error_) on_error_(ErrorInfo{error.code, error.text, 0, {}});

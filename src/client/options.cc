@@ -25,6 +25,29 @@ bool parse_server_address(std::string_view text, std::string& host, uint16_t& po
   return true;
 }
 
+Status parse_server_list(std::string_view text, Options& options) {
+  options.failover.clear();
+  bool first = true;
+  while (true) {
+    const size_t comma = text.find(',');
+    const std::string_view one = text.substr(0, comma);
+    std::string host;
+    uint16_t port = 0;
+    if (!parse_server_address(one, host, port)) {
+      return Error{"invalid server address '" + std::string(one) + "' (expected HOST:PORT[,HOST:PORT...])"};
+    }
+    if (first) {
+      options.host = std::move(host);
+      options.port = port;
+      first = false;
+    } else {
+      options.failover.emplace_back(one);
+    }
+    if (comma == std::string_view::npos) return Ok{};
+    text.remove_prefix(comma + 1);
+  }
+}
+
 std::string resolve_server(std::string_view flag) {
   if (!flag.empty()) return std::string(flag);
   const char* env = std::getenv(std::string(kServerEnvVar).c_str());

@@ -4,6 +4,7 @@
 #include <cstdint>
 #include <string>
 #include <string_view>
+#include <vector>
 
 #include "base/result.h"
 #include "wire/protocol.h"
@@ -43,10 +44,17 @@ struct Options {
   uint16_t protocol_version = wire::kProtocolVersion;
   // Guaranteed publishes unanswered at once; publish_guaranteed() refuses more (the broker's store.publish_window is 256 by default).
   uint32_t guaranteed_window = 256;
+  // More servers, "HOST:PORT" each: the other broker of an HA pair, say. A
+  // failed attempt (an HA backup's NOT_PRIMARY included) or a lost connection
+  // moves to the next server of the list, host:port first; the backoff
+  // applies only once a whole round of them has failed.
+  std::vector<std::string> failover;
 };
 
 // "HOST:PORT" -> host, port. Accepts "[v6addr]:PORT". False when malformed or port 0.
 bool parse_server_address(std::string_view text, std::string& host, uint16_t& port);
+// "HOST:PORT[,HOST:PORT...]": the first into host and port, the others into failover.
+Status parse_server_list(std::string_view text, Options& options);
 // The server the CLI should use: `flag` if not empty, else $TICKWIRE_SERVER, else the default.
 std::string resolve_server(std::string_view flag);
 // The password for a user: the first line of `file` when given, else

@@ -28,6 +28,20 @@ TEST(ServerAddress, RejectsMalformed) {
     EXPECT_FALSE(parse_server_address(bad, host, port)) << bad;
 }
 
+TEST(ServerAddress, AListGivesTheFirstAndTheFailoverServers) {
+  Options options;
+  ASSERT_TRUE(parse_server_list("10.0.0.1:9400,[::1]:9401,b.example:9", options));
+  EXPECT_EQ(options.host, "10.0.0.1");
+  EXPECT_EQ(options.port, 9400);
+  EXPECT_EQ(options.failover, (std::vector<std::string>{"[::1]:9401", "b.example:9"}));
+  ASSERT_TRUE(parse_server_list("10.0.0.2:1", options));
+  EXPECT_TRUE(options.failover.empty());
+  auto bad = parse_server_list("10.0.0.1:9400,,b:1", options);
+  ASSERT_FALSE(bad);
+  EXPECT_NE(bad.error().message.find("''"), std::string::npos) << bad.error().message;
+  EXPECT_FALSE(parse_server_list("10.0.0.1:9400,b", options));
+}
+
 TEST(ServerAddress, FlagBeatsEnvironmentBeatsDefault) {
   ::unsetenv("TICKWIRE_SERVER");
   EXPECT_EQ(resolve_server(""), "127.0.0.1:9400");

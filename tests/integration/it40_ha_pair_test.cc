@@ -8,9 +8,11 @@
 #include <cstdio>
 #include <thread>
 
+#include "client/client.h"
 #include "ha/etcd.h"
 #include "it_support.h"
 #include "testlib/etcd_server.h"
+#include "testlib/fields.h"
 
 namespace tw::it {
 namespace {
@@ -134,6 +136,57 @@ TEST_F(HaPair, AfterASwitchOverThePrimaryClosesItsClientsAndTheBackupServes) {
   EXPECT_EQ(*closed_with, wire::Code::NotPrimary);
   ASSERT_TRUE(eventually(15s, [&] { return hello(second_->port()).welcome; })) << second_->err();
   ASSERT_TRUE(eventually(10s, [&] { return hello(first_->port()).code == wire::Code::NotPrimary; }));
+}
+
+// libtickwire given both addresses: it follows the primary on its own. Its
+// list starts with the backup, which refuses it (NOT_PRIMARY): it goes on to
+// the primary; when the primary dies, it reconnects to the other, now
+// elected, and resubscribes.
+TEST_F(HaPair, AClientWithBothAddressesFollowsThePrimary) {
+  client::Client c;
+  client::Options options;
+  ASSERT_TRUE(client::parse_server_list(address(*second_) + "," + address(*first_), options));
+  options.client_name = "it40";
+  options.reconnect_min_ms = 50;
+  options.reconnect_max_ms = 1000;
+  options.close_linger_ms = 0;
+  auto connected = c.connect(options);
+  ASSERT_TRUE(connected) << connected.error().message;
+  std::vector<int64_t> values;
+  std::optional<Clock::time_point> reconnected_at;
+  c.on_connection([&](client::ConnectionEvent e, std::string_view) {
+    if (e == client::ConnectionEvent::Reconnected) reconnected_at = Clock::now();
+  });
+  ASSERT_TRUE(c.subscribe("HA/>", [&](const client::Message& m) {
+    fields::FieldImage image;
+    if (image.replace(m.payload)) values.push_back(testing::int_field(image, 1).value_or(-1));
+  }));
+  auto poll_until = [&](auto done) {
+    return eventually(15s, [&] {
+      c.poll(20);
+      return done();
+    });
+  };
+  RawClient pub;
+  ASSERT_TRUE(open_client(pub, first_->port(), "pub"));
+  ASSERT_TRUE(pub.register_topic(1, wire::PayloadKind::FieldList, "HA/T"));
+  ASSERT_TRUE(pub.publish(1, int_payload(1)));
+  ASSERT_TRUE(poll_until([&] { return !values.empty() && values.back() == 1; })) << "nothing from the primary";
+
+  const auto killed = Clock::now();
+  first_->send_signal(SIGKILL);
+  ASSERT_TRUE(poll_until([&] { return reconnected_at.has_value(); })) << "the client did not fail over";
+  std::printf("failover: the client was reconnected to the new primary %lld ms after the primary's SIGKILL "
+              "(lease %d s)\n",
+              static_cast<long long>(std::chrono::duration_cast<std::chrono::milliseconds>(*reconnected_at - killed)
+                                         .count()),
+              kTtl);
+  RawClient pub2;
+  ASSERT_TRUE(open_client(pub2, second_->port(), "pub2"));
+  ASSERT_TRUE(pub2.register_topic(1, wire::PayloadKind::FieldList, "HA/T"));
+  ASSERT_TRUE(pub2.publish(1, int_payload(2)));
+  ASSERT_TRUE(poll_until([&] { return !values.empty() && values.back() == 2; })) << "nothing from the new primary";
+  c.close();
 }
 
 }  // namespace
