@@ -194,6 +194,7 @@ void MqttSession::accept_connect(const Connect& c, bool assigned) {
   if (!permitted(Access::Connect, {})) return refuse_connect(version_, Reason::NotAuthorized, "not authorized");
   // The session is the user's: another user's CONNECT with this client id is another session (client_registry.h).
   key_ = {grants() != nullptr ? grants()->user() : std::string(), identity_.client_id};
+  load_persisted_sessions();
   // [MQTT-3.1.4-2]: a live connection with this id is told to go. With Clean Start 0 its session
   // continues here [MQTT-3.1.2-5]: it is handed over as that connection ends, on its own loop thread.
   const bool took_over = server_.clients.claim(key_, &taken_over_, !c.clean_start);
@@ -262,6 +263,7 @@ void MqttSession::finish_connect(const Connect& c, bool assigned, std::optional<
   connacked_ = true;
   settle_pending_will(resumed.has_value());
   if (resumed) resume(*resumed);
+  persist_session();
   TW_DEBUG("session %s: MQTT %s CONNECT from '%s', keepalive %u s", peer().c_str(),
            version_ == Version::V5 ? "5.0" : "3.1.1", identity_.client_id.c_str(), c.keepalive_s);
 }

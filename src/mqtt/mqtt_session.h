@@ -239,6 +239,12 @@ class MqttSession final : public session::Session {
   void drop_unentitled(std::vector<OutboundMessage>& messages);
   // At the end of the connection: keeps the state if the session outlives it.
   void store_session();
+  // With a store: the stored sessions on disk, read into the registry once
+  // per broker (before the first CONNECT is answered); this session's file
+  // written (it outlives its connection: `ended_at_ns` is when the connection
+  // ended, 0 while it lives) or removed (it ends with its connection).
+  void load_persisted_sessions();
+  void persist_session(uint64_t ended_at_ns = 0);
 
   // After authentication (none, a certificate, anonymous, or a password
   // checked off the loop: on_login): the rest of CONNECT, at once or once a

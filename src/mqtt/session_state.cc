@@ -13,11 +13,46 @@
 // gets those], nor a duplicate of a message resent above. A connection that
 // takes over a live one with Clean Start 0 gets that one's session the same
 // way, handed over as it ends.
+//
+// With a store (`store.dir`) the stored sessions survive a restart of the
+// broker (SIGTERM or SIGKILL): each is a file (session_file.h) written by the
+// store thread when it starts, when its subscriptions change and when its
+// connection ends, removed when it ends; the broker reads them at the first
+// CONNECT. What is on disk is the session's user, client id, subscriptions and
+// expiry; its unacknowledged messages and what it has seen of each channel
+// are not (after a restart the catch-up sends every channel's last value).
 #include "base/clock.h"
 #include "base/log.h"
 #include "mqtt/mqtt_session.h"
+#include "mqtt/session_file.h"
+#include "queue/spool.h"
 
 namespace tw::mqtt {
+
+void MqttSession::load_persisted_sessions() {
+  if (env().spool == nullptr) return;
+  std::call_once(server_.sessions_loaded, [&] {
+    const uint64_t now = monotonic_ns();
+    for (PersistedSession& p : load_sessions(sessions_dir(env().config.store.dir), realtime_ns())) {
+      const uint64_t left = remaining_ns(p, realtime_ns());
+      StoredSession state;
+      state.subscriptions = std::move(p.subscriptions);
+      state.expires_ns = left == UINT64_MAX ? UINT64_MAX : now + left;
+      (void)server_.clients.store(p.key, std::move(state), now);
+    }
+  });
+}
+
+void MqttSession::persist_session(uint64_t ended_at_ns) {
+  if (env().spool == nullptr) return;
+  std::string path = sessions_dir(env().config.store.dir) + "/" + session_file_name(key_);
+  if (session_expiry_s_ == 0) return env().spool->write_file(std::move(path), {});
+  PersistedSession p{key_, session_expiry_s_, ended_at_ns, {}};
+  for (const Subscription& s : subscriptions_) {
+    p.subscriptions.push_back({s.filter, s.retain_handling, s.qos, s.id, s.no_local, s.retain_as_published});
+  }
+  env().spool->write_file(std::move(path), encode_session(p));
+}
 
 std::optional<StoredSession> MqttSession::take_stored_session(const Connect& c) {
   auto stored = server_.clients.take(key_, monotonic_ns());
@@ -77,6 +112,7 @@ void MqttSession::drop_unentitled(std::vector<OutboundMessage>& messages) {
 void MqttSession::store_session() {
   if (!connacked_) return;
   const bool taken_over = taken_over_.load(std::memory_order_relaxed);
+  if (!taken_over) persist_session(realtime_ns());  // a successor writes its own
   if (session_expiry_s_ == 0) {
     if (taken_over) server_.clients.hand_over(key_, std::nullopt, monotonic_ns());
     return;

@@ -39,6 +39,7 @@ void MqttSession::handle_subscribe(const Packet& packet) {
     for (size_t p = 0; p < mapped[i].count; ++p) granted.push_back(mapped[i].pattern[p]);
   }
   settle(granted);
+  if (session_expiry_s_ != 0 && !granted.empty()) persist_session();
 }
 
 Reason MqttSession::check_filter(std::string_view filter, Patterns& mapped) {
@@ -124,6 +125,7 @@ void MqttSession::handle_unsubscribe(const Packet& packet) {
   }
   const size_t max = 8 + codes.size();
   queue_packet(max, [&](std::span<uint8_t> out) { return encode_unsuback(out, version_, msg.packet_id, codes); });
+  if (session_expiry_s_ != 0) persist_session();
 }
 
 bool MqttSession::remove_subscription(std::string_view filter) {

@@ -1,6 +1,8 @@
 #include "queue/spool.h"
 
+#include <fcntl.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 #include <algorithm>
 #include <cerrno>
@@ -86,6 +88,25 @@ void log_recovery(const std::string& name, const store::Recovery& r) {
   }
 }
 
+// A crash leaves the old file or the new one, never a torn one.
+void replace_file(const std::string& path, const std::vector<uint8_t>& bytes) {
+  if (bytes.empty()) {
+    if (::unlink(path.c_str()) != 0 && errno != ENOENT) TW_WARN("store: cannot remove %s: %s", path.c_str(), std::strerror(errno));
+    return;
+  }
+  const std::string temporary = path + ".tmp";
+  const int fd = ::open(temporary.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0640);
+  int error = fd < 0 ? errno : 0;
+  if (error == 0 && ::write(fd, bytes.data(), bytes.size()) != static_cast<ssize_t>(bytes.size())) error = errno ? errno : EIO;
+  if (error == 0 && ::fdatasync(fd) != 0) error = errno;
+  if (fd >= 0) ::close(fd);
+  if (error == 0 && ::rename(temporary.c_str(), path.c_str()) != 0) error = errno;
+  if (error != 0) {
+    TW_WARN("store: cannot write %s: %s", path.c_str(), std::strerror(error));
+    (void)::unlink(temporary.c_str());
+  }
+}
+
 }  // namespace
 
 Result<std::unique_ptr<Spool>> Spool::open(const config::BrokerConfig& config) {
@@ -145,6 +166,9 @@ void Spool::nack(std::shared_ptr<Port> port, uint32_t bind_id, uint64_t seq) {
   submit({Kind::Nack, std::move(port), seq, bind_id, 0, false, {}, {}});
 }
 void Spool::detach(std::shared_ptr<Port> port) { submit({Kind::Detach, std::move(port), 0, 0, 0, false, {}, {}}); }
+void Spool::write_file(std::string path, std::vector<uint8_t> bytes) {
+  submit({Kind::File, nullptr, 0, 0, 0, false, std::move(path), std::move(bytes)});
+}
 
 Spool::Stats Spool::stats() const {
   std::lock_guard lock(mutex_);
@@ -251,6 +275,9 @@ void Spool::commit(std::vector<Command>& batch) {
       }
       case Kind::Detach:
         for (auto& q : queues_) q->unbind_all(c.port.get());
+        break;
+      case Kind::File:
+        replace_file(c.name, c.payload);
         break;
     }
   }

@@ -79,12 +79,16 @@ class Spool {
   void nack(std::shared_ptr<Port> port, uint32_t bind_id, uint64_t seq);
   // The connection closed: its bindings end; what they had unacknowledged goes to the other consumers, flagged.
   void detach(std::shared_ptr<Port> port);
+  // Replaces the file at `path` whole and durably (a temporary file,
+  // fdatasync, rename), or removes it when `bytes` is empty, on the store
+  // thread in submission order: the MQTT stored sessions (mqtt/session_file.h).
+  void write_file(std::string path, std::vector<uint8_t> bytes);
 
   Stats stats() const;
   uint32_t max_consumer_window() const { return max_window_; }
 
  private:
-  enum class Kind : uint8_t { Publish, Bind, Unbind, Ack, Nack, Detach };
+  enum class Kind : uint8_t { Publish, Bind, Unbind, Ack, Nack, Detach, File };
   struct Command {
     Kind kind = Kind::Publish;
     std::shared_ptr<Port> port;
@@ -92,8 +96,8 @@ class Spool {
     uint32_t bind_id = 0;
     uint32_t window = 0;
     bool flag = false;      // cumulative (Ack), retransmit (Publish)
-    std::string name;       // topic (Publish), queue (Bind)
-    std::vector<uint8_t> payload;
+    std::string name;       // topic (Publish), queue (Bind), path (File)
+    std::vector<uint8_t> payload;  // the file's bytes (File)
   };
   class Turn;
 
