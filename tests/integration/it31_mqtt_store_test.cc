@@ -1,0 +1,87 @@
+// MQTT stored sessions on the store (docs/mqtt.md, "Sessions"): with
+// `store.dir`, a session that outlives its connection outlives the broker
+// too. python3-paho-mqtt clients (it31_mqtt_store_clients.py) against real
+// tickwired processes restarted on the same store and MQTT port.
+#include <signal.h>
+#include <unistd.h>
+
+#include <gtest/gtest.h>
+
+#include <chrono>
+#include <fstream>
+#include <memory>
+#include <string>
+#include <thread>
+
+#include "integration/it_support.h"
+#include "testlib/process.h"
+
+namespace tw::it {
+namespace {
+
+using testing::run_to_completion;
+using testing::TempDir;
+
+constexpr int kClientMs = 15'000;  // a safety net for one client run, never a performance bound
+
+class It31MqttStore : public ::testing::Test {
+ protected:
+  void SetUp() override { mqtt_port_ = testing::pick_free_port(); }
+
+  void start(const std::string& log_level = "warn") {
+    const std::string toml = "[store]\ndir = \"" + store_.path() + "/s\"\n" + native_and_mqtt_listeners(mqtt_port_);
+    broker_ = std::make_unique<BrokerProcess>(BrokerOptions{.config_toml = toml, .log_level = log_level});
+    ASSERT_TRUE(broker_->ready()) << broker_->err();
+  }
+  // SIGKILL: nothing written at shutdown; SIGTERM: an orderly stop.
+  void restart(int signal, const std::string& log_level = "warn") {
+    broker_->send_signal(signal);
+    ASSERT_TRUE(broker_->wait(10'000).has_value());
+    start(log_level);
+  }
+  void client(std::vector<std::string> args) {
+    args.insert(args.begin(), TW_IT31_CLIENTS);
+    args.insert(args.begin() + 2, std::to_string(mqtt_port_));
+    const auto result = run_to_completion("/usr/bin/python3", args, kClientMs);
+    EXPECT_TRUE(result.status.clean()) << args[1] << ": " << result.out << result.err;
+  }
+
+  TempDir store_;
+  uint16_t mqtt_port_ = 0;
+  std::unique_ptr<BrokerProcess> broker_;
+};
+
+TEST_F(It31MqttStore, AStoredSessionSurvivesSigkillAndSigterm) {
+  start();
+  client({"leave", "it31-v3", "311", "0"});
+  client({"leave", "it31-v5", "5", "3600"});
+  restart(SIGKILL);
+  client({"resume", "it31-v3", "311", "0"});
+  client({"resume", "it31-v5", "5", "3600"});
+  // Both connected and gone again: the files say so, and an orderly stop keeps them.
+  restart(SIGTERM);
+  client({"resume", "it31-v3", "311", "0"});
+  client({"resume", "it31-v5", "5", "3600"});
+}
+
+TEST_F(It31MqttStore, AnExpiredSessionIsGoneAfterRestartAndACorruptFileIsSetAside) {
+  start();
+  client({"leave", "it31-brief", "5", "1"});
+  client({"leave", "it31-kept", "5", "3600"});
+  broker_->stop();
+  {
+    std::ofstream junk(store_.path() + "/s/mqtt-sessions/00000000000000aa", std::ios::binary);
+    junk << "TWMS torn";
+  }
+  std::this_thread::sleep_for(std::chrono::milliseconds(1'100));  // past it31-brief's 1 s Session Expiry
+  start("info");
+  client({"absent", "it31-brief"});
+  client({"resume", "it31-kept", "5", "3600"});
+  broker_->stop();
+  EXPECT_NE(broker_->err().find("00000000000000aa refused: not a session file"), std::string::npos) << broker_->err();
+  EXPECT_NE(broker_->err().find("1 stored session recovered"), std::string::npos) << broker_->err();
+  EXPECT_NE(broker_->err().find("(1 expired, 1 refused)"), std::string::npos) << broker_->err();
+}
+
+}  // namespace
+}  // namespace tw::it
