@@ -8,6 +8,7 @@
 #include "base/rate_limit.h"
 #include "mqtt/client_registry.h"
 #include "mqtt/encoder.h"
+#include "queue/spool.h"
 
 namespace tw::mqtt {
 
@@ -39,6 +40,10 @@ MqttSession::MqttSession(Env env, ServerState& shared, std::unique_ptr<session::
     : Session(env, std::move(transport), std::move(peer), unconnected_encoder(), now_ns), server_(shared) {}
 
 MqttSession::~MqttSession() {
+  if (port_) {
+    port_->handler = nullptr;  // answers already on their way are dropped
+    env().spool->detach(port_);
+  }
   for (Subscription& s : subscriptions_) leave_group(s);
   if (registered_) server_.clients.release(key_, &taken_over_);
 }

@@ -32,6 +32,7 @@
 #include "mqtt/outbound.h"
 #include "mqtt/shared_groups.h"
 #include "mqtt/topic_map.h"
+#include "queue/mailbox.h"
 #include "session/session.h"
 
 namespace tw::mqtt {
@@ -48,7 +49,7 @@ struct Identity {
 
 enum class Access { Connect, Publish, Subscribe };
 
-class MqttSession final : public session::Session {
+class MqttSession final : public session::Session, public queue::PortHandler {
  public:
   // `shared`: the broker's MQTT state (client identifiers, stored sessions, shared groups); outlives the session.
   MqttSession(Env env, ServerState& shared, std::unique_ptr<session::Transport> transport, std::string peer,
@@ -101,6 +102,8 @@ class MqttSession final : public session::Session {
   bool holds_hello() const override { return handover_deadline_ns_ != 0; }
   void poll_held_hello(uint64_t now_ns) override;
   void on_settled() override { resuming_ = false; }  // a resume's catch-up images came
+  // The store's answers to the QoS 1 and 2 PUBLISHes it was given (publish.cc).
+  void on_store_frames(std::span<const uint8_t> frames, uint32_t answered) override;
 
  private:
   // Heterogeneous lookup by topic: no allocation per message.
@@ -157,6 +160,12 @@ class MqttSession final : public session::Session {
   // `qos`: the PUBLISH's, the most its subscribers get it with (a Will's: 2 until it keeps its own).
   std::span<const uint8_t> forwarded_properties(const Properties& properties, uint8_t qos = 2);
   void send_pub_response(PacketType type, uint16_t packet_id, Reason reason);
+  // With a store: a QoS 1 or 2 PUBLISH goes to it too (the queues it matches,
+  // docs/guaranteed.md), and its PUBACK or PUBREC waits for the store's
+  // answer, sent once it is durable (on_store_frames).
+  void store_publish(std::string_view topic, const Publish& msg);
+  void answer_stored(uint64_t message_id, wire::Code code, std::string_view text);
+  const std::shared_ptr<queue::Port>& port();
 
   // subscribe.cc
   // Whether the filter can be subscribed, and its broker patterns.
@@ -330,6 +339,10 @@ class MqttSession final : public session::Session {
   bool dollar_filters_ = false;   // some filter can match '$' topics
   bool shared_ = false;           // some subscription is shared
   bool publish_refused_logged_ = false;
+  std::shared_ptr<queue::Port> port_;  // made at the first PUBLISH the store takes
+  uint32_t unanswered_ = 0;            // PUBLISHes the store has not answered
+  bool window_full_ = false;           // input paused until it answers one (store.publish_window)
+  std::vector<uint16_t> storing_;      // QoS 2 packet ids the store has not answered: a resend waits too
   uint64_t oversize_dropped_ = 0;
   // Channels this connection published to, by topic.
   std::unordered_map<std::string, cache::ChannelId, TopicHash, std::equal_to<>> channels_;

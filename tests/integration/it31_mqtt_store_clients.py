@@ -12,7 +12,17 @@ bounded.
                                 delivers a message published now
   absent PORT ID                an MQTT 5 Clean Start 0 CONNECT finds no session
                                 (Session Present 0)
+
+Publishers whose messages go to the store's queues (raw MQTT bytes, to read
+the acknowledgements' reason codes):
+  to-queue PORT                 QoS 1 "one" to it31/q/1 and QoS 2 "two" to
+                                it31/q/2: PUBACK 0, PUBREC 0 then PUBCOMP
+  full PORT                     the queue of it31/full/# holds one message: the
+                                first QoS 1 PUBLISH gets PUBACK 0, the second
+                                PUBACK 0x97 (MQTT 5); a 3.1.1 client's is not
+                                acknowledged, its connection closed
 """
+import socket
 import sys
 import threading
 
@@ -103,6 +113,91 @@ def absent(port, client_id):
     print("ok absent")
 
 
+class Raw:
+    """Bare MQTT packets over a socket (no library in the way of reason codes)."""
+
+    def __init__(self, port, client_id, v5=True):
+        self.v5 = v5
+        self.sock = socket.create_connection(("127.0.0.1", int(port)), timeout=TIMEOUT_S)
+        cid = client_id.encode()
+        body = b"\x00\x04MQTT" + (b"\x05" if v5 else b"\x04") + b"\x02\x00\x0a"
+        body += (b"\x00" if v5 else b"") + len(cid).to_bytes(2, "big") + cid
+        self.send(0x10, body)
+        first, _ = self.read()
+        if first != 0x20:
+            fail("no CONNACK")
+
+    def send(self, first, body):
+        n, length = len(body), b""
+        while True:
+            byte, n = n % 128, n // 128
+            length += bytes([byte | (0x80 if n else 0)])
+            if not n:
+                break
+        self.sock.sendall(bytes([first]) + length + body)
+
+    def read(self):
+        head = self.sock.recv(1)
+        if not head:
+            return None, b""
+        length, shift = 0, 0
+        while True:
+            b = self.sock.recv(1)[0]
+            length |= (b & 0x7F) << shift
+            shift += 7
+            if not b & 0x80:
+                break
+        body = b""
+        while len(body) < length:
+            body += self.sock.recv(length - len(body))
+        return head[0], body
+
+    def publish(self, topic, payload, qos, packet_id):
+        t = topic.encode()
+        body = len(t).to_bytes(2, "big") + t + packet_id.to_bytes(2, "big") + (b"\x00" if self.v5 else b"") + payload
+        self.send(0x30 | (qos << 1), body)
+
+    def answer(self, expected_type, packet_id, what):
+        first, body = self.read()
+        if first is None:
+            return None
+        if first >> 4 != expected_type or int.from_bytes(body[:2], "big") != packet_id:
+            fail("%s: got packet 0x%02x %r" % (what, first or 0, body))
+        return body[2] if len(body) > 2 else 0
+
+
+def to_queue(port):
+    c = Raw(port, "it31-to-queue")
+    c.publish("it31/q/1", b"one", 1, 1)
+    if c.answer(4, 1, "PUBACK") != 0:
+        fail("QoS 1 not acknowledged with 0")
+    c.publish("it31/q/2", b"two", 2, 2)
+    if c.answer(5, 2, "PUBREC") != 0:
+        fail("QoS 2 not received with 0")
+    c.send(0x62, (2).to_bytes(2, "big"))
+    c.answer(7, 2, "PUBCOMP")
+    print("ok to-queue")
+
+
+def full(port):
+    c = Raw(port, "it31-full-5")
+    c.publish("it31/full/a", b"first", 1, 1)
+    if c.answer(4, 1, "PUBACK") != 0:
+        fail("the first message was refused")
+    c.publish("it31/full/a", b"second", 1, 2)
+    if c.answer(4, 2, "PUBACK") != 0x97:
+        fail("the second message was not refused with 0x97 Quota exceeded")
+    old = Raw(port, "it31-full-311", v5=False)
+    old.publish("it31/full/a", b"third", 1, 3)
+    try:
+        first, body = old.read()
+    except (ConnectionResetError, socket.timeout) as e:
+        first, body = None, repr(e)
+    if first is not None:
+        fail("3.1.1: got packet 0x%02x instead of a closed connection" % first)
+    print("ok full")
+
+
 if __name__ == "__main__":
     mode = sys.argv[1]
     if mode == "leave":
@@ -111,5 +206,9 @@ if __name__ == "__main__":
         resume(*sys.argv[2:6])
     elif mode == "absent":
         absent(*sys.argv[2:4])
+    elif mode == "to-queue":
+        to_queue(sys.argv[2])
+    elif mode == "full":
+        full(sys.argv[2])
     else:
         fail("unknown mode " + mode)

@@ -28,8 +28,9 @@ class It31MqttStore : public ::testing::Test {
  protected:
   void SetUp() override { mqtt_port_ = testing::pick_free_port(); }
 
-  void start(const std::string& log_level = "warn") {
-    const std::string toml = "[store]\ndir = \"" + store_.path() + "/s\"\n" + native_and_mqtt_listeners(mqtt_port_);
+  void start(const std::string& log_level = "warn", const std::string& queues = "") {
+    const std::string toml =
+        "[store]\ndir = \"" + store_.path() + "/s\"\n" + native_and_mqtt_listeners(mqtt_port_) + queues;
     broker_ = std::make_unique<BrokerProcess>(BrokerOptions{.config_toml = toml, .log_level = log_level});
     ASSERT_TRUE(broker_->ready()) << broker_->err();
   }
@@ -81,6 +82,23 @@ TEST_F(It31MqttStore, AnExpiredSessionIsGoneAfterRestartAndACorruptFileIsSetAsid
   EXPECT_NE(broker_->err().find("00000000000000aa refused: not a session file"), std::string::npos) << broker_->err();
   EXPECT_NE(broker_->err().find("1 stored session recovered"), std::string::npos) << broker_->err();
   EXPECT_NE(broker_->err().find("(1 expired, 1 refused)"), std::string::npos) << broker_->err();
+}
+
+// An MQTT publisher's QoS 1 and 2 messages go to the durable queues that
+// attract them, acknowledged once stored; a full queue refuses: MQTT 5 with
+// PUBACK 0x97, 3.1.1 (no reason codes) by closing the connection.
+TEST_F(It31MqttStore, QueuesTakeMqttPublishesAndAFullOneRefusesThem) {
+  start("warn",
+        "[[queue]]\nname = \"mq\"\nsubscriptions = [\"it31/q/>\"]\n"
+        "[[queue]]\nname = \"full\"\nsubscriptions = [\"it31/full/>\"]\nmax_messages = 1\n");
+  client({"to-queue"});
+  client({"full"});
+  auto consumed = run_to_completion(testing::bin_path("tickwire"),
+                                    {"-s", "127.0.0.1:" + std::to_string(broker_->port()), "consume", "mq", "-n", "2",
+                                     "--timeout-ms", "5000"});
+  ASSERT_EQ(consumed.status.code, 0) << consumed.err;
+  EXPECT_NE(consumed.out.find("mq seq=1 it31/q/1 one\n"), std::string::npos) << consumed.out;
+  EXPECT_NE(consumed.out.find("mq seq=2 it31/q/2 two\n"), std::string::npos) << consumed.out;
 }
 
 }  // namespace
