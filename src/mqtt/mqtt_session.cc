@@ -8,6 +8,7 @@
 #include "base/rate_limit.h"
 #include "mqtt/client_registry.h"
 #include "mqtt/encoder.h"
+#include "mqtt/session_file.h"
 #include "queue/spool.h"
 
 namespace tw::mqtt {
@@ -267,8 +268,16 @@ void MqttSession::finish_connect(const Connect& c, bool assigned, std::optional<
   queue_packet(kConnackMax, [&](std::span<uint8_t> out) { return encode_connack(out, version_, connack); });
   connacked_ = true;
   settle_pending_will(resumed.has_value());
+  queue_backed_ = env().spool != nullptr && session_expiry_s_ != 0;
+  // A new session starts with an empty queue; a resumed one's attracts its subscriptions before they go live.
+  if (env().spool != nullptr && !resumed) env().spool->mqtt_queue(session_queue_name(key_), {}, true);
+  if (queue_backed_) update_queue(queue_patterns(resumed ? resumed->subscriptions : std::vector<StoredSession::Subscription>{}));
   if (resumed) resume(*resumed);
   persist_session();
+  if (queue_backed_) {
+    env().spool->bind_mqtt(port(), kQueueBind, std::min<uint32_t>(outbound_.limit(), OutboundWindow::kMaxInflight),
+                           session_queue_name(key_));
+  }
   TW_DEBUG("session %s: MQTT %s CONNECT from '%s', keepalive %u s", peer().c_str(),
            version_ == Version::V5 ? "5.0" : "3.1.1", identity_.client_id.c_str(), c.keepalive_s);
 }

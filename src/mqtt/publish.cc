@@ -20,6 +20,7 @@
 #include "base/log.h"
 #include "mqtt/mqtt_session.h"
 #include "mqtt/reader.h"
+#include "mqtt/session_file.h"
 #include "queue/spool.h"
 #include "wire/codec.h"
 #include "wire/guaranteed.h"
@@ -58,7 +59,9 @@ void MqttSession::handle_publish(const Packet& packet) {
   if (msg.properties.payload_format == 1 && !valid_utf8(msg.payload)) {
     reason = Reason::PayloadFormatInvalid;  // 3.3.2.3.2: the server may check it
   } else {
-    reason = publish_to_channel(topic, msg.payload, msg.retain, forwarded_properties(msg.properties, msg.qos));
+    // With a store a QoS 1 or 2 message is marked as stored (codec.h): stored sessions get it from their queues.
+    const uint8_t stored = msg.qos > 0 && env().spool != nullptr ? kForwardedStored : 0;
+    reason = publish_to_channel(topic, msg.payload, msg.retain, forwarded_properties(msg.properties, msg.qos | stored));
   }
   if (reason != Reason::Success && !publish_refused_logged_) {
     publish_refused_logged_ = true;
@@ -66,7 +69,7 @@ void MqttSession::handle_publish(const Packet& packet) {
             static_cast<int>(name().size()), name().data(), static_cast<int>(topic.size()), topic.data(),
             reason_name(reason));
   }
-  if (msg.qos > 0 && reason == Reason::Success && env().spool != nullptr) return store_publish(topic, msg);
+  if (msg.qos > 0 && reason == Reason::Success && env().spool != nullptr) return store_publish(topic, msg, forwarded_);
   if (msg.qos == 1) return send_pub_response(PacketType::Puback, msg.packet_id, reason);
   if (msg.qos == 2) {
     if (reason == Reason::Success) awaiting_pubrel_.push_back(msg.packet_id);
@@ -103,7 +106,7 @@ bool MqttSession::resolve_topic(const Publish& msg, std::string_view& topic) {
 std::span<const uint8_t> MqttSession::forwarded_properties(const Properties& properties, uint8_t qos) {
   static const Properties none;
   const Properties& kept = version_ == Version::V5 ? properties : none;
-  if (kept.raw.empty() && qos >= 2) return {};
+  if (kept.raw.empty() && qos == 2) return {};  // 2 | kForwardedStored keeps its head
   forwarded_.resize(forwarded_max(kept));
   // The clock is read only for an expiry.
   forwarded_.resize(encode_forwarded(forwarded_, kept, kept.message_expiry != 0 ? monotonic_ns() : 0, qos));
@@ -155,13 +158,18 @@ const std::shared_ptr<queue::Port>& MqttSession::port() {
 }
 
 // The message id the store answers with: the QoS above the packet id.
-void MqttSession::store_publish(std::string_view topic, const Publish& msg) {
+void MqttSession::store_publish(std::string_view topic, const Publish& msg, std::span<const uint8_t> forwarded) {
   if (msg.qos == 2) {
     awaiting_pubrel_.push_back(msg.packet_id);  // a resend is not published again
     storing_.push_back(msg.packet_id);
   }
-  env().spool->publish(port(), uint64_t{msg.qos} << 16 | msg.packet_id, std::string(topic),
-                       std::vector<uint8_t>(msg.payload.begin(), msg.payload.end()), msg.dup);
+  // For the stored sessions' queues: the expiry on the wall clock (it outlives the process), the properties as forwarded.
+  const uint64_t deadline = forwarded_deadline(forwarded);
+  const uint64_t expires_at = deadline == 0 ? 0 : realtime_ns() + (deadline - std::min(deadline, monotonic_ns()));
+  const auto properties = forwarded.size() > kForwardedHead ? forwarded.subspan(kForwardedHead) : std::span<const uint8_t>{};
+  env().spool->publish_mqtt(port(), uint64_t{msg.qos} << 16 | msg.packet_id, std::string(topic),
+                            encode_queued_header(msg.qos, expires_at, properties),
+                            std::vector<uint8_t>(msg.payload.begin(), msg.payload.end()), msg.dup);
   // Flow control, as for native guaranteed publishes: past the window the connection is not read.
   if (++unanswered_ >= env().config.store.publish_window) {
     window_full_ = true;
@@ -173,9 +181,15 @@ void MqttSession::on_store_frames(std::span<const uint8_t> frames, uint32_t answ
   while (!frames.empty() && !closing()) {
     wire::Frame frame;
     if (wire::split_frame(frames, UINT32_MAX, frame) != wire::SplitResult::Frame) break;
+    const auto bytes = frames.first(frame.size);
     frames = frames.subspan(frame.size);
     wire::PublishAck ack;
-    if (frame.type == wire::MsgType::PublishAck && wire::decode(frame, ack)) answer_stored(ack.message_id, ack.code, ack.text);
+    if (frame.type == wire::MsgType::PublishAck && wire::decode(frame, ack)) {
+      answer_stored(ack.message_id, ack.code, ack.text);
+    } else if (frame.type == wire::MsgType::Deliver) {
+      // The session's queue (queued.cc): in order, behind those that wait for room.
+      if (!queued_waiting_.empty() || !send_queued(bytes)) queued_waiting_.emplace_back(bytes.begin(), bytes.end());
+    }
   }
   unanswered_ -= std::min(unanswered_, answered);
   if (window_full_ && unanswered_ < env().config.store.publish_window && !closing()) {

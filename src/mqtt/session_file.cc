@@ -126,6 +126,25 @@ Result<PersistedSession> decode_session(std::span<const uint8_t> bytes) {
   return s;
 }
 
+std::vector<uint8_t> encode_queued_header(uint8_t qos, uint64_t expires_at_ns, std::span<const uint8_t> properties) {
+  std::vector<uint8_t> out{qos};
+  put64(out, expires_at_ns);
+  put32(out, static_cast<uint32_t>(properties.size()));
+  out.insert(out.end(), properties.begin(), properties.end());
+  return out;
+}
+
+bool decode_queued(std::span<const uint8_t> record, QueuedMessage& out) {
+  Cursor in(record);
+  out.qos = static_cast<uint8_t>(in.number(1));
+  out.expires_at_ns = in.number(8);
+  const size_t length = in.number(4);
+  if (!in.ok() || record.size() - 13 < length || out.qos < 1 || out.qos > 2) return false;
+  out.properties = record.subspan(13, length);
+  out.payload = record.subspan(13 + length);
+  return true;
+}
+
 std::string session_file_name(const ClientKey& key) {
   uint64_t h = 14695981039346656037ull;  // FNV-1a: stable across builds and restarts, unlike std::hash
   auto mix = [&h](std::string_view s) {
@@ -146,7 +165,8 @@ uint64_t remaining_ns(const PersistedSession& s, uint64_t now_wall_ns) {
   return since >= interval ? 0 : interval - since;
 }
 
-std::vector<PersistedSession> load_sessions(const std::string& dir, uint64_t now_wall_ns) {
+std::vector<PersistedSession> load_sessions(const std::string& dir, uint64_t now_wall_ns,
+                                            std::vector<ClientKey>* expired_keys) {
   std::vector<PersistedSession> loaded;
   if (::mkdir(dir.c_str(), 0750) != 0 && errno != EEXIST) {
     TW_ERROR("MQTT sessions: cannot create %s: %s", dir.c_str(), std::strerror(errno));
@@ -170,6 +190,7 @@ std::vector<PersistedSession> load_sessions(const std::string& dir, uint64_t now
     } else if (remaining_ns(*session, now_wall_ns) == 0) {
       ++expired;
       (void)std::remove(path.c_str());
+      if (expired_keys != nullptr) expired_keys->push_back(session->key);
     } else {
       loaded.push_back(std::move(*session));
     }

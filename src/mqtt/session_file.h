@@ -42,6 +42,22 @@ Result<PersistedSession> decode_session(std::span<const uint8_t> bytes);
 // The file's name in the sessions directory: 16 hex digits of a hash of the key.
 std::string session_file_name(const ClientKey& key);
 
+// A message in a stored session's queue (a record of queue::Queue, mqtt()):
+// its payload is prefixed with u8 QoS, u64 Message Expiry deadline (wall clock
+// ns; 0: none), u32 length and the forwarded properties less their head
+// (codec.h), so that the session can send it as it would have live.
+struct QueuedMessage {
+  uint8_t qos = 1;
+  uint64_t expires_at_ns = 0;
+  std::span<const uint8_t> properties;
+  std::span<const uint8_t> payload;
+};
+std::vector<uint8_t> encode_queued_header(uint8_t qos, uint64_t expires_at_ns, std::span<const uint8_t> properties);
+// False when `record` is too short for its header.
+bool decode_queued(std::span<const uint8_t> record, QueuedMessage& out);
+// The queue of the session `key` (queue::Spool::mqtt_queue), under store.dir.
+inline std::string session_queue_name(const ClientKey& key) { return "mqtt-sessions/" + session_file_name(key) + ".q"; }
+
 // The directory under `store_dir`.
 inline std::string sessions_dir(const std::string& store_dir) { return store_dir + "/mqtt-sessions"; }
 
@@ -52,6 +68,8 @@ uint64_t remaining_ns(const PersistedSession& session, uint64_t now_wall_ns);
 // Reads every session file of `dir` at start. A file that cannot be decoded is
 // refused (logged, renamed `<name>.bad`) and the rest load; an expired session's
 // file is removed. Creates `dir` when absent.
-std::vector<PersistedSession> load_sessions(const std::string& dir, uint64_t now_wall_ns);
+// `expired`, when given, gets the keys of the expired sessions (their queues go too).
+std::vector<PersistedSession> load_sessions(const std::string& dir, uint64_t now_wall_ns,
+                                            std::vector<ClientKey>* expired_keys = nullptr);
 
 }  // namespace tw::mqtt

@@ -33,25 +33,32 @@ void MqttSession::load_persisted_sessions() {
   if (env().spool == nullptr) return;
   std::call_once(server_.sessions_loaded, [&] {
     const uint64_t now = monotonic_ns();
-    for (PersistedSession& p : load_sessions(sessions_dir(env().config.store.dir), realtime_ns())) {
+    std::vector<ClientKey> expired;
+    for (PersistedSession& p : load_sessions(sessions_dir(env().config.store.dir), realtime_ns(), &expired)) {
       const uint64_t left = remaining_ns(p, realtime_ns());
       StoredSession state;
       state.subscriptions = std::move(p.subscriptions);
       state.expires_ns = left == UINT64_MAX ? UINT64_MAX : now + left;
+      // Its queue attracts its subscriptions again (the store thread opened it empty of them).
+      env().spool->mqtt_queue(session_queue_name(p.key), queue_patterns(state.subscriptions),
+                              false, left == UINT64_MAX ? 0 : realtime_ns() + left);
       (void)server_.clients.store(p.key, std::move(state), now);
     }
+    for (const ClientKey& key : expired) env().spool->mqtt_queue(session_queue_name(key), {}, true);
   });
 }
 
 void MqttSession::persist_session(uint64_t ended_at_ns) {
   if (env().spool == nullptr) return;
   std::string path = sessions_dir(env().config.store.dir) + "/" + session_file_name(key_);
-  if (session_expiry_s_ == 0) return env().spool->write_file(std::move(path), {});
-  PersistedSession p{key_, session_expiry_s_, ended_at_ns, {}};
-  for (const Subscription& s : subscriptions_) {
-    p.subscriptions.push_back({s.filter, s.retain_handling, s.qos, s.id, s.no_local, s.retain_as_published});
+  if (session_expiry_s_ == 0) {
+    env().spool->write_file(std::move(path), {});
+    return env().spool->mqtt_queue(session_queue_name(key_), {}, true);
   }
+  PersistedSession p{key_, session_expiry_s_, ended_at_ns, stored_subscriptions()};
   env().spool->write_file(std::move(path), encode_session(p));
+  const bool expires = ended_at_ns != 0 && session_expiry_s_ != UINT32_MAX;
+  update_queue(queue_patterns(p.subscriptions), expires ? ended_at_ns + session_expiry_s_ * 1'000'000'000ull : 0);
 }
 
 std::optional<StoredSession> MqttSession::take_stored_session(const Connect& c) {
@@ -121,6 +128,8 @@ void MqttSession::store_session() {
   for (const Subscription& s : subscriptions_) state.subscriptions.push_back({s.filter, s.retain_handling, s.qos, s.id, s.no_local, s.retain_as_published});
   state.awaiting_pubrel = awaiting_pubrel_;
   state.outbound = outbound_.take();
+  // Those its queue sent and were not acknowledged: the queue sends them again.
+  std::erase_if(state.outbound, [&](const OutboundMessage& m) { return !m.released && queued_ids_.contains(m.packet_id); });
   state.seen = std::move(seen_);
   const uint64_t now = monotonic_ns();
   state.expires_ns = session_expiry_s_ == UINT32_MAX ? UINT64_MAX : now + session_expiry_s_ * 1'000'000'000ull;

@@ -6,7 +6,9 @@
 
 #include <algorithm>
 #include <cerrno>
+#include <chrono>
 #include <cstring>
+#include <filesystem>
 #include <unordered_map>
 
 #include "base/affinity.h"
@@ -128,6 +130,18 @@ Result<std::unique_ptr<Spool>> Spool::open(const config::BrokerConfig& config) {
     log_recovery(qc.name, recovery);
     spool->queues_.push_back(std::move(*queue));
   }
+  spool->store_dir_ = sc.dir;
+  spool->log_options_ = store::LogOptions{.segment_bytes = sc.segment_bytes};
+  // The MQTT stored sessions' queues: their subscriptions come with their sessions (Kind::MqttQueue).
+  const std::string sessions = sc.dir + "/mqtt-sessions";
+  if (::mkdir(sessions.c_str(), 0750) != 0 && errno != EEXIST) return Error{sessions + ": " + std::strerror(errno)};
+  std::error_code error;
+  for (const auto& entry : std::filesystem::directory_iterator(sessions, error)) {
+    if (!entry.is_directory() || entry.path().extension() != ".q") continue;
+    if (spool->open_mqtt_queue("mqtt-sessions/" + entry.path().filename().string()) == nullptr) {
+      return Error{"cannot open the MQTT session queue " + entry.path().string()};
+    }
+  }
   spool->thread_ = std::thread([s = spool.get()] { s->run(); });
   return spool;
 }
@@ -166,6 +180,68 @@ void Spool::nack(std::shared_ptr<Port> port, uint32_t bind_id, uint64_t seq) {
   submit({Kind::Nack, std::move(port), seq, bind_id, 0, false, {}, {}});
 }
 void Spool::detach(std::shared_ptr<Port> port) { submit({Kind::Detach, std::move(port), 0, 0, 0, false, {}, {}}); }
+Queue* Spool::open_mqtt_queue(const std::string& name) {
+  for (auto& q : queues_) {
+    if (q->name() == name) return q.get();
+  }
+  config::QueueConfig qc;
+  qc.name = name;
+  qc.exclusive = true;  // its session's connection; a successor gets it when the old one detaches
+  store::Recovery recovery;
+  auto queue = Queue::open(qc, store_dir_, log_options_, &recovery);
+  if (!queue) {
+    TW_ERROR("store: %s: %s", name.c_str(), queue.error().message.c_str());
+    return nullptr;
+  }
+  if (recovery.cut) log_recovery(name, recovery);
+  (*queue)->make_mqtt();
+  queues_.push_back(std::move(*queue));
+  return queues_.back().get();
+}
+
+void Spool::drop_mqtt_queue(const std::string& name) {
+  auto it = std::find_if(queues_.begin(), queues_.end(), [&](const auto& q) { return q->mqtt() && q->name() == name; });
+  if (it == queues_.end()) return;
+  const std::string dir = (*it)->dir();
+  queues_.erase(it);
+  std::error_code error;
+  std::filesystem::remove_all(dir, error);
+  if (error) TW_WARN("store: cannot remove %s: %s", dir.c_str(), error.message().c_str());
+}
+
+void Spool::expire_mqtt_queues() {
+  const uint64_t now = realtime_ns();
+  std::vector<std::string> expired;
+  for (auto& q : queues_) {
+    if (q->mqtt() && q->mqtt_expires_ns != 0 && q->mqtt_expires_ns <= now) expired.push_back(q->name());
+  }
+  for (const std::string& name : expired) {
+    TW_INFO("store: MQTT session %s expired: its queue and file deleted", name.c_str());
+    drop_mqtt_queue(name);
+    replace_file(store_dir_ + "/" + name.substr(0, name.size() - 2), {});
+  }
+}
+
+void Spool::mqtt_queue(std::string name, std::vector<std::string> patterns, bool gone, uint64_t expires_ns) {
+  Command c{Kind::MqttQueue, nullptr, expires_ns, 0, 0, gone, std::move(name), {}};
+  c.patterns = std::move(patterns);
+  submit(std::move(c));
+}
+
+void Spool::publish_mqtt(std::shared_ptr<Port> port, uint64_t message_id, std::string topic,
+                         std::vector<uint8_t> header, std::vector<uint8_t> payload, bool retransmit) {
+  Command c{Kind::Publish, std::move(port), message_id, 0, 0, retransmit, std::move(topic), std::move(payload)};
+  c.mqtt = true;
+  c.header = std::move(header);
+  submit(std::move(c));
+}
+
+void Spool::bind_mqtt(std::shared_ptr<Port> port, uint32_t bind_id, uint32_t window, std::string queue) {
+  Command c{Kind::Bind, std::move(port), 0, bind_id, window, false, std::move(queue), {}};
+  c.mqtt = true;
+  submit(std::move(c));
+}
+
 void Spool::write_file(std::string path, std::vector<uint8_t> bytes) {
   submit({Kind::File, nullptr, 0, 0, 0, false, std::move(path), std::move(bytes)});
 }
@@ -181,10 +257,13 @@ void Spool::run() {
   for (;;) {
     {
       std::unique_lock lock(mutex_);
-      wake_.wait(lock, [this] { return stopping_ || !submitted_.empty(); });
-      if (submitted_.empty()) return;  // stopping, and everything answered
+      // A stored MQTT session may expire meanwhile: its queue goes within a second.
+      wake_.wait_for(lock, std::chrono::seconds(1), [this] { return stopping_ || !submitted_.empty(); });
+      if (stopping_ && submitted_.empty()) return;  // everything answered
       batch.swap(submitted_);
     }
+    expire_mqtt_queues();
+    if (batch.empty()) continue;
     commit(batch);
     batch.clear();
   }
@@ -225,10 +304,10 @@ void Spool::commit(std::vector<Command>& batch) {
       case Kind::Publish: {
         Pending p{&c.port, c.id, {}};
         for (auto& q : queues_) {
-          if (q->attracts(c.name)) p.queues.push_back(q.get());
+          if ((c.mqtt || !q->mqtt()) && q->attracts(c.name)) p.queues.push_back(q.get());
         }
-        const size_t size = store::record_size(c.name, c.payload.size());
         for (Queue* q : p.queues) {
+          const size_t size = store::record_size(c.name, c.payload.size() + (q->mqtt() ? c.header.size() : 0));
           if (Status room = q->admits(size); !room) {
             q->count_refusal();
             p.code = wire::Code::QueueFull;
@@ -237,8 +316,14 @@ void Spool::commit(std::vector<Command>& batch) {
           }
         }
         if (p.code == wire::Code::Ok) {
+          std::vector<uint8_t> prefixed;  // an MQTT session queue's record: the header, then the payload
+          if (c.mqtt) {
+            prefixed = c.header;
+            prefixed.insert(prefixed.end(), c.payload.begin(), c.payload.end());
+          }
           for (Queue* q : p.queues) {
-            (void)q->append(now, c.name, c.payload, c.flag);  // an error fails the queue's whole batch at its sync
+            // An error fails the queue's whole batch at its sync.
+            (void)q->append(now, c.name, q->mqtt() ? prefixed : c.payload, c.flag);
             if (std::find(appended.begin(), appended.end(), q) == appended.end()) appended.push_back(q);
           }
         }
@@ -247,6 +332,7 @@ void Spool::commit(std::vector<Command>& batch) {
       }
       case Kind::Bind: {
         Queue* q = queue_named(c.name);
+        if (q != nullptr && q->mqtt() != c.mqtt) q = nullptr;  // a session's queue is its own
         if (q == nullptr) {
           turn.ack(c.port, c.bind_id, wire::Code::NotFound, "no queue named '" + c.name + "'");
         } else if (c.bind_id == 0 || holder(c.port.get(), c.bind_id) != nullptr) {
@@ -278,6 +364,16 @@ void Spool::commit(std::vector<Command>& batch) {
         break;
       case Kind::File:
         replace_file(c.name, c.payload);
+        break;
+      case Kind::MqttQueue:
+        if (c.flag) {
+          // Appends of this batch to it are forgotten (nothing to sync); its publishes are answered OK.
+          std::erase_if(appended, [&](Queue* q) { return q->mqtt() && q->name() == c.name; });
+          drop_mqtt_queue(c.name);
+        } else if (Queue* q = open_mqtt_queue(c.name); q != nullptr) {
+          q->set_subscriptions(std::move(c.patterns));
+          q->mqtt_expires_ns = c.id;
+        }
         break;
     }
   }

@@ -83,12 +83,23 @@ class Spool {
   // fdatasync, rename), or removes it when `bytes` is empty, on the store
   // thread in submission order: the MQTT stored sessions (mqtt/session_file.h).
   void write_file(std::string path, std::vector<uint8_t> bytes);
+  // An MQTT stored session's queue `<store.dir>/<name>` (exclusive, made if
+  // absent) now attracts `patterns`; with `gone`, it is deleted, directory and all.
+  // `expires_ns`: when the session expires (wall clock; 0: never, or connected):
+  // then the store thread deletes the queue and the session's file `<store.dir>/<name less .q>`.
+  void mqtt_queue(std::string name, std::vector<std::string> patterns, bool gone = false, uint64_t expires_ns = 0);
+  // An MQTT QoS 1 or 2 PUBLISH: `payload` to the configured queues that attract
+  // it, `header` + `payload` to the MQTT session queues that do.
+  void publish_mqtt(std::shared_ptr<Port> port, uint64_t message_id, std::string topic, std::vector<uint8_t> header,
+                    std::vector<uint8_t> payload, bool retransmit);
+  // BIND by an MQTT session to its own queue (a native BIND never reaches those).
+  void bind_mqtt(std::shared_ptr<Port> port, uint32_t bind_id, uint32_t window, std::string queue);
 
   Stats stats() const;
   uint32_t max_consumer_window() const { return max_window_; }
 
  private:
-  enum class Kind : uint8_t { Publish, Bind, Unbind, Ack, Nack, Detach, File };
+  enum class Kind : uint8_t { Publish, Bind, Unbind, Ack, Nack, Detach, File, MqttQueue };
   struct Command {
     Kind kind = Kind::Publish;
     std::shared_ptr<Port> port;
@@ -98,6 +109,9 @@ class Spool {
     bool flag = false;      // cumulative (Ack), retransmit (Publish)
     std::string name;       // topic (Publish), queue (Bind), path (File)
     std::vector<uint8_t> payload;  // the file's bytes (File)
+    bool mqtt = false;             // an MQTT PUBLISH (header: its session-queue prefix), an MQTT BIND
+    std::vector<uint8_t> header;
+    std::vector<std::string> patterns;  // MqttQueue
   };
   class Turn;
 
@@ -105,6 +119,12 @@ class Spool {
   void submit(Command command);
   void run();
   void commit(std::vector<Command>& batch);
+  Queue* open_mqtt_queue(const std::string& name);
+  void drop_mqtt_queue(const std::string& name);
+  void expire_mqtt_queues();  // the store thread, at least once a second while one has a deadline
+
+  std::string store_dir_;
+  store::LogOptions log_options_;
 
   std::vector<std::unique_ptr<Queue>> queues_;  // the store thread's, once it runs
   uint32_t max_window_;

@@ -13,6 +13,17 @@ bounded.
   absent PORT ID                an MQTT 5 Clean Start 0 CONNECT finds no session
                                 (Session Present 0)
 
+Messages queued for a session that is away (the test restarts the broker between runs):
+  leave PORT ID VERSION EXPIRY QOS   as above, the subscription at QOS
+  publish PORT ID QOS FROM TO [EXPIRY]  paho 5 publishes "FROM".."TO" to it31/ID/m at
+                                QOS (each acknowledged before the next), with
+                                that Message Expiry Interval if given
+  collect PORT ID VERSION EXPIRY EXPECTED  the session resumes (Session Present 1)
+                                and gets exactly EXPECTED ("1-20" or "a,b"), in
+                                order, nothing twice (it waits a second more for
+                                duplicates); a message with a Message Expiry
+                                Interval has 1..59 s of it left
+
 Publishers whose messages go to the store's queues (raw MQTT bytes, to read
 the acknowledgements' reason codes):
   to-queue PORT                 QoS 1 "one" to it31/q/1 and QoS 2 "two" to
@@ -74,11 +85,11 @@ def close(client):
     client.loop_stop()
 
 
-def leave(port, client_id, version, expiry):
+def leave(port, client_id, version, expiry, qos="1"):
     client, state = connect(port, client_id, version, expiry)
     if state["present"]:
         fail("a new session said Session Present")
-    client.subscribe("it31/%s/#" % client_id, qos=1)
+    client.subscribe("it31/%s/#" % client_id, qos=int(qos))
     if not state["suback"].wait(TIMEOUT_S):
         fail("no SUBACK")
     close(client)
@@ -103,6 +114,66 @@ def resume(port, client_id, version, expiry):
     finally:
         close(client)
     print("ok resume")
+
+
+def publish(port, client_id, qos, first, last, expiry=None):
+    import paho.mqtt.client as mqtt
+    from paho.mqtt.properties import Properties
+    from paho.mqtt.packettypes import PacketTypes
+    publisher = mqtt.Client(client_id=client_id + "-pub", protocol=mqtt.MQTTv5)
+    publisher.connect("127.0.0.1", int(port))
+    publisher.loop_start()
+    props = None
+    if expiry is not None:
+        props = Properties(PacketTypes.PUBLISH)
+        props.MessageExpiryInterval = int(expiry)
+    for i in range(int(first), int(last) + 1):
+        info = publisher.publish("it31/%s/m" % client_id, str(i).encode(), qos=int(qos), properties=props)
+        info.wait_for_publish(TIMEOUT_S)
+        if not info.is_published():
+            fail("message %d not acknowledged" % i)
+    close(publisher)
+    print("ok publish")
+
+
+def expected_list(spec):
+    if "-" in spec:
+        first, last = spec.split("-")
+        return [str(i).encode() for i in range(int(first), int(last) + 1)]
+    return [p.encode() for p in spec.split(",")]
+
+
+def collect(port, client_id, version, expiry, spec):
+    import time
+    expected = expected_list(spec)
+    got = []
+    lock = threading.Lock()
+    complete = threading.Event()
+    client, state = None, None
+
+    def on_message(_c, _u, msg):
+        with lock:
+            got.append(msg.payload)
+            props = getattr(msg, "properties", None)
+            left = getattr(props, "MessageExpiryInterval", None) if props is not None else None
+            if left is not None and not 1 <= left <= 59:
+                state["bad_expiry"] = left
+            if len(got) >= len(expected):
+                complete.set()
+    client, state = connect(port, client_id, version, expiry)
+    client.on_message = on_message
+    try:
+        if not state["present"]:
+            fail("Session Present 0: the stored session was lost")
+        complete.wait(3 * TIMEOUT_S)
+        time.sleep(1)  # anything more would be a duplicate
+    finally:
+        close(client)
+    if got != expected:
+        fail("got %d messages %r, expected %r" % (len(got), got[:40], expected[:40]))
+    if "bad_expiry" in state:
+        fail("a Message Expiry Interval of %r left" % state["bad_expiry"])
+    print("ok collect %d" % len(got))
 
 
 def absent(port, client_id):
@@ -201,7 +272,11 @@ def full(port):
 if __name__ == "__main__":
     mode = sys.argv[1]
     if mode == "leave":
-        leave(*sys.argv[2:6])
+        leave(*sys.argv[2:7])
+    elif mode == "publish":
+        publish(*sys.argv[2:8])
+    elif mode == "collect":
+        collect(*sys.argv[2:7])
     elif mode == "resume":
         resume(*sys.argv[2:6])
     elif mode == "absent":

@@ -84,6 +84,45 @@ TEST_F(It31MqttStore, AnExpiredSessionIsGoneAfterRestartAndACorruptFileIsSetAsid
   EXPECT_NE(broker_->err().find("(1 expired, 1 refused)"), std::string::npos) << broker_->err();
 }
 
+// Acceptance 3 of issue 28: a QoS 1 subscriber with a stored session misses
+// nothing published while it was away, across a SIGKILL and a SIGTERM of the
+// broker: every message, in order, none twice.
+TEST_F(It31MqttStore, AnAwayQos1SessionGetsEverythingPublishedAcrossRestartsInOrder) {
+  start();
+  client({"leave", "it31-q1", "311", "0", "1"});
+  client({"publish", "it31-q1", "1", "1", "10"});
+  restart(SIGKILL);
+  client({"publish", "it31-q1", "1", "11", "20"});
+  restart(SIGTERM);
+  client({"publish", "it31-q1", "1", "21", "30"});
+  client({"collect", "it31-q1", "311", "0", "1-30"});
+}
+
+// QoS 2: the same, and never a duplicate, also for the messages the session
+// had been sent live before it left (MQTT 5, Session Expiry 1 h).
+TEST_F(It31MqttStore, AnAwayQos2SessionGetsEachMessageExactlyOnce) {
+  start();
+  client({"leave", "it31-q2", "5", "3600", "2"});
+  client({"publish", "it31-q2", "2", "1", "10"});
+  restart(SIGKILL);
+  client({"publish", "it31-q2", "2", "11", "20"});
+  client({"collect", "it31-q2", "5", "3600", "1-20"});
+  client({"publish", "it31-q2", "2", "21", "25"});
+  client({"collect", "it31-q2", "5", "3600", "21-25"});
+}
+
+// Message Expiry (MQTT 5): a queued message whose interval passed while it
+// waited is not delivered; the one delivered carries what is left of its own.
+TEST_F(It31MqttStore, AQueuedMessageExpiresAndTheOtherCarriesItsRemainingInterval) {
+  start();
+  client({"leave", "it31-exp", "5", "3600", "1"});
+  client({"publish", "it31-exp", "1", "1", "1", "60"});
+  client({"publish", "it31-exp", "1", "2", "2", "1"});
+  client({"publish", "it31-exp", "1", "3", "3", "60"});
+  std::this_thread::sleep_for(std::chrono::milliseconds(1'100));  // past message 2's 1 s, not the others' 60 s
+  client({"collect", "it31-exp", "5", "3600", "1,3"});
+}
+
 // An MQTT publisher's QoS 1 and 2 messages go to the durable queues that
 // attract them, acknowledged once stored; a full queue refuses: MQTT 5 with
 // PUBACK 0x97, 3.1.1 (no reason codes) by closing the connection.
