@@ -23,7 +23,7 @@ namespace {
 using testing::run_to_completion;
 using testing::TempDir;
 
-constexpr int kClientMs = 15'000;  // a safety net for one client run, never a performance bound
+constexpr int kClientMs = 30'000;  // a safety net for one client run, never a performance bound
 
 class It31MqttStore : public ::testing::Test {
  protected:
