@@ -268,9 +268,11 @@ void MqttSession::finish_connect(const Connect& c, bool assigned, std::optional<
   queue_packet(kConnackMax, [&](std::span<uint8_t> out) { return encode_connack(out, version_, connack); });
   connacked_ = true;
   settle_pending_will(resumed.has_value());
-  queue_backed_ = env().spool != nullptr && session_expiry_s_ != 0;
-  // A new session starts with an empty queue; a resumed one's attracts its subscriptions before they go live.
-  if (env().spool != nullptr && !resumed) env().spool->mqtt_queue(session_queue_name(key_), {}, true);
+  // A resumed session's queue serves this connection even when the session now ends with it (Session Expiry 0).
+  queue_backed_ = env().spool != nullptr && (session_expiry_s_ != 0 || resumed.has_value());
+  // A new session starts with an empty queue (one ending with its connection drops it in persist_session);
+  // a resumed one's attracts its subscriptions before they go live.
+  if (queue_backed_ && !resumed) env().spool->mqtt_queue(session_queue_name(key_), {}, true);
   if (queue_backed_) update_queue(queue_patterns(resumed ? resumed->subscriptions : std::vector<StoredSession::Subscription>{}));
   if (resumed) resume(*resumed);
   persist_session();

@@ -53,7 +53,9 @@ void MqttSession::persist_session(uint64_t ended_at_ns) {
   std::string path = sessions_dir(env().config.store.dir) + "/" + session_file_name(key_);
   if (session_expiry_s_ == 0) {
     env().spool->write_file(std::move(path), {});
-    return env().spool->mqtt_queue(session_queue_name(key_), {}, true);
+    // The queue goes with the session: at once, or as the connection it still serves ends.
+    if (!queue_backed_ || ended_at_ns != 0) env().spool->mqtt_queue(session_queue_name(key_), {}, true);
+    return;
   }
   PersistedSession p{key_, session_expiry_s_, ended_at_ns, stored_subscriptions()};
   env().spool->write_file(std::move(path), encode_session(p));

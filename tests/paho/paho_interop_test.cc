@@ -87,8 +87,11 @@ void run_suite(const std::string& suite, const std::string& other, const std::st
   }
   const uint16_t port = pick_free_port();
   BrokerOptions options;
+  // With a store: stored sessions queue their QoS 1 and 2 messages while away (test_publication_expiry).
+  TempDir store;
   options.config_toml = "auth_file = \"" TW_SOURCE_DIR "/tests/paho/users.toml\"\nallow_anonymous = true\n"
-                        "mqtt_max_keepalive_s = 60\nmqtt_listen = \"127.0.0.1:" + std::to_string(port) + "\"\n";
+                        "mqtt_max_keepalive_s = 60\nmqtt_listen = \"127.0.0.1:" + std::to_string(port) + "\"\n"
+                        "[store]\ndir = \"" + store.path() + "/store\"\n";
   BrokerProcess broker(options);
   ASSERT_TRUE(broker.ready()) << broker.err();
   const std::string env_args[] = {
