@@ -90,7 +90,14 @@ size_t encode_forwarded(std::span<uint8_t> out, const Properties& p, uint64_t no
 // The most QoS a subscriber may get the message with: the QoS it was
 // published with, 2 for one with no forwarded string (a native message).
 inline uint8_t forwarded_qos(std::span<const uint8_t> forwarded) {
-  return forwarded.size() < kForwardedHead ? 2 : forwarded[kForwardedHead - 1];
+  return forwarded.size() < kForwardedHead ? 2 : forwarded[kForwardedHead - 1] & 0x03;
+}
+// Above the QoS in that byte: the message went to the store too (a QoS 1 or
+// 2 PUBLISH with `store.dir`), so a stored session gets it from its queue,
+// not live (docs/mqtt.md, "Sessions"). Such a string always has its head.
+inline constexpr uint8_t kForwardedStored = 0x80;
+inline bool forwarded_stored(std::span<const uint8_t> forwarded) {
+  return forwarded.size() >= kForwardedHead && (forwarded[kForwardedHead - 1] & kForwardedStored) != 0;
 }
 // Its Message Expiry deadline (monotonic ns); 0 = none.
 uint64_t forwarded_deadline(std::span<const uint8_t> forwarded);

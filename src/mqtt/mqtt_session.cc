@@ -8,6 +8,8 @@
 #include "base/rate_limit.h"
 #include "mqtt/client_registry.h"
 #include "mqtt/encoder.h"
+#include "mqtt/session_file.h"
+#include "queue/spool.h"
 
 namespace tw::mqtt {
 
@@ -40,6 +42,10 @@ MqttSession::MqttSession(Env env, ServerState& shared, std::unique_ptr<session::
     : Session(env, std::move(transport), std::move(peer), unconnected_encoder(), now_ns), server_(shared) {}
 
 MqttSession::~MqttSession() {
+  if (port_) {
+    port_->handler = nullptr;  // answers already on their way are dropped
+    env().spool->detach(port_);
+  }
   for (Subscription& s : subscriptions_) leave_group(s);
   if (registered_) server_.clients.release(key_, &taken_over_);
 }
@@ -195,6 +201,7 @@ void MqttSession::accept_connect(const Connect& c, bool assigned) {
   if (!permitted(Access::Connect, {})) return refuse_connect(version_, Reason::NotAuthorized, "not authorized");
   // The session is the user's: another user's CONNECT with this client id is another session (client_registry.h).
   key_ = {grants() != nullptr ? grants()->user() : std::string(), identity_.client_id};
+  load_persisted_sessions();
   // [MQTT-3.1.4-2]: a live connection with this id is told to go. With Clean Start 0 its session
   // continues here [MQTT-3.1.2-5]: it is handed over as that connection ends, on its own loop thread.
   const bool took_over = server_.clients.claim(key_, &taken_over_, !c.clean_start);
@@ -262,7 +269,18 @@ void MqttSession::finish_connect(const Connect& c, bool assigned, std::optional<
   queue_packet(kConnackMax, [&](std::span<uint8_t> out) { return encode_connack(out, version_, connack); });
   connacked_ = true;
   settle_pending_will(resumed.has_value());
+  // A resumed session's queue serves this connection even when the session now ends with it (Session Expiry 0).
+  queue_backed_ = env().spool != nullptr && (session_expiry_s_ != 0 || resumed.has_value());
+  // A new session starts with an empty queue (one ending with its connection drops it in persist_session);
+  // a resumed one's attracts its subscriptions before they go live.
+  if (queue_backed_ && !resumed) env().spool->mqtt_queue(session_queue_name(key_), {}, true);
+  if (queue_backed_) update_queue(queue_patterns(resumed ? resumed->subscriptions : std::vector<StoredSession::Subscription>{}));
   if (resumed) resume(*resumed);
+  persist_session();
+  if (queue_backed_) {
+    env().spool->bind_mqtt(port(), kQueueBind, std::min<uint32_t>(outbound_.limit(), OutboundWindow::kMaxInflight),
+                           session_queue_name(key_));
+  }
   TW_DEBUG("session %s: MQTT %s CONNECT from '%s', keepalive %u s", peer().c_str(),
            version_ == Version::V5 ? "5.0" : "3.1.1", identity_.client_id.c_str(), c.keepalive_s);
 }

@@ -32,6 +32,7 @@
 #include "mqtt/outbound.h"
 #include "mqtt/shared_groups.h"
 #include "mqtt/topic_map.h"
+#include "queue/mailbox.h"
 #include "session/session.h"
 
 namespace tw::mqtt {
@@ -48,7 +49,7 @@ struct Identity {
 
 enum class Access { Connect, Publish, Subscribe };
 
-class MqttSession final : public session::Session {
+class MqttSession final : public session::Session, public queue::PortHandler {
  public:
   // `shared`: the broker's MQTT state (client identifiers, stored sessions, shared groups); outlives the session.
   MqttSession(Env env, ServerState& shared, std::unique_ptr<session::Transport> transport, std::string peer,
@@ -101,6 +102,8 @@ class MqttSession final : public session::Session {
   bool holds_hello() const override { return handover_deadline_ns_ != 0; }
   void poll_held_hello(uint64_t now_ns) override;
   void on_settled() override { resuming_ = false; }  // a resume's catch-up images came
+  // The store's answers to the QoS 1 and 2 PUBLISHes it was given (publish.cc).
+  void on_store_frames(std::span<const uint8_t> frames, uint32_t answered) override;
 
  private:
   // Heterogeneous lookup by topic: no allocation per message.
@@ -157,6 +160,12 @@ class MqttSession final : public session::Session {
   // `qos`: the PUBLISH's, the most its subscribers get it with (a Will's: 2 until it keeps its own).
   std::span<const uint8_t> forwarded_properties(const Properties& properties, uint8_t qos = 2);
   void send_pub_response(PacketType type, uint16_t packet_id, Reason reason);
+  // With a store: a QoS 1 or 2 PUBLISH goes to it too (the queues it matches,
+  // docs/guaranteed.md), and its PUBACK or PUBREC waits for the store's
+  // answer, sent once it is durable (on_store_frames).
+  void store_publish(std::string_view topic, const Publish& msg, std::span<const uint8_t> forwarded);
+  void answer_stored(uint64_t message_id, wire::Code code, std::string_view text);
+  const std::shared_ptr<queue::Port>& port();
 
   // subscribe.cc
   // Whether the filter can be subscribed, and its broker patterns.
@@ -239,6 +248,30 @@ class MqttSession final : public session::Session {
   void drop_unentitled(std::vector<OutboundMessage>& messages);
   // At the end of the connection: keeps the state if the session outlives it.
   void store_session();
+  // With a store: the stored sessions on disk, read into the registry once
+  // per broker (before the first CONNECT is answered); this session's file
+  // written (it outlives its connection: `ended_at_ns` is when the connection
+  // ended, 0 while it lives) or removed (it ends with its connection).
+  void load_persisted_sessions();
+  void persist_session(uint64_t ended_at_ns = 0);
+
+  // queued.cc: a stored session's queue on the store (docs/mqtt.md,
+  // "Sessions"): with a store, every QoS 1 and 2 message an MQTT publisher
+  // stored reaches a session that outlives its connection from its queue,
+  // never live, while connected and while away alike.
+  static constexpr uint32_t kQueueBind = 1;
+  // The broker patterns of the QoS 1 and 2 subscriptions among `subs` (shared ones are live only).
+  std::vector<std::string> queue_patterns(const std::vector<StoredSession::Subscription>& subs);
+  std::vector<StoredSession::Subscription> stored_subscriptions() const;
+  // The queue attracts `patterns` from now on (before the live subscriptions they
+  // come with, so that no message falls between); `expires_ns`: when it is deleted (wall clock, 0: never).
+  void update_queue(std::vector<std::string> patterns, uint64_t expires_ns = 0);
+  // Whether the channel's message reaches this session from its queue instead.
+  bool from_queue(const cache::Channel& channel) const;
+  // A DELIVER of the queue sent as a PUBLISH; false when the window is full (it waits).
+  bool send_queued(std::span<const uint8_t> frame);
+  void send_waiting_queued();
+  void queued_acknowledged(uint16_t packet_id);
 
   // After authentication (none, a certificate, anonymous, or a password
   // checked off the loop: on_login): the rest of CONNECT, at once or once a
@@ -324,6 +357,13 @@ class MqttSession final : public session::Session {
   bool dollar_filters_ = false;   // some filter can match '$' topics
   bool shared_ = false;           // some subscription is shared
   bool publish_refused_logged_ = false;
+  std::shared_ptr<queue::Port> port_;  // made at the first PUBLISH the store takes
+  uint32_t unanswered_ = 0;            // PUBLISHes the store has not answered
+  bool window_full_ = false;           // input paused until it answers one (store.publish_window)
+  std::vector<uint16_t> storing_;      // QoS 2 packet ids the store has not answered: a resend waits too
+  bool queue_backed_ = false;          // queued.cc
+  std::unordered_map<uint16_t, uint64_t> queued_ids_;  // packet id -> queue seq, until PUBACK or PUBREC
+  std::deque<std::vector<uint8_t>> queued_waiting_;    // DELIVERs that found the window full
   uint64_t oversize_dropped_ = 0;
   // Channels this connection published to, by topic.
   std::unordered_map<std::string, cache::ChannelId, TopicHash, std::equal_to<>> channels_;

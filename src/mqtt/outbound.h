@@ -31,6 +31,7 @@ class OutboundWindow {
   void set_limits(uint16_t receive_maximum, uint64_t byte_limit);
   bool full() const { return count_ >= limit_ || bytes_ >= byte_limit_; }
   size_t in_flight() const { return count_; }
+  uint32_t limit() const { return limit_; }
   // Stores the QoS 0 PUBLISH `qos0` rewritten as `r` says (QoS 1 or 2) with
   // a free packet id, which it sets in `r`; the bytes to send, valid until
   // the slot is acknowledged. Empty when full. `expires_ns`: its Message

@@ -149,7 +149,7 @@ size_t encode_forwarded(std::span<uint8_t> out, const Properties& p, uint64_t no
     std::memcpy(out.data() + used, p.raw.data() + start, end - start);
     used += end - start;
   }
-  return used == kForwardedHead && deadline == 0 && qos >= 2 ? 0 : used;
+  return used == kForwardedHead && deadline == 0 && qos == 2 ? 0 : used;  // 2 | kForwardedStored keeps its head
 }
 
 void read_properties(Reader& r, PropertyContext context, Properties& out) {

@@ -126,8 +126,13 @@ void MqttSession::release_held() {
 }
 
 void MqttSession::handle_outbound_ack(const PubResponse& msg) {
-  switch (outbound_.acknowledge(msg.type, msg.packet_id, msg.reason)) {
-    case OutboundWindow::Ack::Done: return release_held();
+  const OutboundWindow::Ack ack = outbound_.acknowledge(msg.type, msg.packet_id, msg.reason);
+  // A queued message leaves its queue at PUBACK, or at PUBREC: the client holds it then (4.3.3).
+  if (ack == OutboundWindow::Ack::Done || ack == OutboundWindow::Ack::SendPubrel) queued_acknowledged(msg.packet_id);
+  switch (ack) {
+    case OutboundWindow::Ack::Done:
+      send_waiting_queued();
+      return release_held();
     case OutboundWindow::Ack::SendPubrel: return send_pub_response(PacketType::Pubrel, msg.packet_id, Reason::Success);
     case OutboundWindow::Ack::Unknown:
       // 4.3.3: a PUBREC for an id not in flight is answered, the others ignored.

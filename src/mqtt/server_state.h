@@ -5,9 +5,11 @@
 // (shared_groups.h). The broker owns one and hands it to every MqttSession
 // it makes (tier/protocols.cc); nothing about MQTT is process-wide, so two
 // brokers in one process (tests, a cascade) never see each other's clients.
-// This is where a durable session store would plug in (docs/ARCHITECTURE.md,
-// "Storage seam").
+// With a store, the stored sessions are also on disk (session_file.h): read
+// into `clients` once, at the first CONNECT after the broker starts.
 #pragma once
+#include <mutex>
+
 #include "mqtt/client_registry.h"
 #include "mqtt/pending_wills.h"
 #include "mqtt/shared_groups.h"
@@ -18,6 +20,7 @@ struct ServerState {
   ClientRegistry clients;
   PendingWills wills;
   SharedGroups groups;
+  std::once_flag sessions_loaded;
 };
 
 }  // namespace tw::mqtt

@@ -13,11 +13,55 @@
 // gets those], nor a duplicate of a message resent above. A connection that
 // takes over a live one with Clean Start 0 gets that one's session the same
 // way, handed over as it ends.
+//
+// With a store (`store.dir`) the stored sessions survive a restart of the
+// broker (SIGTERM or SIGKILL): each is a file (session_file.h) written by the
+// store thread when it starts, when its subscriptions change and when its
+// connection ends, removed when it ends; the broker reads them at the first
+// CONNECT. What is on disk is the session's user, client id, subscriptions and
+// expiry; its unacknowledged messages and what it has seen of each channel
+// are not (after a restart the catch-up sends every channel's last value).
 #include "base/clock.h"
 #include "base/log.h"
 #include "mqtt/mqtt_session.h"
+#include "mqtt/session_file.h"
+#include "queue/spool.h"
 
 namespace tw::mqtt {
+
+void MqttSession::load_persisted_sessions() {
+  if (env().spool == nullptr) return;
+  std::call_once(server_.sessions_loaded, [&] {
+    const uint64_t now = monotonic_ns();
+    std::vector<ClientKey> expired;
+    for (PersistedSession& p : load_sessions(sessions_dir(env().config.store.dir), realtime_ns(), &expired)) {
+      const uint64_t left = remaining_ns(p, realtime_ns());
+      StoredSession state;
+      state.subscriptions = std::move(p.subscriptions);
+      state.expires_ns = left == UINT64_MAX ? UINT64_MAX : now + left;
+      // Its queue attracts its subscriptions again (the store thread opened it empty of them).
+      env().spool->mqtt_queue(session_queue_name(p.key), queue_patterns(state.subscriptions),
+                              false, left == UINT64_MAX ? 0 : realtime_ns() + left);
+      (void)server_.clients.store(p.key, std::move(state), now);
+    }
+    for (const ClientKey& key : expired) env().spool->mqtt_queue(session_queue_name(key), {}, true);
+  });
+}
+
+void MqttSession::persist_session(uint64_t ended_at_ns) {
+  if (env().spool == nullptr) return;
+  std::string path = sessions_dir(env().config.store.dir) + "/" + session_file_name(key_);
+  if (session_expiry_s_ == 0) {
+    env().spool->write_file(std::move(path), {});
+    // The queue goes with the session: at once, or as the connection it still serves ends.
+    if (!queue_backed_ || ended_at_ns != 0) env().spool->mqtt_queue(session_queue_name(key_), {}, true);
+    return;
+  }
+  PersistedSession p{key_, session_expiry_s_, ended_at_ns, stored_subscriptions()};
+  env().spool->write_file(std::move(path), encode_session(p));
+  const bool expires = ended_at_ns != 0 && session_expiry_s_ != UINT32_MAX;
+  update_queue(queue_patterns(p.subscriptions), expires ? ended_at_ns + session_expiry_s_ * 1'000'000'000ull : 0);
+}
 
 std::optional<StoredSession> MqttSession::take_stored_session(const Connect& c) {
   auto stored = server_.clients.take(key_, monotonic_ns());
@@ -77,6 +121,7 @@ void MqttSession::drop_unentitled(std::vector<OutboundMessage>& messages) {
 void MqttSession::store_session() {
   if (!connacked_) return;
   const bool taken_over = taken_over_.load(std::memory_order_relaxed);
+  if (!taken_over) persist_session(realtime_ns());  // a successor writes its own
   if (session_expiry_s_ == 0) {
     if (taken_over) server_.clients.hand_over(key_, std::nullopt, monotonic_ns());
     return;
@@ -85,6 +130,8 @@ void MqttSession::store_session() {
   for (const Subscription& s : subscriptions_) state.subscriptions.push_back({s.filter, s.retain_handling, s.qos, s.id, s.no_local, s.retain_as_published});
   state.awaiting_pubrel = awaiting_pubrel_;
   state.outbound = outbound_.take();
+  // Those its queue sent and were not acknowledged: the queue sends them again.
+  std::erase_if(state.outbound, [&](const OutboundMessage& m) { return !m.released && queued_ids_.contains(m.packet_id); });
   state.seen = std::move(seen_);
   const uint64_t now = monotonic_ns();
   state.expires_ns = session_expiry_s_ == UINT32_MAX ? UINT64_MAX : now + session_expiry_s_ * 1'000'000'000ull;

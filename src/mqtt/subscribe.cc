@@ -32,6 +32,13 @@ void MqttSession::handle_subscribe(const Packet& packet) {
   }
   const size_t max = 8 + codes.size();
   queue_packet(max, [&](std::span<uint8_t> out) { return encode_suback(out, version_, msg.packet_id, codes); });
+  if (queue_backed_) {
+    std::vector<StoredSession::Subscription> after = stored_subscriptions();
+    for (size_t i = 0; i < msg.filters.size(); ++i) {
+      if (codes[i] < 0x80) after.push_back({std::string(msg.filters[i].filter), 0, msg.filters[i].qos});
+    }
+    update_queue(queue_patterns(after));
+  }
   std::vector<std::string_view> granted;
   for (size_t i = 0; i < msg.filters.size(); ++i) {
     if (codes[i] >= 0x80) continue;
@@ -39,6 +46,7 @@ void MqttSession::handle_subscribe(const Packet& packet) {
     for (size_t p = 0; p < mapped[i].count; ++p) granted.push_back(mapped[i].pattern[p]);
   }
   settle(granted);
+  if (session_expiry_s_ != 0 && !granted.empty()) persist_session();
 }
 
 Reason MqttSession::check_filter(std::string_view filter, Patterns& mapped) {
@@ -124,6 +132,7 @@ void MqttSession::handle_unsubscribe(const Packet& packet) {
   }
   const size_t max = 8 + codes.size();
   queue_packet(max, [&](std::span<uint8_t> out) { return encode_unsuback(out, version_, msg.packet_id, codes); });
+  if (session_expiry_s_ != 0) persist_session();
 }
 
 bool MqttSession::remove_subscription(std::string_view filter) {
@@ -217,6 +226,7 @@ void MqttSession::send_stream_image(const cache::Channel& channel, broker::SlowP
   note_seen(channel);
   // A live message (a channel's first, sent as its image): No Local and Retain As Published apply.
   if (!subscribing_ && own_echo(channel)) return;
+  if ((!subscribing_ || resuming_) && from_queue(channel)) return;  // live or catch-up: its queue has it
   if (!subscribing_ && keeps_retain(channel)) return send_as_retained(channel, policy);
   if ((subscribing_ && skip_retained_) || !wants(channel) || !image_fits(channel)) return;
   if (const uint8_t qos = delivery_qos(channel); own_publish(qos)) {
@@ -249,7 +259,7 @@ void MqttSession::send_as_retained(const cache::Channel& channel, broker::SlowPo
 
 void MqttSession::send_delivery(const broker::Delivery& delivery) {
   note_seen(delivery.channel);
-  if (!wants(delivery.channel) || own_echo(delivery.channel)) return;
+  if (!wants(delivery.channel) || own_echo(delivery.channel) || from_queue(delivery.channel)) return;
   // Only an opaque channel's messages can carry RETAIN (MQTT publishes), and
   // such a message is the channel's image: sent as a retained image.
   if (keeps_retain(delivery.channel)) return send_as_retained(delivery.channel, delivery.policy);

@@ -61,6 +61,16 @@ class Queue {
   ~Queue();
 
   const std::string& name() const { return config_.name; }
+  // An MQTT stored session's queue (docs/mqtt.md, "Sessions"): it takes MQTT
+  // QoS 1 and 2 PUBLISHes only, each record's payload prefixed with what the
+  // session needs to send it (its QoS, expiry and properties); its
+  // subscriptions follow the session's.
+  bool mqtt() const { return mqtt_; }
+  void make_mqtt() { mqtt_ = true; }
+  void set_subscriptions(std::vector<std::string> patterns) { config_.subscriptions = std::move(patterns); }
+  const std::string& dir() const { return dir_; }
+  // When its session expires (wall clock ns; 0: never, or its connection lives).
+  uint64_t mqtt_expires_ns = 0;
   const config::QueueConfig& config() const { return config_; }
   bool attracts(std::string_view topic) const;
 
@@ -124,6 +134,7 @@ class Queue {
   uint64_t written_floor_ = 0;
   uint64_t oldest_ns_ = 0;
   uint64_t oldest_seq_ = 0;          // the message oldest_ns_ is of
+  bool mqtt_ = false;
   uint64_t next_ = 1;                // the next seq never delivered since the start
   uint64_t recovered_end_ = 1;       // seqs below it were stored before the start: delivered flagged
   std::map<uint64_t, uint64_t> outstanding_;  // seq -> consumer serial

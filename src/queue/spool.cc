@@ -7,6 +7,7 @@
 #include <algorithm>
 #include <cctype>
 #include <cerrno>
+#include <chrono>
 #include <cstdlib>
 #include <cstring>
 #include <filesystem>
@@ -131,6 +132,25 @@ void log_recovery(const std::string& name, const store::Recovery& r) {
   }
 }
 
+// A crash leaves the old file or the new one, never a torn one.
+void replace_file(const std::string& path, const std::vector<uint8_t>& bytes) {
+  if (bytes.empty()) {
+    if (::unlink(path.c_str()) != 0 && errno != ENOENT) TW_WARN("store: cannot remove %s: %s", path.c_str(), std::strerror(errno));
+    return;
+  }
+  const std::string temporary = path + ".tmp";
+  const int fd = ::open(temporary.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0640);
+  int error = fd < 0 ? errno : 0;
+  if (error == 0 && ::write(fd, bytes.data(), bytes.size()) != static_cast<ssize_t>(bytes.size())) error = errno ? errno : EIO;
+  if (error == 0 && ::fdatasync(fd) != 0) error = errno;
+  if (fd >= 0) ::close(fd);
+  if (error == 0 && ::rename(temporary.c_str(), path.c_str()) != 0) error = errno;
+  if (error != 0) {
+    TW_WARN("store: cannot write %s: %s", path.c_str(), std::strerror(error));
+    (void)::unlink(temporary.c_str());
+  }
+}
+
 }  // namespace
 
 Result<std::unique_ptr<Spool>> Spool::open(const config::BrokerConfig& config) {
@@ -167,6 +187,16 @@ Result<std::unique_ptr<Spool>> Spool::open(const config::BrokerConfig& config) {
     if (!queue) return Error{"queue " + qc.name + ": " + queue.error().message};
     log_recovery(qc.name, recovery);
     spool->queues_.push_back(std::move(*queue));
+  }
+  // The MQTT stored sessions' queues: their subscriptions come with their sessions (Kind::MqttQueue).
+  const std::string sessions = sc.dir + "/mqtt-sessions";
+  if (::mkdir(sessions.c_str(), 0750) != 0 && errno != EEXIST) return Error{sessions + ": " + std::strerror(errno)};
+  std::error_code error;
+  for (const auto& entry : std::filesystem::directory_iterator(sessions, error)) {
+    if (!entry.is_directory() || entry.path().extension() != ".q") continue;
+    if (spool->open_mqtt_queue("mqtt-sessions/" + entry.path().filename().string()) == nullptr) {
+      return Error{"cannot open the MQTT session queue " + entry.path().string()};
+    }
   }
   spool->refresh_stats();
   spool->thread_ = std::thread([s = spool.get()] { s->run(); });
@@ -207,6 +237,71 @@ void Spool::nack(std::shared_ptr<Port> port, uint32_t bind_id, uint64_t seq) {
   submit({Kind::Nack, std::move(port), seq, bind_id, 0, false, {}, {}});
 }
 void Spool::detach(std::shared_ptr<Port> port) { submit({Kind::Detach, std::move(port), 0, 0, 0, false, {}, {}}); }
+Queue* Spool::open_mqtt_queue(const std::string& name) {
+  for (auto& q : queues_) {
+    if (q->name() == name) return q.get();
+  }
+  config::QueueConfig qc;
+  qc.name = name;
+  qc.exclusive = true;  // its session's connection; a successor gets it when the old one detaches
+  store::Recovery recovery;
+  auto queue = Queue::open(qc, dir_, log_options_, &recovery);
+  if (!queue) {
+    TW_ERROR("store: %s: %s", name.c_str(), queue.error().message.c_str());
+    return nullptr;
+  }
+  if (recovery.cut) log_recovery(name, recovery);
+  (*queue)->make_mqtt();
+  queues_.push_back(std::move(*queue));
+  return queues_.back().get();
+}
+
+void Spool::drop_mqtt_queue(const std::string& name) {
+  auto it = std::find_if(queues_.begin(), queues_.end(), [&](const auto& q) { return q->mqtt() && q->name() == name; });
+  if (it == queues_.end()) return;
+  const std::string dir = (*it)->dir();
+  queues_.erase(it);
+  std::error_code error;
+  std::filesystem::remove_all(dir, error);
+  if (error) TW_WARN("store: cannot remove %s: %s", dir.c_str(), error.message().c_str());
+}
+
+void Spool::expire_mqtt_queues() {
+  const uint64_t now = realtime_ns();
+  std::vector<std::string> expired;
+  for (auto& q : queues_) {
+    if (q->mqtt() && q->mqtt_expires_ns != 0 && q->mqtt_expires_ns <= now) expired.push_back(q->name());
+  }
+  for (const std::string& name : expired) {
+    TW_INFO("store: MQTT session %s expired: its queue and file deleted", name.c_str());
+    drop_mqtt_queue(name);
+    replace_file(dir_ + "/" + name.substr(0, name.size() - 2), {});
+  }
+}
+
+void Spool::mqtt_queue(std::string name, std::vector<std::string> patterns, bool gone, uint64_t expires_ns) {
+  Command c{Kind::MqttQueue, nullptr, expires_ns, 0, 0, gone, std::move(name), {}};
+  c.patterns = std::move(patterns);
+  submit(std::move(c));
+}
+
+void Spool::publish_mqtt(std::shared_ptr<Port> port, uint64_t message_id, std::string topic,
+                         std::vector<uint8_t> header, std::vector<uint8_t> payload, bool retransmit) {
+  Command c{Kind::Publish, std::move(port), message_id, 0, 0, retransmit, std::move(topic), std::move(payload)};
+  c.mqtt = true;
+  c.header = std::move(header);
+  submit(std::move(c));
+}
+
+void Spool::bind_mqtt(std::shared_ptr<Port> port, uint32_t bind_id, uint32_t window, std::string queue) {
+  Command c{Kind::Bind, std::move(port), 0, bind_id, window, false, std::move(queue), {}};
+  c.mqtt = true;
+  submit(std::move(c));
+}
+
+void Spool::write_file(std::string path, std::vector<uint8_t> bytes) {
+  submit({Kind::File, nullptr, 0, 0, 0, false, std::move(path), std::move(bytes)});
+}
 
 Spool::Stats Spool::stats() const {
   std::lock_guard lock(mutex_);
@@ -219,10 +314,13 @@ void Spool::run() {
   for (;;) {
     {
       std::unique_lock lock(mutex_);
-      wake_.wait(lock, [this] { return stopping_ || !submitted_.empty(); });
-      if (submitted_.empty()) return;  // stopping, and everything answered
+      // A stored MQTT session may expire meanwhile: its queue goes within a second.
+      wake_.wait_for(lock, std::chrono::seconds(1), [this] { return stopping_ || !submitted_.empty(); });
+      if (stopping_ && submitted_.empty()) return;  // everything answered
       batch.swap(submitted_);
     }
+    expire_mqtt_queues();
+    if (batch.empty()) continue;
     commit(batch);
     batch.clear();
   }
@@ -264,10 +362,10 @@ void Spool::commit(std::vector<Command>& batch) {
       case Kind::Publish: {
         Pending p{&c.port, c.id, {}};
         for (auto& q : queues_) {
-          if (q->attracts(c.name)) p.queues.push_back(q.get());
+          if ((c.mqtt || !q->mqtt()) && q->attracts(c.name)) p.queues.push_back(q.get());
         }
-        const size_t size = store::record_size(c.name, c.payload.size());
         for (Queue* q : p.queues) {
+          const size_t size = store::record_size(c.name, c.payload.size() + (q->mqtt() ? c.header.size() : 0));
           if (Status room = q->admits(size); !room) {
             q->count_refusal();
             p.code = wire::Code::QueueFull;
@@ -276,8 +374,14 @@ void Spool::commit(std::vector<Command>& batch) {
           }
         }
         if (p.code == wire::Code::Ok) {
+          std::vector<uint8_t> prefixed;  // an MQTT session queue's record: the header, then the payload
+          if (c.mqtt) {
+            prefixed = c.header;
+            prefixed.insert(prefixed.end(), c.payload.begin(), c.payload.end());
+          }
           for (Queue* q : p.queues) {
-            (void)q->append(now, c.name, c.payload, c.flag);  // an error fails the queue's whole batch at its sync
+            // An error fails the queue's whole batch at its sync.
+            (void)q->append(now, c.name, q->mqtt() ? prefixed : c.payload, c.flag);
             if (std::find(appended.begin(), appended.end(), q) == appended.end()) appended.push_back(q);
           }
         }
@@ -286,6 +390,7 @@ void Spool::commit(std::vector<Command>& batch) {
       }
       case Kind::Bind: {
         Queue* q = queue_named(c.name);
+        if (q != nullptr && q->mqtt() != c.mqtt) q = nullptr;  // a session's queue is its own
         if (q == nullptr) {
           turn.ack(c.port, c.bind_id, wire::Code::NotFound, "no queue named '" + c.name + "'");
         } else if (c.bind_id == 0 || holder(c.port.get(), c.bind_id) != nullptr) {
@@ -317,6 +422,18 @@ void Spool::commit(std::vector<Command>& batch) {
         break;
       case Kind::Call:  // after the batch's answers and deliveries: it may remove a queue they use
         calls.push_back(&c);
+      case Kind::File:
+        replace_file(c.name, c.payload);
+        break;
+      case Kind::MqttQueue:
+        if (c.flag) {
+          // Appends of this batch to it are forgotten (nothing to sync); its publishes are answered OK.
+          std::erase_if(appended, [&](Queue* q) { return q->mqtt() && q->name() == c.name; });
+          drop_mqtt_queue(c.name);
+        } else if (Queue* q = open_mqtt_queue(c.name); q != nullptr) {
+          q->set_subscriptions(std::move(c.patterns));
+          q->mqtt_expires_ns = c.id;
+        }
         break;
     }
   }
@@ -416,6 +533,7 @@ Status Spool::save_runtime_queues() const {
   const std::string path = dir_ + "/" + kRuntimeQueues, staged = path + ".new";
   std::string text;
   for (size_t i = configured_; i < queues_.size(); ++i) {
+    if (queues_[i]->mqtt()) continue;  // an MQTT session's queue is listed by its session file
     const config::QueueConfig& q = queues_[i]->config();
     text += q.name + "\t" + (q.exclusive ? "1" : "0") + "\t" + std::to_string(q.max_messages) + "\t" +
             std::to_string(q.max_bytes);
@@ -467,6 +585,7 @@ Status Spool::delete_queue(const std::string& name) {
       Queue& q = *queues_[i];
       if (q.name() != name) continue;
       if (i < configured_) return Error{"queue " + name + " is in the configuration: remove it there"};
+      if (q.mqtt()) return Error{"queue " + name + " is an MQTT stored session's: it ends with its session"};
       if (q.consumers() > 0) return Error{"queue " + name + " has " + std::to_string(q.consumers()) + " consumers bound"};
       const std::string dir = q.dir();
       auto held = std::move(queues_[i]);

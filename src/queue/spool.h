@@ -93,6 +93,21 @@ class Spool {
   void nack(std::shared_ptr<Port> port, uint32_t bind_id, uint64_t seq);
   // The connection closed: its bindings end; what they had unacknowledged goes to the other consumers, flagged.
   void detach(std::shared_ptr<Port> port);
+  // Replaces the file at `path` whole and durably (a temporary file,
+  // fdatasync, rename), or removes it when `bytes` is empty, on the store
+  // thread in submission order: the MQTT stored sessions (mqtt/session_file.h).
+  void write_file(std::string path, std::vector<uint8_t> bytes);
+  // An MQTT stored session's queue `<store.dir>/<name>` (exclusive, made if
+  // absent) now attracts `patterns`; with `gone`, it is deleted, directory and all.
+  // `expires_ns`: when the session expires (wall clock; 0: never, or connected):
+  // then the store thread deletes the queue and the session's file `<store.dir>/<name less .q>`.
+  void mqtt_queue(std::string name, std::vector<std::string> patterns, bool gone = false, uint64_t expires_ns = 0);
+  // An MQTT QoS 1 or 2 PUBLISH: `payload` to the configured queues that attract
+  // it, `header` + `payload` to the MQTT session queues that do.
+  void publish_mqtt(std::shared_ptr<Port> port, uint64_t message_id, std::string topic, std::vector<uint8_t> header,
+                    std::vector<uint8_t> payload, bool retransmit);
+  // BIND by an MQTT session to its own queue (a native BIND never reaches those).
+  void bind_mqtt(std::shared_ptr<Port> port, uint32_t bind_id, uint32_t window, std::string queue);
 
   Stats stats() const;
   uint32_t max_consumer_window() const { return max_window_; }
@@ -113,7 +128,7 @@ class Spool {
   Result<std::vector<Browsed>> browse_queue(const std::string& name, uint64_t from, size_t max);
 
  private:
-  enum class Kind : uint8_t { Publish, Bind, Unbind, Ack, Nack, Detach, Call };
+  enum class Kind : uint8_t { Publish, Bind, Unbind, Ack, Nack, Detach, Call, File, MqttQueue };
   struct Command {
     Kind kind = Kind::Publish;
     std::shared_ptr<Port> port;
@@ -121,9 +136,12 @@ class Spool {
     uint32_t bind_id = 0;
     uint32_t window = 0;
     bool flag = false;      // cumulative (Ack), retransmit (Publish)
-    std::string name;       // topic (Publish), queue (Bind)
-    std::vector<uint8_t> payload;
-    std::function<void()> call;  // Call: an admin operation, run on the store thread
+    std::string name;       // topic (Publish), queue (Bind), path (File)
+    std::vector<uint8_t> payload;  // the file's bytes (File)
+    std::function<void()> call;    // Call: an admin operation, run on the store thread
+    bool mqtt = false;             // an MQTT PUBLISH (header: its session-queue prefix), an MQTT BIND
+    std::vector<uint8_t> header;
+    std::vector<std::string> patterns;  // MqttQueue
   };
   class Turn;
 
@@ -142,6 +160,9 @@ class Spool {
   store::LogOptions log_options_;
   topic::Limits topic_limits_;
   size_t configured_ = 0;  // queues_[0, configured_) come from the configuration
+  Queue* open_mqtt_queue(const std::string& name);
+  void drop_mqtt_queue(const std::string& name);
+  void expire_mqtt_queues();  // the store thread, at least once a second while one has a deadline
 
   std::vector<std::unique_ptr<Queue>> queues_;  // the store thread's, once it runs
   uint32_t max_window_;
