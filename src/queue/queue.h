@@ -106,7 +106,6 @@ class Queue {
   // When the oldest unacknowledged message was stored (ns since the epoch), as of the last settle(); 0 when none.
   uint64_t oldest_ns() const { return oldest_ns_; }
   uint64_t bytes() const { return log_->bytes(); }
-  const std::string& dir() const { return dir_; }
   // Drops every message stored (delivered and unacknowledged ones too: their
   // acknowledgements are then ignored); how many. Whole segments go at the next settle().
   uint64_t purge();

@@ -422,6 +422,7 @@ void Spool::commit(std::vector<Command>& batch) {
         break;
       case Kind::Call:  // after the batch's answers and deliveries: it may remove a queue they use
         calls.push_back(&c);
+        break;
       case Kind::File:
         replace_file(c.name, c.payload);
         break;
@@ -447,7 +448,12 @@ void Spool::commit(std::vector<Command>& batch) {
     }
   }
   const uint64_t took = monotonic_ns() - start;
+  const bool fenced = may_acknowledge_ && !may_acknowledge_();
   for (Pending& p : pending) {
+    if (p.code == wire::Code::Ok && fenced) {
+      p.code = wire::Code::NotPrimary;
+      p.text = "not acknowledged: this broker's HA term may have ended; publish to the primary";
+    }
     if (p.code == wire::Code::Ok) {
       for (Queue* q : p.queues) {
         if (auto it = failed.find(q); it != failed.end()) {
@@ -464,7 +470,7 @@ void Spool::commit(std::vector<Command>& batch) {
     } else {
       ++counts.refused;
       counts.refused_full += p.code == wire::Code::QueueFull;
-      counts.refused_disk += p.code != wire::Code::QueueFull;
+      counts.refused_disk += p.code != wire::Code::QueueFull && p.code != wire::Code::NotPrimary;
     }
   }
   for (auto& q : queues_) {

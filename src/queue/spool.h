@@ -83,6 +83,12 @@ class Spool {
   Spool(const Spool&) = delete;
   Spool& operator=(const Spool&) = delete;
 
+  // Before the first publish: an HA pair's fence (tier/ha_role.h). A batch
+  // synced while it says no is answered NOT_PRIMARY, not OK: stored, but this
+  // broker's term may have ended, so nothing is promised (the publisher
+  // resends to the primary). Checked after the sync, just before answering.
+  void set_fence(std::function<bool()> may_acknowledge) { may_acknowledge_ = std::move(may_acknowledge); }
+
   // Any thread. The port names the connection the answers go to.
   // `retransmit`: the publisher may have sent it before (its deliveries are flagged redelivered).
   void publish(std::shared_ptr<Port> port, uint64_t message_id, std::string topic, std::vector<uint8_t> payload,
@@ -156,6 +162,7 @@ class Spool {
   void refresh_stats();        // before the thread runs
   void refresh_queue_stats();  // under mutex_
 
+  std::function<bool()> may_acknowledge_;  // null: not in an HA pair
   std::string dir_;
   store::LogOptions log_options_;
   topic::Limits topic_limits_;

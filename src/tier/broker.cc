@@ -459,6 +459,8 @@ void Broker::start_ha() {
   s.election = std::make_unique<ha::Election>(
       ha::EtcdOptions{c.etcd}, ha::ElectionOptions{.key = c.key, .name = advertise, .ttl_s = c.ttl_s},
       [&s](const ha::Role& role) { s.follow_election(role); });
+  // Guaranteed publishes are acknowledged only inside the term's time fence.
+  if (s.spool) s.spool->set_fence([election = s.election.get()] { return election->may_act_as_primary(); });
   s.election->start();
   TW_INFO("ha: %s campaigns for '%s' on %s (lease %u s)", advertise.c_str(), c.key.c_str(), c.etcd.front().c_str(),
           c.ttl_s);

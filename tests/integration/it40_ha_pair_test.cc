@@ -23,13 +23,15 @@ using testing::EtcdServer;
 
 constexpr int kTtl = 2;
 
-std::string ha_config(const EtcdServer& etcd) {
-  return "[ha]\netcd = [\"" + etcd.endpoint() + "\"]\nttl_s = " + std::to_string(kTtl) + "\n";
+// Each member has a store of its own, with one queue (not replicated yet).
+std::string ha_config(const EtcdServer& etcd, const std::string& store) {
+  return "[ha]\netcd = [\"" + etcd.endpoint() + "\"]\nttl_s = " + std::to_string(kTtl) + "\n[store]\ndir = \"" +
+         store + "\"\n[[queue]]\nname = \"orders\"\nsubscriptions = [\"ORD/>\"]\n";
 }
 
-std::unique_ptr<BrokerProcess> start_member(const EtcdServer& etcd) {
+std::unique_ptr<BrokerProcess> start_member(const EtcdServer& etcd, const testing::TempDir& store) {
   BrokerOptions options;
-  options.config_toml = ha_config(etcd);
+  options.config_toml = ha_config(etcd, store.path() + "/store");
   options.log_level = "info";
   return std::make_unique<BrokerProcess>(options);
 }
@@ -72,15 +74,16 @@ class HaPair : public ::testing::Test {
     ASSERT_TRUE(EtcdServer::installed()) << "etcd-server is not installed (scripts/deps.sh)";
     etcd_ = std::make_unique<EtcdServer>();
     ASSERT_TRUE(etcd_->ok()) << etcd_->log();
-    first_ = start_member(*etcd_);
+    first_ = start_member(*etcd_, stores_[0]);
     ASSERT_TRUE(first_->ready()) << first_->err();
     ASSERT_TRUE(eventually(10s, [&] { return hello(first_->port()).welcome; })) << first_->err();
-    second_ = start_member(*etcd_);
+    second_ = start_member(*etcd_, stores_[1]);
     ASSERT_TRUE(second_->ready()) << second_->err();
     // Refused at once ("no primary is elected yet"), then naming the primary once its first campaign lost.
     ASSERT_TRUE(eventually(10s, [&] { return hello(second_->port()).text == backup_of(*first_); })) << second_->err();
   }
 
+  testing::TempDir stores_[2];
   std::unique_ptr<EtcdServer> etcd_;
   std::unique_ptr<BrokerProcess> first_, second_;
 };
@@ -107,7 +110,7 @@ TEST_F(HaPair, TheBackupRefusesClientsNamingThePrimaryAndTakesOverWhenThePrimary
   ASSERT_TRUE(pass_fence(pub, 1, sub, model, "HA/X"));
 
   // The old primary, back, is the backup now and names the new primary.
-  first_ = start_member(*etcd_);
+  first_ = start_member(*etcd_, stores_[0]);
   ASSERT_TRUE(first_->ready()) << first_->err();
   ASSERT_TRUE(eventually(10s, [&] { return hello(first_->port()).text == backup_of(*second_); })) << first_->err();
   EXPECT_EQ(hello(first_->port()).code, wire::Code::NotPrimary);
@@ -136,6 +139,29 @@ TEST_F(HaPair, AfterASwitchOverThePrimaryClosesItsClientsAndTheBackupServes) {
   EXPECT_EQ(*closed_with, wire::Code::NotPrimary);
   ASSERT_TRUE(eventually(15s, [&] { return hello(second_->port()).welcome; })) << second_->err();
   ASSERT_TRUE(eventually(10s, [&] { return hello(first_->port()).code == wire::Code::NotPrimary; }));
+}
+
+// etcd unreachable (paused): the primary goes on serving direct messaging,
+// but past its lease's end by its own clock it acknowledges no guaranteed
+// publish (stored, answered NOT_PRIMARY: the publisher must go elsewhere).
+TEST_F(HaPair, APrimaryCutOffFromEtcdServesDirectMessagingButAcknowledgesNoGuaranteedPublish) {
+  const std::string server = address(*first_);
+  // A first term's primary acknowledges once its grace has passed (it never
+  // saw the lease of a holder before it: a TTL, docs/ARCHITECTURE.md).
+  testing::RunResult ok;
+  ASSERT_TRUE(eventually(10s, [&] {
+    ok = testing::run_to_completion(testing::bin_path("tickwire"), {"-s", server, "pub", "ORD/A", "--guaranteed", "-d", "x"});
+    return ok.status.code == 0;
+  })) << ok.err;
+  EXPECT_NE(ok.out.find("1 acknowledged"), std::string::npos) << ok.out;
+  etcd_->pause();
+  std::this_thread::sleep_for(std::chrono::seconds(kTtl) + 500ms);  // past the fence: TTL - 0.25 s after the last renewal
+  auto fenced = testing::run_to_completion(testing::bin_path("tickwire"),
+                                           {"-s", server, "pub", "ORD/A", "--guaranteed", "-d", "y"});
+  EXPECT_EQ(fenced.status.code, 2) << fenced.out << fenced.err;
+  EXPECT_NE(fenced.err.find("NOT_PRIMARY"), std::string::npos) << fenced.err;
+  EXPECT_TRUE(hello(first_->port()).welcome) << "direct messaging stopped with etcd";
+  etcd_->resume();
 }
 
 // libtickwire given both addresses: it follows the primary on its own. Its
