@@ -196,6 +196,15 @@ Result<admin::HttpTarget> admin_target(const CommonOptions& common, const std::s
   return target;
 }
 
+Result<std::string> admin_get(const CommonOptions& common, const std::string& http, const std::string& path) {
+  auto target = admin_target(common, http);
+  if (!target) return target.error();
+  auto reply = admin::http_request(*target, "GET", path);
+  if (!reply) return Error{"GET " + path + ": " + reply.error().message};
+  if (reply->status != 200) return Error{"GET " + path + ": HTTP " + std::to_string(reply->status) + " " + reply->body};
+  return std::move(reply->body);
+}
+
 Result<fields::Dictionary> broker_dictionary(const CommonOptions& common, const std::string& http) {
   auto target = admin_target(common, http);
   if (!target) return target.error();

@@ -44,6 +44,7 @@ void add_perf_command(CLI::App& app, const CommonOptions& common, int& exit_code
 void add_consume_command(CLI::App& app, const CommonOptions& common, int& exit_code);  // consume.cc
 void add_queue_command(CLI::App& app, const CommonOptions& common, int& exit_code);    // queue.cc
 void add_links_command(CLI::App& app, const CommonOptions& common, int& exit_code);    // links.cc
+void add_ha_command(CLI::App& app, const CommonOptions& common, int& exit_code);       // ha.cc
 
 // --tls, or any of the TLS file flags that imply it.
 inline bool wants_tls(const CommonOptions& common) {
@@ -58,6 +59,9 @@ bool connect_or_report(client::Client& client, const client::Options& options);
 // $TICKWIRE_HTTP, else the host of --server / $TICKWIRE_SERVER on port 9401;
 // --user and --password-file as HTTP Basic credentials.
 Result<admin::HttpTarget> admin_target(const CommonOptions& common, const std::string& http = {});
+// GET `path` on the admin API (admin_target(common, http)): the body of a 200
+// answer, or why not ("GET /api/v1/links: HTTP 403 ...", or the transport's error).
+Result<std::string> admin_get(const CommonOptions& common, const std::string& http, const std::string& path);
 // The broker's field dictionary (GET /api/v1/fields on admin_target), or why not.
 Result<fields::Dictionary> broker_dictionary(const CommonOptions& common, const std::string& http = {});
 // The dictionary to name fields with: --dictionary FILE (errors name the file

@@ -31,23 +31,16 @@ void print_links(const Json& links) {
 }
 
 int run_links(const LinksOptions& opts, const CommonOptions& common) {
-  auto target = admin_target(common, opts.http);
-  if (!target) {
-    std::fprintf(stderr, "tickwire links: %s\n", target.error().message.c_str());
-    return kExitError;
-  }
-  auto reply = admin::http_request(*target, "GET", "/api/v1/links");
-  if (!reply || reply->status != 200) {
-    std::fprintf(stderr, "tickwire links: GET /api/v1/links: %s\n",
-                 reply ? ("HTTP " + std::to_string(reply->status) + " " + reply->body).c_str()
-                       : reply.error().message.c_str());
+  auto body = admin_get(common, opts.http, "/api/v1/links");
+  if (!body) {
+    std::fprintf(stderr, "tickwire links: %s\n", body.error().message.c_str());
     return kExitError;
   }
   if (opts.json) {
-    std::fputs(reply->body.c_str(), stdout);
+    std::fputs(body->c_str(), stdout);
     return kExitOk;
   }
-  const Json j = Json::parse(reply->body, nullptr, false);
+  const Json j = Json::parse(*body, nullptr, false);
   if (j.is_discarded() || !j.contains("links")) {
     std::fprintf(stderr, "tickwire links: the broker's answer is not the link list\n");
     return kExitError;

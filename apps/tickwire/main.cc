@@ -47,6 +47,7 @@ int main(int argc, char** argv) {
   tw::cli::add_consume_command(app, common, exit_code);
   tw::cli::add_queue_command(app, common, exit_code);
   tw::cli::add_links_command(app, common, exit_code);
+  tw::cli::add_ha_command(app, common, exit_code);
 
   tw::cli::install_stop_signals();
   try {

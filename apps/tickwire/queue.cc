@@ -38,23 +38,16 @@ std::string joined(const Json& patterns) {
 }
 
 int run_list(const QueueOptions& opts, const CommonOptions& common) {
-  auto target = admin_target(common, opts.http);
-  if (!target) {
-    std::fprintf(stderr, "tickwire queue: %s\n", target.error().message.c_str());
-    return kExitError;
-  }
-  auto reply = admin::http_request(*target, "GET", "/api/v1/queues");
-  if (!reply || reply->status != 200) {
-    std::fprintf(stderr, "tickwire queue: GET /api/v1/queues: %s\n",
-                 reply ? ("HTTP " + std::to_string(reply->status) + " " + reply->body).c_str()
-                       : reply.error().message.c_str());
+  auto body = admin_get(common, opts.http, "/api/v1/queues");
+  if (!body) {
+    std::fprintf(stderr, "tickwire queue: %s\n", body.error().message.c_str());
     return kExitError;
   }
   if (opts.json) {
-    std::fputs(reply->body.c_str(), stdout);
+    std::fputs(body->c_str(), stdout);
     return kExitOk;
   }
-  const Json j = Json::parse(reply->body, nullptr, false);
+  const Json j = Json::parse(*body, nullptr, false);
   if (j.is_discarded() || !j.contains("queues")) {
     std::fprintf(stderr, "tickwire queue: the broker's answer is not the queue list\n");
     return kExitError;

@@ -120,7 +120,9 @@ http::Response Api::metrics(const http::Request& req) {
   keep_own_usage(req, view.now.users);
   http::Response r;
   r.content_type = std::string(kMetricsContentType);
-  r.body = render_metrics(view, stats_.broker().http_stats(), stats_.broker().spool(), stats_.broker().links());
+  const tier::HaStatus ha = stats_.broker().ha_status();
+  r.body = render_metrics(view, stats_.broker().http_stats(), stats_.broker().spool(), stats_.broker().links(),
+                          ha.enabled ? &ha : nullptr);
   return r;
 }
 
@@ -229,6 +231,22 @@ http::Response Api::links(const http::Request& req) {
   return http::Response::json(dump(Json{{"links", std::move(list)}}));
 }
 
+// The HA pair's state (docs/operations.md, "High availability"): {"enabled": false} without [ha].
+http::Response Api::ha(const http::Request& req) {
+  if (auto refused = refuse_reader(stats_.broker(), req)) return *refused;
+  const tier::HaStatus h = stats_.broker().ha_status();
+  if (!h.enabled) return http::Response::json(dump(Json{{"enabled", false}}));
+  return http::Response::json(dump(Json{{"enabled", true},
+                                        {"name", h.name},
+                                        {"role", h.primary ? "primary" : "backup"},
+                                        {"serving", h.serving},
+                                        {"acknowledging", h.may_acknowledge},
+                                        {"epoch", h.epoch},
+                                        {"leader", h.leader},
+                                        {"ttl_s", h.ttl_s},
+                                        {"etcd", h.etcd}}));
+}
+
 // The broker's field dictionary (the built-in one and fields_file's), which
 // `tickwire` reads to name fields as the broker's JSON surfaces do.
 http::Response Api::fields(const http::Request& req) {
@@ -257,6 +275,7 @@ void Api::install(http::Routes& routes) {
   routes.add("GET", "/api/v1/services", bind(&Api::services));
   routes.add("GET", "/api/v1/loops", bind(&Api::loops));
   routes.add("GET", "/api/v1/links", bind(&Api::links));
+  routes.add("GET", "/api/v1/ha", bind(&Api::ha));
   routes.add("GET", "/api/v1/fields", bind(&Api::fields));
   routes.add("GET", "/api/v1/connections/", bind(&Api::subscriptions), /*prefix=*/true);
   routes.add("DELETE", "/api/v1/connections/", bind(&Api::disconnect), /*prefix=*/true);

@@ -34,6 +34,7 @@ class Api {
   http::Response services(const http::Request& req);
   http::Response loops(const http::Request& req);
   http::Response links(const http::Request& req);
+  http::Response ha(const http::Request& req);
   http::Response fields(const http::Request& req);
   http::Response subscriptions(const http::Request& req);
   http::Response disconnect(const http::Request& req);

@@ -303,10 +303,24 @@ void write_links(PromText& out, const std::vector<tier::LinkState>& links) {
            [](const L& l) { return l.failed_connects; });
 }
 
+// An HA pair's member: its role and term (gauges, so an alert can watch both brokers).
+void write_ha(PromText& out, const tier::HaStatus& ha) {
+  auto gauge = [&](const char* name, const char* help, uint64_t value) {
+    out.family(name, "gauge", help);
+    out.sample(name, value);
+  };
+  gauge("tickwire_ha_primary", "1 while this broker holds the HA pair's leader key.", ha.primary);
+  gauge("tickwire_ha_serving", "1 while this broker takes client connections.", ha.serving);
+  gauge("tickwire_ha_acknowledging", "1 while guaranteed publishes are acknowledged (inside the term's time fence).",
+        ha.may_acknowledge);
+  gauge("tickwire_ha_epoch", "The current term's epoch (the leader key's create revision in etcd); 0 = unknown.",
+        static_cast<uint64_t>(ha.epoch));
+}
+
 }  // namespace
 
 std::string render_metrics(const Statistics::View& view, const http::ServerStats* http, const queue::Spool* spool,
-                           const std::vector<tier::LinkState>& links) {
+                           const std::vector<tier::LinkState>& links, const tier::HaStatus* ha) {
   PromText out;
   for (const Counted& c : broker_counts(view)) {
     out.family(c.name, c.type, c.help);
@@ -325,6 +339,7 @@ std::string render_metrics(const Statistics::View& view, const http::ServerStats
   if (http != nullptr) write_http(out, *http);
   if (spool != nullptr) write_guaranteed(out, spool->stats());
   if (!links.empty()) write_links(out, links);
+  if (ha != nullptr) write_ha(out, *ha);
   out.family("tickwire_start_time_seconds", "gauge", "When the broker started, seconds since the Unix epoch.");
   out.sample("tickwire_start_time_seconds",
              static_cast<double>(view.now.wall_ms - view.uptime_ms) / 1000.0);

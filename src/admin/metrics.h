@@ -13,6 +13,7 @@
 #include "admin/statistics.h"
 #include "http/server.h"
 #include "tier/broker_link.h"
+#include "tier/ha_role.h"
 
 namespace tw::queue {
 class Spool;
@@ -43,8 +44,9 @@ std::string escape_help(std::string_view help);
 
 // `http`: the HTTP listener's counts (null: no HTTP listener); `spool`: the
 // queues of guaranteed messaging (null: no store).
-// `links`: the broker's [[link]]s (none: no families).
+// `links`: the broker's [[link]]s (none: no families). `ha`: an HA pair's member (null: no families).
 std::string render_metrics(const Statistics::View& view, const http::ServerStats* http = nullptr,
-                           const queue::Spool* spool = nullptr, const std::vector<tier::LinkState>& links = {});
+                           const queue::Spool* spool = nullptr, const std::vector<tier::LinkState>& links = {},
+                           const tier::HaStatus* ha = nullptr);
 
 }  // namespace tw::admin

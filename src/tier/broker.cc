@@ -239,6 +239,7 @@ struct Broker::Impl {
   HaRole ha_role;                              // serving always, unless [ha] is on
   // Last: destroyed first, so its thread (which calls follow_election) ends before the rest.
   std::unique_ptr<ha::Election> election;      // when [ha] is on
+  std::string ha_name;                         // its name in etcd: the address clients use
 
   // The election's verdicts, on its thread. A primary that loses etcd (no
   // leader known) keeps serving direct messaging: nobody else can have been
@@ -454,6 +455,7 @@ void Broker::start_ha() {
       advertise = host + ":" + std::to_string(b.port);
     }
   }
+  s.ha_name = advertise;
   s.ha_role.set(false, "no primary is elected yet");
   for (auto& ap : s.access_points) ap->set_ha_role(&s.ha_role);
   s.election = std::make_unique<ha::Election>(
@@ -564,6 +566,23 @@ std::vector<LinkState> Broker::links() const {
   std::vector<LinkState> states;
   for (const auto& link : impl_->broker_links) states.push_back(link->state());
   return states;
+}
+
+HaStatus Broker::ha_status() const {
+  const Impl& s = *impl_;
+  HaStatus status;
+  if (!s.election) return status;
+  const ha::Role role = s.election->role();
+  status.enabled = true;
+  status.name = s.ha_name;
+  status.primary = role.primary;
+  status.serving = s.ha_role.serving();
+  status.may_acknowledge = s.election->may_act_as_primary();
+  status.epoch = role.epoch;
+  status.leader = role.leader;
+  status.ttl_s = s.config.ha.ttl_s;
+  status.etcd = s.config.ha.etcd;
+  return status;
 }
 
 const config::BrokerConfig& Broker::config() const { return impl_->config; }

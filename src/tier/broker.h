@@ -19,6 +19,7 @@
 #include "session/session.h"
 #include "websocket/transport.h"
 #include "tier/broker_link.h"
+#include "tier/ha_role.h"
 #include "tier/loop_snapshot.h"
 #include "tier/protocols.h"
 
@@ -95,6 +96,8 @@ class Broker {
   const config::BrokerConfig& config() const;
   // Any thread: each [[link]]'s state (tier/broker_link.h), in configuration order.
   std::vector<LinkState> links() const;
+  // Any thread: the HA pair's state (tier/ha_role.h).
+  HaStatus ha_status() const;
   auth::Authority* authority() const;  // null: authentication off
   // Any thread: guaranteed messaging's queues (src/queue); null without store.dir.
   const queue::Spool* spool() const;

@@ -8,8 +8,23 @@
 #include <cstdint>
 #include <mutex>
 #include <string>
+#include <vector>
 
 namespace tw::tier {
+
+// What the admin API, /metrics and `tickwire ha status` show of an HA pair's
+// member (docs/operations.md, "High availability"); enabled false without [ha].
+struct HaStatus {
+  bool enabled = false;
+  std::string name;              // this broker's address in etcd (ha.advertise)
+  bool primary = false;          // it holds the leader key
+  bool serving = true;           // it takes client connections
+  bool may_acknowledge = false;  // inside its term's time fence: guaranteed publishes are acknowledged
+  int64_t epoch = 0;             // the term's (its own when primary, the leader's otherwise; 0 = unknown)
+  std::string leader;            // the primary's address ("" = unknown)
+  uint32_t ttl_s = 0;
+  std::vector<std::string> etcd;
+};
 
 class HaRole {
  public:

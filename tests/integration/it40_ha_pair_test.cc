@@ -8,6 +8,7 @@
 #include <cstdio>
 #include <thread>
 
+#include "admin/http_client.h"
 #include "client/client.h"
 #include "ha/etcd.h"
 #include "it_support.h"
@@ -25,7 +26,7 @@ constexpr int kTtl = 2;
 
 // Each member has a store of its own, with one queue (not replicated yet).
 std::string ha_config(const EtcdServer& etcd, const std::string& store) {
-  return "[ha]\netcd = [\"" + etcd.endpoint() + "\"]\nttl_s = " + std::to_string(kTtl) + "\n[store]\ndir = \"" +
+  return "http_listen = \"127.0.0.1:0\"\n[ha]\netcd = [\"" + etcd.endpoint() + "\"]\nttl_s = " + std::to_string(kTtl) + "\n[store]\ndir = \"" +
          store + "\"\n[[queue]]\nname = \"orders\"\nsubscriptions = [\"ORD/>\"]\n";
 }
 
@@ -114,6 +115,35 @@ TEST_F(HaPair, TheBackupRefusesClientsNamingThePrimaryAndTakesOverWhenThePrimary
   ASSERT_TRUE(first_->ready()) << first_->err();
   ASSERT_TRUE(eventually(10s, [&] { return hello(first_->port()).text == backup_of(*second_); })) << first_->err();
   EXPECT_EQ(hello(first_->port()).code, wire::Code::NotPrimary);
+}
+
+// Both members say what they are: the admin API, /metrics, `tickwire ha status`.
+TEST_F(HaPair, EachMemberShowsItsRoleAndTermInTheApiMetricsAndTheCli) {
+  auto get = [](const BrokerProcess& b, const char* path) {
+    admin::HttpTarget http;
+    http.port = b.http_port();
+    auto reply = admin::http_request(http, "GET", path);
+    return reply && reply->status == 200 ? reply->body : std::string("no answer");
+  };
+  // Acknowledging once the first term's grace has passed.
+  ASSERT_TRUE(eventually(10s, [&] { return get(*first_, "/api/v1/ha").find("\"acknowledging\":true") != std::string::npos; }))
+      << get(*first_, "/api/v1/ha");
+  const std::string primary = get(*first_, "/api/v1/ha"), backup = get(*second_, "/api/v1/ha");
+  EXPECT_NE(primary.find("\"role\":\"primary\""), std::string::npos) << primary;
+  EXPECT_NE(primary.find("\"serving\":true"), std::string::npos) << primary;
+  EXPECT_NE(backup.find("\"role\":\"backup\""), std::string::npos) << backup;
+  EXPECT_NE(backup.find("\"serving\":false"), std::string::npos) << backup;
+  EXPECT_NE(backup.find("\"acknowledging\":false"), std::string::npos) << backup;
+  EXPECT_NE(backup.find("\"leader\":\"" + address(*first_) + "\""), std::string::npos) << backup;
+  const std::string metrics = get(*second_, "/metrics");
+  EXPECT_NE(metrics.find("\ntickwire_ha_primary 0\n"), std::string::npos) << metrics;
+  EXPECT_NE(metrics.find("\ntickwire_ha_serving 0\n"), std::string::npos) << metrics;
+  EXPECT_NE(get(*first_, "/metrics").find("\ntickwire_ha_primary 1\n"), std::string::npos);
+  auto cli = testing::run_to_completion(testing::bin_path("tickwire"),
+                                        {"ha", "status", "--http", "127.0.0.1:" + std::to_string(second_->http_port())});
+  EXPECT_EQ(cli.status.code, 0) << cli.err;
+  EXPECT_NE(cli.out.find(address(*second_) + ": backup, epoch "), std::string::npos) << cli.out;
+  EXPECT_NE(cli.out.find("primary: " + address(*first_)), std::string::npos) << cli.out;
 }
 
 // A manual switch-over by an operator (the leader key deleted in etcd): the
