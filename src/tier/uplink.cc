@@ -176,23 +176,23 @@ void Uplink::provider_publish(broker::Outlet* outlet, cache::ChannelId id, std::
 
 void Uplink::provider_status(broker::Outlet* outlet, cache::ChannelId id, wire::ChannelState state, wire::Code code,
                              std::string_view text) {
-  Record r{Op::ProviderStatus};
-  r.token = outlet->token;
-  r.id = id;
-  r.state = state;
-  r.code = code;
-  r.a = text;
-  send(directory_.shard_of(id), r);
+  send_status(outlet, id, state, code, text, 0);
 }
 
+// The same record as a provider's, flagged: the gateway checks the outlet publishes the channel.
 void Uplink::publisher_status(broker::Outlet* outlet, cache::ChannelId id, wire::ChannelState state, wire::Code code,
                               std::string_view text) {
+  send_status(outlet, id, state, code, text, kFlagPublisherStatus);
+}
+
+void Uplink::send_status(broker::Outlet* outlet, cache::ChannelId id, wire::ChannelState state, wire::Code code,
+                         std::string_view text, uint8_t flags) {
   Record r{Op::ProviderStatus};
   r.token = outlet->token;
   r.id = id;
   r.state = state;
   r.code = code;
-  r.flags = kFlagPublisherStatus;
+  r.flags = flags;
   r.a = text;
   send(directory_.shard_of(id), r);
 }

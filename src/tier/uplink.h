@@ -55,6 +55,8 @@ class Uplink final : public broker::Upstream {
  private:
   Pipe& to(uint32_t gateway) { return links_[gateway]->to_gateway; }
   void send(uint32_t gateway, const Record& r);
+  void send_status(broker::Outlet* outlet, cache::ChannelId id, wire::ChannelState state, wire::Code code,
+                   std::string_view text, uint8_t flags);
   void send_all(const Record& r);
   void send_awaited(uint32_t gateway, const Record& r);
   void send_awaited_all(const Record& r);
