@@ -81,6 +81,8 @@ size_t encode_connack(std::span<uint8_t> out, Version v, const Connack& c);
 // no QoS below 2 (a native message, or an MQTT one at QoS 2), so that
 // messages that need nothing carry nothing.
 inline constexpr size_t kForwardedHead = 9;
+// True when a PUBLISH with these properties and QoS forwards nothing (the empty string above).
+inline bool forwards_nothing(const Properties& p, uint8_t qos) { return p.raw.empty() && qos == 2; }
 // The largest forwarded string of a decoded PUBLISH's properties.
 size_t forwarded_max(const Properties& p);
 // Writes it into `out` (forwarded_max bytes): its size, 0 when it has nothing.

@@ -60,7 +60,7 @@ Reason publish_will(const session::Session::Env& env, const PendingWill& will) {
   Properties properties;
   properties.raw = will.properties;
   properties.message_expiry = will.expiry_s;
-  std::vector<uint8_t> forwarded(will.properties.empty() && will.qos >= 2 ? 0 : forwarded_max(properties));
+  std::vector<uint8_t> forwarded(forwards_nothing(properties, will.qos) ? 0 : forwarded_max(properties));
   forwarded.resize(encode_forwarded(forwarded, properties, monotonic_ns(), will.qos));
   cache::ChannelId id = 0;
   if (!env.router.advertise(will.topic, wire::PayloadKind::Opaque, id).ok()) return Reason::TopicNameInvalid;

@@ -106,7 +106,7 @@ bool MqttSession::resolve_topic(const Publish& msg, std::string_view& topic) {
 std::span<const uint8_t> MqttSession::forwarded_properties(const Properties& properties, uint8_t qos) {
   static const Properties none;
   const Properties& kept = version_ == Version::V5 ? properties : none;
-  if (kept.raw.empty() && qos == 2) return {};  // 2 | kForwardedStored keeps its head
+  if (forwards_nothing(kept, qos)) return {};  // 2 | kForwardedStored keeps its head
   forwarded_.resize(forwarded_max(kept));
   // The clock is read only for an expiry.
   forwarded_.resize(encode_forwarded(forwarded_, kept, kept.message_expiry != 0 ? monotonic_ns() : 0, qos));
