@@ -478,8 +478,12 @@ void Spool::commit(std::vector<Command>& batch) {
     if (!read) TW_ERROR("queue %s: cannot read for delivery: %s", q->name().c_str(), read.error().message.c_str());
     q->settle();
   }
+  count_batch(counts, appended.size(), took);  // before the answers: whoever sees an answer sees it counted
   turn.post();
   for (Command* c : calls) c->call();
+}
+
+void Spool::count_batch(const Stats& counts, size_t syncs, uint64_t took) {
   std::lock_guard lock(mutex_);
   stats_.publishes += counts.publishes;
   stats_.refused += counts.refused;
@@ -487,9 +491,9 @@ void Spool::commit(std::vector<Command>& batch) {
   stats_.refused_disk += counts.refused_disk;
   stats_.unrouted += counts.unrouted;
   ++stats_.batches;
-  stats_.syncs += appended.size();
+  stats_.syncs += syncs;
   stats_.max_sync_ns = std::max(stats_.max_sync_ns, took);
-  if (!appended.empty()) {
+  if (syncs != 0) {
     stats_.sync_ns += took;
     const auto* bound = std::lower_bound(kSyncBucketsNs.begin(), kSyncBucketsNs.end(), took);
     ++stats_.sync_buckets[static_cast<size_t>(bound - kSyncBucketsNs.begin())];
@@ -516,7 +520,12 @@ Status Spool::on_store_thread(const std::function<Status()>& fn) {
   auto answer = done->get_future();
   Command c;
   c.kind = Kind::Call;
-  c.call = [done, fn] { done->set_value(fn()); };
+  // The stats show what the call changed before its caller hears back.
+  c.call = [this, done, fn] {
+    Status status = fn();
+    refresh_stats();
+    done->set_value(std::move(status));
+  };
   {
     // Checked under the lock the thread stops under: a call it accepts is answered before it ends.
     std::lock_guard lock(mutex_);

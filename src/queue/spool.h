@@ -159,7 +159,8 @@ class Spool {
   Status on_store_thread(const std::function<Status()>& fn);
   Queue* find_queue(std::string_view name);
   Status save_runtime_queues() const;  // the store thread's
-  void refresh_stats();        // before the thread runs
+  void refresh_stats();        // before the thread runs, and after an admin call
+  void count_batch(const Stats& counts, size_t syncs, uint64_t took);
   void refresh_queue_stats();  // under mutex_
 
   std::function<bool()> may_acknowledge_;  // null: not in an HA pair
