@@ -71,6 +71,8 @@ class BrokerLink {
   void pass_status(const client::Message& m);
   void upstream_lost(uint64_t now_ms);
   void subscribe_upstream(const std::string& pattern);
+  void gap_seen(const client::Message& m, uint64_t lost);
+  void refresh_patterns();
 
   config::LinkConfig config_;
   std::string local_host_;
@@ -87,8 +89,11 @@ class BrokerLink {
   std::unordered_map<std::string, uint32_t> counts_;     // local subscriptions per pattern
   std::unordered_map<std::string, uint64_t> lingering_;  // pattern -> when its upstream subscription goes
   std::unordered_set<std::string> subscribed_;           // patterns subscribed upstream
+  std::unordered_map<uint32_t, std::string> sub_patterns_;  // upstream subscription id -> pattern
+  std::unordered_set<std::string> refresh_;              // patterns to subscribe afresh after a gap
   // Each topic brought in so far: its local publish id, and whether the link
-  // said STALE of it (lost upstream) and owes it a fresh image, then OK.
+  // said STALE of it (lost upstream, or a gap upstream) and owes it a fresh
+  // image, then OK.
   struct Topic {
     uint32_t publish_id = 0;
     bool stale = false;
