@@ -69,6 +69,7 @@ LinkState BrokerLink::state() const {
   s.refused = get(refused_);
   s.connects = get(connects_);
   s.failed_connects = get(failed_connects_);
+  s.published_upstream = get(published_upstream_);
   return s;
 }
 
@@ -131,6 +132,12 @@ void BrokerLink::take_changes(uint64_t now) {
     changes.swap(changes_);
   }
   for (const Change& c : changes) {
+    auto own = own_interest_.find(c.pattern);
+    uint32_t* own_count = own == own_interest_.end() ? nullptr : c.add ? &own->second.adds : &own->second.removes;
+    if (own_count != nullptr && *own_count > 0) {
+      --*own_count;  // the link's own publish_upstream subscription
+      continue;
+    }
     uint32_t& count = counts_[c.pattern];
     if (c.add) {
       if (count++ == 0 && lingering_.erase(c.pattern) == 0) subscribe_upstream(c.pattern);
@@ -233,10 +240,43 @@ void BrokerLink::connect_upstream(uint64_t now) {
     return;
   }
   TW_INFO("link %s: connected to %s", config_.name.c_str(), address.c_str());
+  pushed_.clear();
   bump(connects_);
   backoff_ms_ = config_.reconnect_min_ms;
   upstream_ = std::move(up);
   connected_.store(true, std::memory_order_relaxed);
+  subscribe_local();  // this broker's images go up afresh on the new connection
+}
+
+// Publishing toward the core: the link subscribes here to each
+// publish_upstream pattern (afresh after each upstream connection, so that
+// every channel's IMAGE goes up first).
+void BrokerLink::subscribe_local() {
+  for (const std::string& pattern : config_.publish_upstream) {
+    OwnInterest& own = own_interest_[pattern];
+    if (local_->unsubscribe(pattern).ok()) ++own.removes;
+    ++own.adds;
+    auto sub = local_->subscribe(pattern, [this](const client::Message& m) { on_local(m); });
+    if (!sub) TW_WARN("link %s: publish_upstream %s: %s", config_.name.c_str(), pattern.c_str(), sub.error().message.c_str());
+  }
+}
+
+// Loops: what a link brought in here is never published upstream (it has an
+// origin elsewhere), and what this link publishes upstream is not brought
+// back down (on_upstream skips it): docs/ARCHITECTURE.md, "Loops".
+void BrokerLink::on_local(const client::Message& m) {
+  if (!upstream_ || m.topic.empty() || topics_.contains(std::string(m.topic))) return;
+  auto it = pushed_.find(std::string(m.topic));
+  if (it == pushed_.end()) {
+    auto id = upstream_->advertise(m.topic, m.payload_kind);
+    if (!id) return;
+    it = pushed_.emplace(std::string(m.topic), *id).first;
+  }
+  if (m.kind == client::MessageKind::Status) {
+    if (m.state != wire::ChannelState::Closed) (void)upstream_->channel_status(it->second, m.state, m.code, m.text);
+    return;
+  }
+  if (upstream_->publish(it->second, m.payload, m.kind == client::MessageKind::Image)) bump(published_upstream_);
 }
 
 // Every channel the link brought in goes STALE at once (its subscribers keep
@@ -258,6 +298,7 @@ void BrokerLink::upstream_lost(uint64_t now) {
 // The upstream's images and updates are published here as they come; after
 // a STALE the link said itself, the fresh image is followed by OK.
 void BrokerLink::on_upstream(const client::Message& m) {
+  if (pushed_.contains(std::string(m.topic))) return;  // our own, echoed
   if (m.kind == client::MessageKind::Status) return pass_status(m);
   const bool image = m.kind == client::MessageKind::Image;
   bump(image ? images_ : updates_);

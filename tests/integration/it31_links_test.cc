@@ -431,5 +431,42 @@ TEST(It31Links, AnUpstreamGapReachesASubscriberTwoHopsAwayAsStaleThenAFreshImage
   EXPECT_GE(admin_get(edge, "/api/v1/links")["links"][0].value("gaps", int64_t{0}), 1);
 }
 
+// Publishing toward the core: a publisher on the edge (publish_upstream =
+// ["FEED/>"]) reaches subscribers on the core, on the edge and two hops
+// away (edge2, linked to the edge), each getting the image then every update
+// once, in order: the edge's link subscribes FEED/> on the core for the
+// edge's subscriber too, and the core's echo of what the edge published
+// must not come back into the edge as a second publisher.
+TEST(It31Links, AnEdgePublishesTowardTheCoreAndNothingEchoesBack) {
+  BrokerProcess core(broker_with(""));
+  ASSERT_TRUE(core.ready()) << core.err();
+  BrokerProcess edge(broker_with(link_to("to-core", {core.port()}) + "publish_upstream = [\"FEED/>\"]\n"));
+  ASSERT_TRUE(edge.ready()) << edge.err();
+  BrokerProcess edge2(broker_with(link_to("to-edge", {edge.port()})));
+  ASSERT_TRUE(edge2.ready()) << edge2.err();
+
+  Peer pub, on_core, on_edge, on_edge2;
+  ASSERT_TRUE(on_core.connect(core.port(), "sub-core") && on_core.subscribe("FEED/>"));
+  ASSERT_TRUE(on_edge.connect(edge.port(), "sub-edge") && on_edge.subscribe("FEED/>"));
+  ASSERT_TRUE(on_edge2.connect(edge2.port(), "sub-edge2") && on_edge2.subscribe("FEED/>"));
+  ASSERT_TRUE(pub.connect(edge.port(), "pub-edge") && pub.publish("FEED/X", 0, /*image=*/true));
+  const std::vector<Peer*> all = {&pub, &on_core, &on_edge, &on_edge2};
+  auto everyone_has = [&](int64_t value) {
+    return on_core.last("FEED/X") == value && on_edge.last("FEED/X") == value && on_edge2.last("FEED/X") == value;
+  };
+  ASSERT_TRUE(poll_until(all, [&] { return everyone_has(0); })) << "the edge's image did not reach every broker";
+
+  constexpr int64_t kUpdates = 30;
+  for (int64_t i = 1; i <= kUpdates; ++i) ASSERT_TRUE(pub.publish("FEED/X", i));
+  ASSERT_TRUE(poll_until(all, [&] { return everyone_has(kUpdates); })) << "the updates did not reach every broker";
+  // An echo would arrive after the original: give it the time a round trip takes.
+  ASSERT_TRUE(pub.publish("FEED/X", kUpdates + 1));
+  ASSERT_TRUE(poll_until(all, [&] { return everyone_has(kUpdates + 1); }));
+  expect_image_then_every_update(on_core, "FEED/X", kUpdates + 1, "core");
+  expect_image_then_every_update(on_edge, "FEED/X", kUpdates + 1, "edge");
+  expect_image_then_every_update(on_edge2, "FEED/X", kUpdates + 1, "edge2");
+  EXPECT_GE(admin_get(edge, "/api/v1/links")["links"][0].value("published_upstream", int64_t{0}), kUpdates + 2);
+}
+
 }  // namespace
 }  // namespace tw::it
