@@ -276,7 +276,8 @@ void BrokerLink::on_local(const client::Message& m) {
     if (m.state != wire::ChannelState::Closed) (void)upstream_->channel_status(it->second, m.state, m.code, m.text);
     return;
   }
-  if (upstream_->publish(it->second, m.payload, m.kind == client::MessageKind::Image)) bump(published_upstream_);
+  const bool published = upstream_->publish(it->second, m.payload, m.kind == client::MessageKind::Image).ok();
+  bump(published ? published_upstream_ : refused_);
 }
 
 // Every channel the link brought in goes STALE at once (its subscribers keep
@@ -298,7 +299,7 @@ void BrokerLink::upstream_lost(uint64_t now) {
 // The upstream's images and updates are published here as they come; after
 // a STALE the link said itself, the fresh image is followed by OK.
 void BrokerLink::on_upstream(const client::Message& m) {
-  if (pushed_.contains(std::string(m.topic))) return;  // our own, echoed
+  if (!pushed_.empty() && pushed_.contains(std::string(m.topic))) return;  // our own, echoed
   if (m.kind == client::MessageKind::Status) return pass_status(m);
   const bool image = m.kind == client::MessageKind::Image;
   bump(image ? images_ : updates_);

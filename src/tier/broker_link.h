@@ -37,7 +37,7 @@ struct LinkState {
   uint64_t updates = 0;
   uint64_t statuses = 0;
   uint64_t gaps = 0;            // upstream updates whose seq was not last + 1
-  uint64_t refused = 0;         // publishes this broker refused (back pressure, rights)
+  uint64_t refused = 0;         // publishes refused here or upstream (back pressure, rights)
   uint64_t published_upstream = 0;  // messages of this broker's channels published upstream
   uint64_t connects = 0;        // upstream connections made (the first included)
   uint64_t failed_connects = 0;
