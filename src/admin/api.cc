@@ -226,7 +226,7 @@ http::Response Api::links(const http::Request& req) {
                         {"patterns", l.patterns}, {"channels", l.channels}, {"images", l.images},
                         {"updates", l.updates}, {"statuses", l.statuses}, {"gaps", l.gaps},
                         {"refused", l.refused}, {"connects", l.connects},
-                        {"failed_connects", l.failed_connects}});
+                        {"failed_connects", l.failed_connects}, {"published_upstream", l.published_upstream}});
   }
   return http::Response::json(dump(Json{{"links", std::move(list)}}));
 }

@@ -83,6 +83,9 @@ struct LinkConfig {
   uint32_t reconnect_min_ms = 100;     // first backoff after a failed attempt; doubles
   uint32_t reconnect_max_ms = 5'000;   // backoff ceiling
   uint32_t linger_ms = 5'000;          // an upstream subscription outlives its last local interest by this
+  // Patterns of this broker's own channels the link publishes upstream
+  // (publishing toward the core); never what a link brought in here.
+  std::vector<std::string> publish_upstream;
   // How the link publishes into this broker: a native connection to its
   // first plaintext native listener, as this user when authentication is on.
   std::string local_user;

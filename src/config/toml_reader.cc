@@ -156,6 +156,12 @@ class Reader {
         if (!address.is_string()) return key_error(address, name, "expected an array of HOST:PORT strings");
         link.upstreams.push_back(address.as_string()->get());
       }
+    } else if (key.str() == "publish_upstream") {
+      if (!value.is_array()) return key_error(value, name, "expected an array of patterns");
+      for (const toml::node& pattern : *value.as_array()) {
+        if (!pattern.is_string()) return key_error(pattern, name, "expected an array of patterns");
+        link.publish_upstream.push_back(pattern.as_string()->get());
+      }
     } else if (key.str() == "tls") {
       if (!value.is_boolean()) return key_error(value, name, "expected true or false");
       link.tls = value.as_boolean()->get();

@@ -19,6 +19,13 @@ uint64_t now_ms() { return monotonic_ns() / 1'000'000; }
 
 void bump(std::atomic<uint64_t>& counter) { counter.fetch_add(1, std::memory_order_relaxed); }
 
+// "N messages dropped": N, or 1 when the text does not start with a count.
+uint64_t leading_count(std::string_view text) {
+  uint64_t n = 0;
+  for (size_t i = 0; i < text.size() && i < 19 && text[i] >= '0' && text[i] <= '9'; ++i) n = n * 10 + (text[i] - '0');
+  return n == 0 ? 1 : n;
+}
+
 }  // namespace
 
 BrokerLink::BrokerLink(config::LinkConfig config) : config_(std::move(config)) {
@@ -62,6 +69,7 @@ LinkState BrokerLink::state() const {
   s.refused = get(refused_);
   s.connects = get(connects_);
   s.failed_connects = get(failed_connects_);
+  s.published_upstream = get(published_upstream_);
   return s;
 }
 
@@ -79,6 +87,7 @@ void BrokerLink::run() {
     if (upstream_) {
       upstream_->poll(kTickMs);
       if (!upstream_->connected()) upstream_lost(now_ms());
+      refresh_patterns();
     } else {
       std::this_thread::sleep_for(std::chrono::milliseconds(kTickMs));
     }
@@ -123,6 +132,12 @@ void BrokerLink::take_changes(uint64_t now) {
     changes.swap(changes_);
   }
   for (const Change& c : changes) {
+    auto own = own_interest_.find(c.pattern);
+    uint32_t* own_count = own == own_interest_.end() ? nullptr : c.add ? &own->second.adds : &own->second.removes;
+    if (own_count != nullptr && *own_count > 0) {
+      --*own_count;  // the link's own publish_upstream subscription
+      continue;
+    }
     uint32_t& count = counts_[c.pattern];
     if (c.add) {
       if (count++ == 0 && lingering_.erase(c.pattern) == 0) subscribe_upstream(c.pattern);
@@ -152,6 +167,34 @@ void BrokerLink::subscribe_upstream(const std::string& pattern) {
   if (!upstream_) return;  // subscribed when the connection comes
   auto sub = upstream_->subscribe(pattern, [this](const client::Message& m) { on_upstream(m); });
   if (!sub) TW_WARN("link %s: subscribe %s: %s", config_.name.c_str(), pattern.c_str(), sub.error().message.c_str());
+  if (sub) sub_patterns_[*sub] = pattern;
+}
+
+// Each hop numbers its channels itself, so an upstream gap would vanish here:
+// the channel goes STALE (its subscribers, and the next hop's link, learn it)
+// and the pattern is subscribed afresh, whose IMAGE replaces what was lost,
+// then OK: the recovery a lost link gets. The text starts with the count, as
+// a MESSAGES_DROPPED notice's does.
+void BrokerLink::gap_seen(const client::Message& m, uint64_t lost) {
+  bump(gaps_);
+  Topic* t = topic_of(m);
+  if (t == nullptr || t->stale) return;
+  const std::string text = std::to_string(lost) + " messages lost upstream of link " + config_.name + ", refreshing";
+  t->stale = local_->channel_status(t->publish_id, wire::ChannelState::Stale, wire::Code::MessagesDropped, text).ok();
+  if (auto it = sub_patterns_.find(m.subscription_id); it != sub_patterns_.end()) refresh_.insert(it->second);
+}
+
+// Outside the handlers: UNSUBSCRIBE then SUBSCRIBE on the same connection, so
+// the fresh IMAGEs come in order with the updates that follow them.
+void BrokerLink::refresh_patterns() {
+  if (refresh_.empty() || !upstream_) return;
+  for (const std::string& pattern : refresh_) {
+    if (!subscribed_.contains(pattern)) continue;
+    std::erase_if(sub_patterns_, [&](const auto& entry) { return entry.second == pattern; });
+    (void)upstream_->unsubscribe(pattern);
+    subscribe_upstream(pattern);
+  }
+  refresh_.clear();
 }
 
 // A fresh client per connection: it subscribes every pattern of the moment,
@@ -182,8 +225,11 @@ void BrokerLink::connect_upstream(uint64_t now) {
     TW_WARN("link %s: upstream refused %.*s: %.*s", config_.name.c_str(), static_cast<int>(e.subject.size()),
             e.subject.data(), static_cast<int>(e.text.size()), e.text.data());
   });
+  sub_patterns_.clear();
+  refresh_.clear();  // the connection's images refresh everything
   for (const std::string& pattern : subscribed_) {
-    (void)up->subscribe(pattern, [this](const client::Message& m) { on_upstream(m); });
+    auto sub = up->subscribe(pattern, [this](const client::Message& m) { on_upstream(m); });
+    if (sub) sub_patterns_[*sub] = pattern;
   }
   if (auto connected = up->connect(options); !connected) {
     bump(failed_connects_);
@@ -194,10 +240,44 @@ void BrokerLink::connect_upstream(uint64_t now) {
     return;
   }
   TW_INFO("link %s: connected to %s", config_.name.c_str(), address.c_str());
+  pushed_.clear();
   bump(connects_);
   backoff_ms_ = config_.reconnect_min_ms;
   upstream_ = std::move(up);
   connected_.store(true, std::memory_order_relaxed);
+  subscribe_local();  // this broker's images go up afresh on the new connection
+}
+
+// Publishing toward the core: the link subscribes here to each
+// publish_upstream pattern (afresh after each upstream connection, so that
+// every channel's IMAGE goes up first).
+void BrokerLink::subscribe_local() {
+  for (const std::string& pattern : config_.publish_upstream) {
+    OwnInterest& own = own_interest_[pattern];
+    if (local_->unsubscribe(pattern).ok()) ++own.removes;
+    ++own.adds;
+    auto sub = local_->subscribe(pattern, [this](const client::Message& m) { on_local(m); });
+    if (!sub) TW_WARN("link %s: publish_upstream %s: %s", config_.name.c_str(), pattern.c_str(), sub.error().message.c_str());
+  }
+}
+
+// Loops: what a link brought in here is never published upstream (it has an
+// origin elsewhere), and what this link publishes upstream is not brought
+// back down (on_upstream skips it): docs/ARCHITECTURE.md, "Loops".
+void BrokerLink::on_local(const client::Message& m) {
+  if (!upstream_ || m.topic.empty() || topics_.contains(std::string(m.topic))) return;
+  auto it = pushed_.find(std::string(m.topic));
+  if (it == pushed_.end()) {
+    auto id = upstream_->advertise(m.topic, m.payload_kind);
+    if (!id) return;
+    it = pushed_.emplace(std::string(m.topic), *id).first;
+  }
+  if (m.kind == client::MessageKind::Status) {
+    if (m.state != wire::ChannelState::Closed) (void)upstream_->channel_status(it->second, m.state, m.code, m.text);
+    return;
+  }
+  const bool published = upstream_->publish(it->second, m.payload, m.kind == client::MessageKind::Image).ok();
+  bump(published ? published_upstream_ : refused_);
 }
 
 // Every channel the link brought in goes STALE at once (its subscribers keep
@@ -219,10 +299,11 @@ void BrokerLink::upstream_lost(uint64_t now) {
 // The upstream's images and updates are published here as they come; after
 // a STALE the link said itself, the fresh image is followed by OK.
 void BrokerLink::on_upstream(const client::Message& m) {
+  if (!pushed_.empty() && pushed_.contains(std::string(m.topic))) return;  // our own, echoed
   if (m.kind == client::MessageKind::Status) return pass_status(m);
   const bool image = m.kind == client::MessageKind::Image;
   bump(image ? images_ : updates_);
-  if (m.gap) bump(gaps_);
+  if (m.gap) gap_seen(m, m.seq > m.expected_seq ? m.seq - m.expected_seq : 1);
   Topic* t = topic_of(m);
   if (!t || !local_->publish(t->publish_id, m.payload, image)) return bump(refused_);
   if (!image || !t->stale) return;
@@ -234,6 +315,11 @@ void BrokerLink::on_upstream(const client::Message& m) {
 void BrokerLink::pass_status(const client::Message& m) {
   bump(statuses_);
   if (m.state == wire::ChannelState::Closed) return;
+  // The upstream dropped messages for this link (its slow-consumer policy):
+  // a gap, not a provider's state.
+  if (m.code == wire::Code::MessagesDropped && m.state == wire::ChannelState::Ok) {
+    return gap_seen(m, leading_count(m.text));
+  }
   Topic* t = topic_of(m);
   if (t && !local_->channel_status(t->publish_id, m.state, m.code, m.text)) bump(refused_);
 }

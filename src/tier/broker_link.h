@@ -37,7 +37,8 @@ struct LinkState {
   uint64_t updates = 0;
   uint64_t statuses = 0;
   uint64_t gaps = 0;            // upstream updates whose seq was not last + 1
-  uint64_t refused = 0;         // publishes this broker refused (back pressure, rights)
+  uint64_t refused = 0;         // publishes refused here or upstream (back pressure, rights)
+  uint64_t published_upstream = 0;  // messages of this broker's channels published upstream
   uint64_t connects = 0;        // upstream connections made (the first included)
   uint64_t failed_connects = 0;
 };
@@ -71,6 +72,10 @@ class BrokerLink {
   void pass_status(const client::Message& m);
   void upstream_lost(uint64_t now_ms);
   void subscribe_upstream(const std::string& pattern);
+  void gap_seen(const client::Message& m, uint64_t lost);
+  void refresh_patterns();
+  void subscribe_local();
+  void on_local(const client::Message& m);
 
   config::LinkConfig config_;
   std::string local_host_;
@@ -87,14 +92,27 @@ class BrokerLink {
   std::unordered_map<std::string, uint32_t> counts_;     // local subscriptions per pattern
   std::unordered_map<std::string, uint64_t> lingering_;  // pattern -> when its upstream subscription goes
   std::unordered_set<std::string> subscribed_;           // patterns subscribed upstream
+  std::unordered_map<uint32_t, std::string> sub_patterns_;  // upstream subscription id -> pattern
+  std::unordered_set<std::string> refresh_;              // patterns to subscribe afresh after a gap
   // Each topic brought in so far: its local publish id, and whether the link
-  // said STALE of it (lost upstream) and owes it a fresh image, then OK.
+  // said STALE of it (lost upstream, or a gap upstream) and owes it a fresh
+  // image, then OK.
   struct Topic {
     uint32_t publish_id = 0;
     bool stale = false;
   };
   std::unordered_map<std::string, Topic> topics_;
   Topic* topic_of(const client::Message& m);  // advertised here on first sight
+  // Publishing toward the core: this broker's topics published upstream, by
+  // their upstream publish id (the upstream connection's; cleared with it).
+  std::unordered_map<std::string, uint32_t> pushed_;
+  // Local subscriptions the link itself makes (publish_upstream): their
+  // interest is not passed upstream (adds and removes still to come).
+  struct OwnInterest {
+    uint32_t adds = 0;
+    uint32_t removes = 0;
+  };
+  std::unordered_map<std::string, OwnInterest> own_interest_;
   size_t next_upstream_ = 0;
   uint32_t backoff_ms_ = 0;
   uint64_t retry_at_ms_ = 0;
@@ -105,7 +123,7 @@ class BrokerLink {
   std::atomic<bool> connected_{false};
   std::atomic<uint32_t> patterns_{0};
   std::atomic<uint64_t> channels_{0}, images_{0}, updates_{0}, statuses_{0}, gaps_{0}, refused_{0};
-  std::atomic<uint64_t> connects_{0}, failed_connects_{0};
+  std::atomic<uint64_t> connects_{0}, failed_connects_{0}, published_upstream_{0};
 };
 
 }  // namespace tw::tier

@@ -19,6 +19,7 @@ reconnect_min_ms = 50
 reconnect_max_ms = 1000
 linger_ms = 0
 local_user = "linkpub"
+publish_upstream = ["FEED/>", "EXCH/A"]
 
 [[link]]
 name = "other"
@@ -37,12 +38,14 @@ upstreams = ["10.0.0.1:9400"]
   EXPECT_EQ(l.reconnect_max_ms, 1000u);
   EXPECT_EQ(l.linger_ms, 0u);
   EXPECT_EQ(l.local_user, "linkpub");
+  EXPECT_EQ(l.publish_upstream, (std::vector<std::string>{"FEED/>", "EXCH/A"}));
   const LinkConfig& d = c->links[1];
   EXPECT_FALSE(d.tls);
   EXPECT_EQ(d.user, "");
   EXPECT_EQ(d.reconnect_min_ms, 100u);
   EXPECT_EQ(d.reconnect_max_ms, 5000u);
   EXPECT_EQ(d.linger_ms, 5000u);
+  EXPECT_TRUE(d.publish_upstream.empty());
 }
 
 TEST(LinkConfig, BadLinksAreRefusedWithTheirNumber) {
@@ -56,6 +59,7 @@ TEST(LinkConfig, BadLinksAreRefusedWithTheirNumber) {
   expect_error("[[link]]\nname = \"a\"\nupstreams = [\"h:1\"]\n[[link]]\nname = \"a\"\nupstreams = [\"h:2\"]\n",
                "link 2: name 'a' is used twice");
   expect_error("[[link]]\nname = \"a\"\nupstreams = [\"nowhere\"]\n", "upstream 'nowhere' is not HOST:PORT");
+  expect_error("[[link]]\nname = \"a\"\nupstreams = [\"h:1\"]\npublish_upstream = \"FEED/>\"\n", "expected an array of patterns");
   expect_error("[[link]]\nname = \"a\"\nupstreams = [\"h:1\"]\nreconnect_min_ms = 500\nreconnect_max_ms = 100\n",
                "reconnect_min_ms <= reconnect_max_ms");
   expect_error("[[link]]\nname = \"a\"\nupstreams = [\"h:1\"]\nlinger = 5\n", "unknown key 'link.linger'");

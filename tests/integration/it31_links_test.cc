@@ -366,5 +366,107 @@ TEST(It31Links, EntitlementsHoldOnBothSidesOfALink) {
   EXPECT_EQ(alice.got.count("EN/SECRET/X"), 0u);
 }
 
+// The link's own dropped messages on the core (policy drop), -1 when not connected.
+int64_t link_dropped_on(const BrokerProcess& core, const std::string& link) {
+  const Json j = admin_get(core, "/api/v1/connections");
+  if (!j.is_object() || !j.contains("connections")) return -1;
+  for (const Json& c : j["connections"]) {
+    if (c.value("client", "") == "link:" + link) return c.value("dropped_messages", int64_t{-1});
+  }
+  return -1;
+}
+
+// A real gap upstream: the core drops messages for the edge's link (policy
+// drop, a small output bound) while the edge is stopped. The edge's link
+// says STALE and subscribes afresh: a subscriber two hops away sees STALE,
+// then a fresh IMAGE with the latest value, then OK (each hop renumbers, so
+// without this it would see no gap at all).
+TEST(It31Links, AnUpstreamGapReachesASubscriberTwoHopsAwayAsStaleThenAFreshImage) {
+  BrokerOptions core_options = broker_with("slow_consumer_policy = \"drop\"\n[limits]\nmax_output_buffer = 65536\n");
+  BrokerProcess core(core_options);
+  ASSERT_TRUE(core.ready()) << core.err();
+  BrokerProcess edge(broker_with(link_to("to-core", {core.port()})));
+  ASSERT_TRUE(edge.ready()) << edge.err();
+  BrokerProcess edge2(broker_with(link_to("to-edge", {edge.port()})));
+  ASSERT_TRUE(edge2.ready()) << edge2.err();
+
+  Peer pub, sub2;
+  ASSERT_TRUE(pub.connect(core.port(), "pub") && pub.publish("GP/A", 0, /*image=*/true));
+  ASSERT_TRUE(sub2.connect(edge2.port(), "sub2") && sub2.subscribe("GP/>"));
+  ASSERT_TRUE(poll_until({&pub, &sub2}, [&] { return sub2.last("GP/A") == 0; })) << "no image through the links";
+
+  // Big updates fill the socket buffers quickly; the core drops past its bound.
+  const std::string filler(8192, 'x');
+  auto update = [&](int64_t value) {
+    return testing::field_list({{1, value}, {2, filler}});
+  };
+  edge.send_signal(SIGSTOP);
+  int64_t value = 0;
+  const auto deadline = Clock::now() + std::chrono::milliseconds(testing::kDefaultTimeoutMs);
+  while (link_dropped_on(core, "to-core") <= 0 && Clock::now() < deadline) {
+    for (int i = 0; i < 100; ++i) {
+      if (pub.c.publish("GP/A", update(value + 1), false)) ++value;
+      else pub.c.poll(1);
+    }
+    (void)pub.c.flush();
+  }
+  const int64_t dropped = link_dropped_on(core, "to-core");
+  edge.send_signal(SIGCONT);
+  ASSERT_GT(dropped, 0) << "the core dropped nothing for the stopped link";
+  ASSERT_TRUE(pub.c.publish("GP/A", update(++value), false));
+  ASSERT_TRUE(poll_until({&pub, &sub2}, [&] { return sub2.last("GP/A") == value && sub2.saw_state("GP/A", wire::ChannelState::Ok); }))
+      << "the last value or OK did not reach two hops away";
+
+  // STALE, later an IMAGE (the refresh), later OK.
+  const std::vector<Got>& got = sub2.got["GP/A"];
+  size_t stale = got.size(), image = got.size(), ok = got.size();
+  for (size_t i = 1; i < got.size(); ++i) {
+    if (stale == got.size() && got[i].kind == client::MessageKind::Status && got[i].state == wire::ChannelState::Stale) stale = i;
+    if (stale < i && image == got.size() && got[i].kind == client::MessageKind::Image) image = i;
+    if (image < i && ok == got.size() && got[i].kind == client::MessageKind::Status && got[i].state == wire::ChannelState::Ok) ok = i;
+  }
+  EXPECT_LT(stale, got.size()) << "two hops away, no STALE for the upstream gap";
+  EXPECT_LT(image, got.size()) << "no fresh IMAGE after the STALE";
+  EXPECT_LT(ok, got.size()) << "no OK after the fresh IMAGE";
+  EXPECT_GE(admin_get(edge, "/api/v1/links")["links"][0].value("gaps", int64_t{0}), 1);
+}
+
+// Publishing toward the core: a publisher on the edge (publish_upstream =
+// ["FEED/>"]) reaches subscribers on the core, on the edge and two hops
+// away (edge2, linked to the edge), each getting the image then every update
+// once, in order: the edge's link subscribes FEED/> on the core for the
+// edge's subscriber too, and the core's echo of what the edge published
+// must not come back into the edge as a second publisher.
+TEST(It31Links, AnEdgePublishesTowardTheCoreAndNothingEchoesBack) {
+  BrokerProcess core(broker_with(""));
+  ASSERT_TRUE(core.ready()) << core.err();
+  BrokerProcess edge(broker_with(link_to("to-core", {core.port()}) + "publish_upstream = [\"FEED/>\"]\n"));
+  ASSERT_TRUE(edge.ready()) << edge.err();
+  BrokerProcess edge2(broker_with(link_to("to-edge", {edge.port()})));
+  ASSERT_TRUE(edge2.ready()) << edge2.err();
+
+  Peer pub, on_core, on_edge, on_edge2;
+  ASSERT_TRUE(on_core.connect(core.port(), "sub-core") && on_core.subscribe("FEED/>"));
+  ASSERT_TRUE(on_edge.connect(edge.port(), "sub-edge") && on_edge.subscribe("FEED/>"));
+  ASSERT_TRUE(on_edge2.connect(edge2.port(), "sub-edge2") && on_edge2.subscribe("FEED/>"));
+  ASSERT_TRUE(pub.connect(edge.port(), "pub-edge") && pub.publish("FEED/X", 0, /*image=*/true));
+  const std::vector<Peer*> all = {&pub, &on_core, &on_edge, &on_edge2};
+  auto everyone_has = [&](int64_t value) {
+    return on_core.last("FEED/X") == value && on_edge.last("FEED/X") == value && on_edge2.last("FEED/X") == value;
+  };
+  ASSERT_TRUE(poll_until(all, [&] { return everyone_has(0); })) << "the edge's image did not reach every broker";
+
+  constexpr int64_t kUpdates = 30;
+  for (int64_t i = 1; i <= kUpdates; ++i) ASSERT_TRUE(pub.publish("FEED/X", i));
+  ASSERT_TRUE(poll_until(all, [&] { return everyone_has(kUpdates); })) << "the updates did not reach every broker";
+  // An echo would arrive after the original: give it the time a round trip takes.
+  ASSERT_TRUE(pub.publish("FEED/X", kUpdates + 1));
+  ASSERT_TRUE(poll_until(all, [&] { return everyone_has(kUpdates + 1); }));
+  expect_image_then_every_update(on_core, "FEED/X", kUpdates + 1, "core");
+  expect_image_then_every_update(on_edge, "FEED/X", kUpdates + 1, "edge");
+  expect_image_then_every_update(on_edge2, "FEED/X", kUpdates + 1, "edge2");
+  EXPECT_GE(admin_get(edge, "/api/v1/links")["links"][0].value("published_upstream", int64_t{0}), kUpdates + 2);
+}
+
 }  // namespace
 }  // namespace tw::it
