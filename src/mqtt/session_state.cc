@@ -77,9 +77,12 @@ void MqttSession::resume(StoredSession& state) {
   // What was published while away is not queued: each channel's last value
   // stands for it, a RETAIN 0 message included (not its retained message).
   resuming_ = true;
+  // Held to the end: settle() reads the patterns as views.
+  std::vector<Patterns> held;
+  held.reserve(state.subscriptions.size());
   std::vector<std::string_view> patterns;
   for (const StoredSession::Subscription& s : state.subscriptions) {
-    Patterns mapped;
+    Patterns& mapped = held.emplace_back();
     if (check_filter(s.filter, mapped) != Reason::Success) continue;  // e.g. over a limit lowered since
     TopicFilter filter;
     filter.filter = s.filter;
