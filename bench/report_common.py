@@ -1,4 +1,5 @@
 """Pieces shared by the renderers of docs/benchmarks.md (render_benchmarks.py, render_threads.py)."""
+import argparse
 import json
 import os
 
@@ -75,3 +76,16 @@ def idle_poll_line(results):
         return ("polled: the run held a PM QoS request of 0 µs on /dev/cpu_dma_latency "
                 "(bench/idle_poll.sh), so an idle vCPU polls instead of halting")
     return f"halted: no PM QoS request ({state.get('why', 'unknown')})"
+
+
+def render_main(description, default_command, render, begin, end):
+    """The command line of a renderer: --results DIR [--command C] [--doc FILE]. Writes the block, prints it."""
+    parser = argparse.ArgumentParser(description=description)
+    parser.add_argument("--results", required=True)
+    parser.add_argument("--command", default=default_command)
+    parser.add_argument("--doc", default="docs/benchmarks.md")
+    args = parser.parse_args()
+    section = render(args.results, args.command)
+    write_block(args.doc, begin, end, section)
+    print(section)
+    return 0
