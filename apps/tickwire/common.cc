@@ -1,5 +1,7 @@
 #include "common.h"
 
+#include <nlohmann/json.hpp>
+
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
@@ -203,6 +205,25 @@ Result<std::string> admin_get(const CommonOptions& common, const std::string& ht
   if (!reply) return Error{"GET " + path + ": " + reply.error().message};
   if (reply->status != 200) return Error{"GET " + path + ": HTTP " + std::to_string(reply->status) + " " + reply->body};
   return std::move(reply->body);
+}
+
+int show_admin_json(const CommonOptions& common, const std::string& http, const std::string& path, const char* key,
+                    const char* command, bool raw, const std::function<int(const nlohmann::json&)>& print) {
+  auto body = admin_get(common, http, path);
+  if (!body) {
+    std::fprintf(stderr, "%s: %s\n", command, body.error().message.c_str());
+    return kExitError;
+  }
+  if (raw) {
+    std::fputs(body->c_str(), stdout);
+    return kExitOk;
+  }
+  const nlohmann::json answer = nlohmann::json::parse(*body, nullptr, false);
+  if (answer.is_discarded() || !answer.contains(key)) {
+    std::fprintf(stderr, "%s: the broker's answer to GET %s has no '%s'\n", command, path.c_str(), key);
+    return kExitError;
+  }
+  return print(answer);
 }
 
 Result<fields::Dictionary> broker_dictionary(const CommonOptions& common, const std::string& http) {

@@ -2,6 +2,8 @@
 // dictionary loading and Ctrl-C handling.
 #pragma once
 #include <csignal>
+#include <functional>
+#include <nlohmann/json_fwd.hpp>
 #include <string>
 
 #include <CLI/CLI.hpp>
@@ -62,6 +64,11 @@ Result<admin::HttpTarget> admin_target(const CommonOptions& common, const std::s
 // GET `path` on the admin API (admin_target(common, http)): the body of a 200
 // answer, or why not ("GET /api/v1/links: HTTP 403 ...", or the transport's error).
 Result<std::string> admin_get(const CommonOptions& common, const std::string& http, const std::string& path);
+// What `tickwire links`, `queue list` and `ha status` share: GET `path`;
+// with `raw`, the JSON as it came; else the answer (which must hold `key`)
+// goes to `print`. Errors are printed as "COMMAND: ..."; the exit code.
+int show_admin_json(const CommonOptions& common, const std::string& http, const std::string& path, const char* key,
+                    const char* command, bool raw, const std::function<int(const nlohmann::json&)>& print);
 // The broker's field dictionary (GET /api/v1/fields on admin_target), or why not.
 Result<fields::Dictionary> broker_dictionary(const CommonOptions& common, const std::string& http = {});
 // The dictionary to name fields with: --dictionary FILE (errors name the file

@@ -21,21 +21,7 @@ struct HaOptions {
 
 const char* yes_no(const Json& j, const char* key) { return j.value(key, false) ? "yes" : "no"; }
 
-int run_ha_status(const HaOptions& opts, const CommonOptions& common) {
-  auto body = admin_get(common, opts.http, "/api/v1/ha");
-  if (!body) {
-    std::fprintf(stderr, "tickwire ha: %s\n", body.error().message.c_str());
-    return kExitError;
-  }
-  if (opts.json) {
-    std::fputs(body->c_str(), stdout);
-    return kExitOk;
-  }
-  const Json j = Json::parse(*body, nullptr, false);
-  if (j.is_discarded() || !j.contains("enabled")) {
-    std::fprintf(stderr, "tickwire ha: the broker's answer is not an HA status\n");
-    return kExitError;
-  }
+int print_ha_status(const Json& j) {
   if (!j["enabled"].get<bool>()) {
     std::printf("not in an HA pair ([ha] in the configuration)\n");
     return kExitOk;
@@ -60,7 +46,9 @@ void add_ha_command(CLI::App& app, const CommonOptions& common, int& exit_code) 
                      "the broker's HTTP listener, HOST:PORT (default: $TICKWIRE_HTTP, else the host of --server, "
                      "port 9401)");
   status->add_flag("--json", opts->json, "the admin API's JSON as it is");
-  status->callback([opts, &common, &exit_code]() { exit_code = run_ha_status(*opts, common); });
+  status->callback([opts, &common, &exit_code]() {
+    exit_code = show_admin_json(common, opts->http, "/api/v1/ha", "enabled", "tickwire ha", opts->json, print_ha_status);
+  });
 }
 
 }  // namespace tw::cli

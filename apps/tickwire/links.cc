@@ -30,27 +30,17 @@ void print_links(const Json& links) {
   }
 }
 
-int run_links(const LinksOptions& opts, const CommonOptions& common) {
-  auto body = admin_get(common, opts.http, "/api/v1/links");
-  if (!body) {
-    std::fprintf(stderr, "tickwire links: %s\n", body.error().message.c_str());
-    return kExitError;
-  }
-  if (opts.json) {
-    std::fputs(body->c_str(), stdout);
-    return kExitOk;
-  }
-  const Json j = Json::parse(*body, nullptr, false);
-  if (j.is_discarded() || !j.contains("links")) {
-    std::fprintf(stderr, "tickwire links: the broker's answer is not the link list\n");
-    return kExitError;
-  }
+int show_links(const Json& j) {
   if (j["links"].empty()) {
     std::printf("no links ([[link]] in the configuration)\n");
     return kExitOk;
   }
   print_links(j["links"]);
   return kExitOk;
+}
+
+int run_links(const LinksOptions& opts, const CommonOptions& common) {
+  return show_admin_json(common, opts.http, "/api/v1/links", "links", "tickwire links", opts.json, show_links);
 }
 
 }  // namespace

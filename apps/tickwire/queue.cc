@@ -37,21 +37,7 @@ std::string joined(const Json& patterns) {
   return out;
 }
 
-int run_list(const QueueOptions& opts, const CommonOptions& common) {
-  auto body = admin_get(common, opts.http, "/api/v1/queues");
-  if (!body) {
-    std::fprintf(stderr, "tickwire queue: %s\n", body.error().message.c_str());
-    return kExitError;
-  }
-  if (opts.json) {
-    std::fputs(body->c_str(), stdout);
-    return kExitOk;
-  }
-  const Json j = Json::parse(*body, nullptr, false);
-  if (j.is_discarded() || !j.contains("queues")) {
-    std::fprintf(stderr, "tickwire queue: the broker's answer is not the queue list\n");
-    return kExitError;
-  }
+int show_queues(const Json& j) {
   if (j["store"].get<std::string>().empty()) {
     std::printf("no store: guaranteed messaging is off (store.dir)\n");
     return kExitOk;
@@ -136,7 +122,9 @@ void add_queue_command(CLI::App& app, const CommonOptions& common, int& exit_cod
                   "port 9401)");
   CLI::App* list = cmd->add_subcommand("list", "each queue: depth, consumers, bytes on disk, acknowledged, subscriptions");
   list->add_flag("--json", opts->json, "the admin API's JSON as it is");
-  list->callback([opts, &common, &exit_code]() { exit_code = run_list(*opts, common); });
+  list->callback([opts, &common, &exit_code]() {
+    exit_code = show_admin_json(common, opts->http, "/api/v1/queues", "queues", "tickwire queue", opts->json, show_queues);
+  });
 
   CLI::App* create = cmd->add_subcommand("create", "a queue, kept across restarts (admins only)");
   create->add_option("name", opts->name, "its name: letters, digits, - _ .")->required();
