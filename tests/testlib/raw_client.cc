@@ -291,14 +291,13 @@ SnapshotReply RawClient::snapshot(uint32_t request_id, std::string_view topic, i
 
 std::optional<wire::Code> RawClient::wait_closed_with(int timeout_ms) {
   auto deadline = Clock::now() + std::chrono::milliseconds(timeout_ms);
-  wire::Code code = wire::Code::Ok;
   for (;;) {
     auto f = next(remaining_ms(deadline));
     if (f) {
-      if (auto err = f->as<wire::ErrorMsg>()) code = err->code;
+      if (auto err = f->as<wire::ErrorMsg>()) goodbye_code_ = err->code;
       continue;
     }
-    if (peer_closed_) return code;
+    if (peer_closed_) return goodbye_code_;
     if (remaining_ms(deadline) == 0) return std::nullopt;
   }
 }

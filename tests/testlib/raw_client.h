@@ -190,6 +190,9 @@ class RawClient {
 
   int fd_ = -1;
   bool peer_closed_ = false;
+  // Kept across calls: the ERROR frame may be read by a wait that times out
+  // before the close behind it arrives, and the next wait must still see it.
+  wire::Code goodbye_code_ = wire::Code::Ok;
   std::vector<uint8_t> in_;
   size_t in_start_ = 0;
   std::deque<OwnedFrame> kept_;
