@@ -1,5 +1,7 @@
 #include "mqtt/client_registry.h"
 
+#include "base/log.h"
+
 namespace tw::mqtt {
 
 bool ClientRegistry::claim(const ClientKey& key, std::atomic<bool>* taken_over, bool waits) {
@@ -29,15 +31,20 @@ void ClientRegistry::release(const ClientKey& key, const std::atomic<bool>* take
   if (handed != handed_over_.end() && handed->second.first == taken_over) handed_over_.erase(handed);
 }
 
-void ClientRegistry::hand_over(const ClientKey& key, std::optional<StoredSession> state, uint64_t now_ns) {
+ClientRegistry::Ended ClientRegistry::end(const ClientKey& key, const std::atomic<bool>* holder,
+                                          std::optional<StoredSession> state, uint64_t now_ns) {
   std::lock_guard lock(mutex_);
-  auto holder = holders_.find(key);
-  if (holder == holders_.end()) {
-    if (state) (void)store_locked(key, std::move(*state), now_ns);  // the successor is gone already
-    return;
+  auto current = holders_.find(key);
+  if (current == holders_.end() || current->second == holder) {  // not taken over, or the successor is gone already
+    if (current != holders_.end()) holders_.erase(current);
+    if (state && !store_locked(key, std::move(*state), now_ns)) {
+      TW_WARN("MQTT session '%s' not kept: %zu sessions are stored already", key.client_id.c_str(), kMaxStored);
+    }
+    return Ended::Kept;
   }
-  if (!waiting_.contains(holder->second)) return;  // the successor started clean
-  handed_over_[key] = {holder->second, std::move(state)};
+  if (!waiting_.contains(current->second)) return Ended::Over;  // the successor started clean
+  handed_over_[key] = {current->second, std::move(state)};
+  return Ended::HandedOver;
 }
 
 std::optional<std::optional<StoredSession>> ClientRegistry::take_handover(const ClientKey& key,

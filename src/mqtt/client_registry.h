@@ -106,11 +106,19 @@ class ClientRegistry {
   bool claim(const ClientKey& key, std::atomic<bool>* taken_over, bool waits = false);
   // Removes the entry if `taken_over` still holds it.
   void release(const ClientKey& key, const std::atomic<bool>* taken_over);
-  // A holder that was taken over, as it ends: its session (none: it had none
-  // to keep) goes to the holder now if that one waits for it; else the state
-  // is stored as for an ended connection (if the holder is gone) or dropped
-  // (the holder started clean).
-  void hand_over(const ClientKey& key, std::optional<StoredSession> state, uint64_t now_ns);
+  // What became of a session as its connection ended (end()).
+  enum class Ended {
+    Kept,        // stored for a later CONNECT (or nothing to keep)
+    HandedOver,  // to the connection that took it over and waits for it
+    Over,        // the connection that took it over started clean: the session is over
+  };
+  // A holder's connection ends, with its session (none: nothing to keep).
+  // Decided under the lock, so that a CONNECT taking it over meanwhile
+  // cannot miss it: still the holder, the state is stored (and the holder
+  // leaves); taken over, it goes to the new holder if that one waits for it,
+  // is stored if the new holder is gone too, and is dropped otherwise.
+  Ended end(const ClientKey& key, const std::atomic<bool>* holder, std::optional<StoredSession> state,
+            uint64_t now_ns);
   // For a holder that claimed with `waits`: nullopt while nothing was handed
   // over yet; then the session handed over (itself optional). Stops the wait.
   std::optional<std::optional<StoredSession>> take_handover(const ClientKey& key,

@@ -86,6 +86,7 @@ size_t MqttSession::parse(std::span<const uint8_t> in) {
       refuse(Reason::PacketTooLarge, "packet larger than the broker's Maximum Packet Size (max_frame)");
       break;
     }
+    if (packet.type == PacketType::Publish && !may_publish_now()) break;  // read again once the fence is reached
     ++env().counters.frames_in;
     handle(packet);
     pos += packet.size;
@@ -320,8 +321,11 @@ size_t MqttSession::encode_goodbye(std::span<uint8_t> out, wire::Code code, std:
 // session's expiry ends, whichever is first (pending_wills.h). A session that
 // outlives it is stored.
 void MqttSession::on_finish() {
+  leave_fence();
   if (has_will_ && !graceful_ && connacked_ && delay_will()) has_will_ = false;
-  store_session();
+  // A CONNECT with Clean Start 1 that took this connection over ended the
+  // session: a Will left to its delay goes now, unless that CONNECT found it first.
+  if (store_session() == ClientRegistry::Ended::Over) settle_pending_will(false);
   if (!has_will_ || graceful_ || !connacked_) return;
   has_will_ = false;
   publish_will();

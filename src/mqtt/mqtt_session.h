@@ -102,6 +102,9 @@ class MqttSession final : public session::Session, public queue::PortHandler {
   bool holds_hello() const override { return handover_deadline_ns_ != 0; }
   void poll_held_hello(uint64_t now_ns) override;
   void on_settled() override { resuming_ = false; }  // a resume's catch-up images came
+  // A PUBLISH held at the broker's PublishFence goes on once it is reached (publish.cc).
+  void pace() override;
+  bool can_pace() const override;
   // The store's answers to the QoS 1 and 2 PUBLISHes it was given (publish.cc).
   void on_store_frames(std::span<const uint8_t> frames, uint32_t answered) override;
 
@@ -246,8 +249,9 @@ class MqttSession final : public session::Session, public queue::PortHandler {
   }
   // Removes the stored messages of topics this user may no longer receive live (counted).
   void drop_unentitled(std::vector<OutboundMessage>& messages);
-  // At the end of the connection: keeps the state if the session outlives it.
-  void store_session();
+  // At the end of the connection: keeps the state if the session outlives
+  // it, or hands it to the connection that took this one over.
+  ClientRegistry::Ended store_session();
   // With a store: the stored sessions on disk, read into the registry once
   // per broker (before the first CONNECT is answered); this session's file
   // written (it outlives its connection: `ended_at_ns` is when the connection
@@ -299,6 +303,13 @@ class MqttSession final : public session::Session, public queue::PortHandler {
   // Set at CONNECT, when the version is known; the delivery policy encodes with it.
   std::unique_ptr<SessionEncoder> encoder_;
   bool subscribing_ = false;      // images sent now predate the subscription: retained
+  // The PUBLISH at the head of the input waits at the PublishFence until
+  // `fence_ticket_` is reached; fence_passed_: it has, and goes on unchecked.
+  bool may_publish_now();
+  void leave_fence();
+  std::vector<uint64_t> fence_ticket_;
+  bool fenced_ = false;
+  bool fence_passed_ = false;
   bool resuming_ = false;         // ... and are a resumed session's catch-up: the last values
   bool skip_retained_ = false;    // ... and this subscription wants none (Retain Handling 2)
   Identity identity_;

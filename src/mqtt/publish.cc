@@ -40,6 +40,42 @@ Reason reason_for(const broker::Outcome& outcome) {
 }
 }  // namespace
 
+// MQTT clients expect one broker's order: a SUBSCRIBE the broker read before
+// a PUBLISH applies to it, whichever connections carried them. A tiered
+// broker keeps it with its PublishFence (session/publish_fence.h): the
+// PUBLISH waits, its connection unread, until the subscriptions that other
+// access points had sent on are in effect at the channels' owners (one ring
+// round trip; the loop polls meanwhile). A client's own SUBSCRIBE needs no
+// wait: it went the same way before the PUBLISH.
+bool MqttSession::may_publish_now() {
+  const session::PublishFence* fence = env().publish_fence;
+  if (fence == nullptr) return true;
+  if (fence_passed_) {
+    fence_passed_ = false;
+    return true;
+  }
+  if (fence->clear(fence_ticket_)) return true;
+  fenced_ = true;
+  ++env().loop.fenced;
+  begin_paced();
+  return false;
+}
+
+bool MqttSession::can_pace() const { return !fenced_ || env().publish_fence->reached(fence_ticket_); }
+
+void MqttSession::pace() {
+  if (!fenced_ || !env().publish_fence->reached(fence_ticket_)) return;
+  leave_fence();
+  fence_passed_ = true;
+  end_paced();  // parses the PUBLISH that waited, and what came behind it
+}
+
+void MqttSession::leave_fence() {
+  if (!fenced_) return;
+  fenced_ = false;
+  --env().loop.fenced;
+}
+
 void MqttSession::handle_publish(const Packet& packet) {
   Publish msg;
   if (auto f = decode_publish(packet, version_, msg); !f.ok()) return refuse(f.reason, f.text);

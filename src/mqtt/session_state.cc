@@ -121,28 +121,24 @@ void MqttSession::drop_unentitled(std::vector<OutboundMessage>& messages) {
 // for it when it asked to continue the session), even one that would end
 // with the connection: it has none to give then, and the successor need not
 // wait longer.
-void MqttSession::store_session() {
-  if (!connacked_) return;
-  const bool taken_over = taken_over_.load(std::memory_order_relaxed);
-  if (!taken_over) persist_session(realtime_ns());  // a successor writes its own
-  if (session_expiry_s_ == 0) {
-    if (taken_over) server_.clients.hand_over(key_, std::nullopt, monotonic_ns());
-    return;
-  }
-  StoredSession state;
-  for (const Subscription& s : subscriptions_) state.subscriptions.push_back({s.filter, s.retain_handling, s.qos, s.id, s.no_local, s.retain_as_published});
-  state.awaiting_pubrel = awaiting_pubrel_;
-  state.outbound = outbound_.take();
-  // Those its queue sent and were not acknowledged: the queue sends them again.
-  std::erase_if(state.outbound, [&](const OutboundMessage& m) { return !m.released && queued_ids_.contains(m.packet_id); });
-  state.seen = std::move(seen_);
+ClientRegistry::Ended MqttSession::store_session() {
+  if (!connacked_) return ClientRegistry::Ended::Kept;
+  // A successor writes its own file; a CONNECT that takes over after this
+  // read finds the file and the stored state alike.
+  if (!taken_over_.load(std::memory_order_relaxed)) persist_session(realtime_ns());
   const uint64_t now = monotonic_ns();
-  state.expires_ns = session_expiry_s_ == UINT32_MAX ? UINT64_MAX : now + session_expiry_s_ * 1'000'000'000ull;
-  if (taken_over) return server_.clients.hand_over(key_, std::move(state), now);
-  if (!server_.clients.store(key_, std::move(state), now)) {
-    TW_WARN("session %s: '%s' not kept: %zu sessions are stored already", peer().c_str(),
-            identity_.client_id.c_str(), ClientRegistry::kMaxStored);
+  std::optional<StoredSession> state;
+  if (session_expiry_s_ != 0) {
+    state.emplace();
+    for (const Subscription& s : subscriptions_) state->subscriptions.push_back({s.filter, s.retain_handling, s.qos, s.id, s.no_local, s.retain_as_published});
+    state->awaiting_pubrel = awaiting_pubrel_;
+    state->outbound = outbound_.take();
+    // Those its queue sent and were not acknowledged: the queue sends them again.
+    std::erase_if(state->outbound, [&](const OutboundMessage& m) { return !m.released && queued_ids_.contains(m.packet_id); });
+    state->seen = std::move(seen_);
+    state->expires_ns = session_expiry_s_ == UINT32_MAX ? UINT64_MAX : now + session_expiry_s_ * 1'000'000'000ull;
   }
+  return server_.clients.end(key_, &taken_over_, std::move(state), now);
 }
 
 }  // namespace tw::mqtt

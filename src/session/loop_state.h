@@ -28,6 +28,9 @@ struct LoopState {
   std::vector<Session*> closing;  // marked closing since the loop last reaped
   std::vector<Session*> paced;    // producing a reply as their output drains
   std::vector<Session*> pacing;   // Session::pace_all's working copy of `paced`
+  // Sessions whose input waits at a PublishFence (publish_fence.h): another
+  // thread clears it without waking this loop, so the loop polls meanwhile.
+  uint32_t fenced = 0;
   // Every session, and when its tick next has work (0: at the next tick).
   // The loop's tick scans the times, one word each, and visits only the
   // sessions due: an idle connection costs a comparison per tick.

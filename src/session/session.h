@@ -47,6 +47,7 @@
 #include "session/input_budget.h"
 #include "session/loop_state.h"
 #include "session/output.h"
+#include "session/publish_fence.h"
 #include "session/transport.h"
 
 namespace tw::queue {
@@ -69,6 +70,7 @@ class Session : public broker::Outlet, public reactor::IoHandler, private InputB
     // Guaranteed messaging (src/queue): null when the broker has no store.
     queue::Spool* spool = nullptr;
     std::shared_ptr<queue::Mailbox> mailbox;  // this loop's, for the store's answers
+    const PublishFence* publish_fence = nullptr;  // tiered brokers only (publish_fence.h)
   };
   Session(Env env, std::unique_ptr<Transport> transport, std::string peer, const Encoder& encoder, uint64_t now_ns);
   ~Session() override;

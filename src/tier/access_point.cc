@@ -54,6 +54,10 @@ void AccessPoint::attach_gateways(cache::ChannelDirectory& directory, std::vecto
   mirror_ = &router_.attach_upstream(uplink_.get());
 }
 
+void AccessPoint::fence_publishes(std::vector<const Link*> others) {
+  fence_ = std::make_unique<InterestFence>(std::move(others));
+}
+
 void AccessPoint::accept_for(const std::vector<ListenSocket>& sockets, std::vector<AccessPoint*> all) {
   for (const ListenSocket& socket : sockets) {
     acceptors_.push_back(std::make_unique<Acceptor>(*this, socket));
@@ -366,7 +370,8 @@ void AccessPoint::run(const std::atomic<bool>& stop) {
     busy |= pacing_ready_;
     int wait = busy ? 0 : -1;
     if (!busy && uplink_) {
-      if (uplink_->backlog() > 0) wait = 1;  // spilled records wait for ring space
+      // Spilled records wait for ring space; a fenced publish, for other threads' progress.
+      if (uplink_->backlog() > 0 || loop_.fenced > 0) wait = 1;
       if (!waker_.may_sleep([this] { return has_cross_thread_input(); })) wait = 0;
     }
     reactor_.run_once(wait);

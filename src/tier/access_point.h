@@ -26,6 +26,7 @@
 #include "reactor/reactor.h"
 #include "session/handshaker.h"
 #include "session/tls_context.h"
+#include "tier/interest_fence.h"
 #include "tier/link.h"
 #include "tier/loop_inbox.h"
 #include "tier/loop_snapshot.h"
@@ -60,6 +61,9 @@ class AccessPoint final {
 
   // Tiered mode: the links to every gateway (in gateway order) and their wakers.
   void attach_gateways(cache::ChannelDirectory& directory, std::vector<Link*> links, std::vector<Waker*> wakers);
+  // Tiered mode, with more than one access point: the links between every
+  // gateway and the other access points, for this one's PublishFence.
+  void fence_publishes(std::vector<const Link*> others);
   // This access point accepts on every socket and deals connections out to `all` (itself included).
   void accept_for(const std::vector<ListenSocket>& sockets, std::vector<AccessPoint*> all);
   // Any thread: hands over an accepted connection, ready for application bytes.
@@ -149,7 +153,7 @@ class AccessPoint final {
   void publish_snapshot();
   void shutdown();
   session::Session::Env env() {
-    return {config_, reactor_, router_, fanout_, counters_, loop_, authority_, spool_, mailbox_};
+    return {config_, reactor_, router_, fanout_, counters_, loop_, authority_, spool_, mailbox_, fence_.get()};
   }
   void follow_auth_reload();
   void follow_ha_role();
@@ -168,6 +172,7 @@ class AccessPoint final {
   broker::Counters counters_;
   session::LoopState loop_;
   std::unique_ptr<Uplink> uplink_;
+  std::unique_ptr<InterestFence> fence_;
   const HaRole* ha_role_ = nullptr;
   uint64_t ha_generation_ = 0;
   std::atomic<uint32_t>& open_connections_;  // broker-wide, for max_connections

@@ -113,6 +113,14 @@ struct Broker::Impl {
     for (auto& ap : access_points) access_point_wakers.push_back(&ap->waker());
     for (size_t g = 0; g < G; ++g) gateways[g]->connect(by_gateway[g], access_point_wakers);
     for (size_t a = 0; a < A; ++a) access_points[a]->attach_gateways(*directory, by_access_point[a], gateway_wakers);
+    if (A < 2) return;
+    for (size_t a = 0; a < A; ++a) {
+      std::vector<const Link*> others;
+      for (size_t b = 0; b < A; ++b) {
+        if (b != a) others.insert(others.end(), by_access_point[b].begin(), by_access_point[b].end());
+      }
+      access_points[a]->fence_publishes(std::move(others));
+    }
   }
 
   // Names the calling thread, asks for its scheduler slice, and pins it to

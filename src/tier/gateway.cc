@@ -284,6 +284,7 @@ void Gateway::Port::handle(const Record& r) {
       shared_.subscribing = true;
       router_.subscribe(&stream_, r.a, broker::SlowPolicy::Conflate, 0);
       shared_.subscribing = false;
+      count_one(link_.interests_applied);  // a publish any access point reads from now on meets it
       return;
     case Op::Uninterest: router_.unsubscribe(&stream_, r.a); return;
     case Op::Advertise: {

@@ -151,11 +151,21 @@ class Pipe {
   size_t spill_read_ = 0;
 };
 
-// The two pipes between one gateway and one access point.
+// The two pipes between one gateway and one access point, and how far the
+// gateway has come with the access point's subscriptions: Interest records
+// sent (written by the access point) and applied (by the gateway), which the
+// other access points read for their PublishFence (interest_fence.h).
 struct Link {
   explicit Link(size_t ring_bytes) : to_gateway(ring_bytes), to_access_point(ring_bytes) {}
   Pipe to_gateway;
   Pipe to_access_point;
+  alignas(64) std::atomic<uint64_t> interests_sent{0};
+  alignas(64) std::atomic<uint64_t> interests_applied{0};
 };
+
+// A single writer's count, one more (no read-modify-write needed).
+inline void count_one(std::atomic<uint64_t>& counter) {
+  counter.store(counter.load(std::memory_order_relaxed) + 1, std::memory_order_release);
+}
 
 }  // namespace tw::tier

@@ -43,9 +43,14 @@ void Uplink::interest(std::string_view pattern, bool add) {
   Record r{add ? Op::Interest : Op::Uninterest};
   r.a = pattern;
   // An exact topic lives on one gateway; a wildcard may cover channels of any.
-  if (topic::is_wildcard(pattern)) return add ? send_awaited_all(r) : send_all(r);
-  const uint32_t gateway = directory_.shard_of(pattern);
-  return add ? send_awaited(gateway, r) : send(gateway, r);
+  if (!add) return topic::is_wildcard(pattern) ? send_all(r) : send(directory_.shard_of(pattern), r);
+  const bool everywhere = topic::is_wildcard(pattern);
+  const uint32_t owner = everywhere ? 0 : directory_.shard_of(pattern);
+  for (uint32_t g = 0; g < links_.size(); ++g) {
+    if (!everywhere && g != owner) continue;
+    count_one(links_[g]->interests_sent);  // before the record: a fence never misses it
+    send_awaited(g, r);
+  }
 }
 
 // Each ring is FIFO: a Settle sent after the Interest (or Provide, Withdraw)

@@ -29,7 +29,7 @@ TEST(ClientRegistry, AWaitingSuccessorGetsTheSessionHandedOver) {
   EXPECT_TRUE(r.claim(id(), &new_flag, true));
   EXPECT_TRUE(old_flag.load()) << "the old holder is told to go";
   EXPECT_FALSE(r.take_handover(id(), &new_flag).has_value()) << "nothing handed over yet";
-  r.hand_over(id(), with_filter("a/#"), 0);
+  EXPECT_EQ(r.end(id(), &old_flag, with_filter("a/#"), 0), ClientRegistry::Ended::HandedOver);
   r.release(id(), &old_flag);  // the old connection is destroyed after it handed over
   auto handed = r.take_handover(id(), &new_flag);
   ASSERT_TRUE(handed.has_value());
@@ -44,7 +44,7 @@ TEST(ClientRegistry, ASessionThatEndsWithItsConnectionHandsOverNothing) {
   std::atomic<bool> old_flag{false}, new_flag{false};
   r.claim(id(), &old_flag);
   r.claim(id(), &new_flag, true);
-  r.hand_over(id(), std::nullopt, 0);
+  EXPECT_EQ(r.end(id(), &old_flag, std::nullopt, 0), ClientRegistry::Ended::HandedOver);
   auto handed = r.take_handover(id(), &new_flag);
   ASSERT_TRUE(handed.has_value()) << "the wait ends";
   EXPECT_FALSE(handed->has_value()) << "with no session";
@@ -56,7 +56,7 @@ TEST(ClientRegistry, ACleanSuccessorDropsTheOldSession) {
   std::atomic<bool> old_flag{false}, new_flag{false};
   r.claim(id(), &old_flag);
   r.claim(id(), &new_flag, false);  // Clean Start 1
-  r.hand_over(id(), with_filter("a/#"), 0);
+  EXPECT_EQ(r.end(id(), &old_flag, with_filter("a/#"), 0), ClientRegistry::Ended::Over);
   EXPECT_FALSE(r.take_handover(id(), &new_flag).has_value());
   r.release(id(), &new_flag);
   EXPECT_FALSE(r.take(id(), 0).has_value());
@@ -67,7 +67,7 @@ TEST(ClientRegistry, ASessionHandedOverToASuccessorTakenOverInTurnGoesToTheNewes
   std::atomic<bool> a{false}, b{false}, c{false};
   r.claim(id(), &a);
   r.claim(id(), &b, true);
-  r.hand_over(id(), with_filter("x"), 0);  // a ends before b took it
+  r.end(id(), &a, with_filter("x"), 0);    // a ends before b took it
   r.claim(id(), &c, true);                 // c takes over b, which never answered its CONNECT
   EXPECT_TRUE(b.load());
   EXPECT_FALSE(r.take_handover(id(), &b).has_value());
@@ -84,10 +84,27 @@ TEST(ClientRegistry, AHandoverAfterTheSuccessorLeftIsStoredAsAnEndedSession) {
   r.claim(id(), &old_flag);
   r.claim(id(), &new_flag, true);
   r.release(id(), &new_flag);  // the successor gave up and went
-  r.hand_over(id(), with_filter("y"), 0);
+  EXPECT_EQ(r.end(id(), &old_flag, with_filter("y"), 0), ClientRegistry::Ended::Kept);
   auto stored = r.take(id(), 0);
   ASSERT_TRUE(stored.has_value());
   EXPECT_EQ(stored->subscriptions.at(0).filter, "y");
+}
+
+// The race of a connection that ends while a CONNECT of its client id
+// arrives on another loop: whichever the registry sees first, the session
+// is resumed (stored before the claim, or handed over after it), never lost.
+TEST(ClientRegistry, AHolderThatEndsBeforeTheClaimIsStoredAndLeavesNoHolderToWaitFor) {
+  ClientRegistry r;
+  std::atomic<bool> old_flag{false}, new_flag{false};
+  r.claim(id(), &old_flag);
+  EXPECT_EQ(r.end(id(), &old_flag, with_filter("b/#"), 0), ClientRegistry::Ended::Kept);
+  EXPECT_FALSE(r.claim(id(), &new_flag, true)) << "nobody holds it: the CONNECT takes the stored session";
+  auto stored = r.take(id(), 0);
+  ASSERT_TRUE(stored.has_value());
+  EXPECT_EQ(stored->subscriptions.at(0).filter, "b/#");
+  r.release(id(), &old_flag);  // the old connection's destructor leaves the new holder in place
+  EXPECT_TRUE(r.claim(id(), &old_flag)) << "the new holder was still registered";
+  r.release(id(), &old_flag);
 }
 
 TEST(ClientRegistry, ASuccessorThatStoppedWaitingGetsNothingLater) {
@@ -96,7 +113,7 @@ TEST(ClientRegistry, ASuccessorThatStoppedWaitingGetsNothingLater) {
   r.claim(id(), &old_flag);
   r.claim(id(), &new_flag, true);
   r.stop_waiting(&new_flag);
-  r.hand_over(id(), with_filter("z"), 0);
+  r.end(id(), &old_flag, with_filter("z"), 0);
   EXPECT_FALSE(r.take_handover(id(), &new_flag).has_value());
   r.release(id(), &new_flag);
   EXPECT_FALSE(r.take(id(), 0).has_value());
@@ -132,7 +149,7 @@ TEST(ClientRegistry, AHandoverGoesOnlyToTheSameUsersSuccessor) {
   r.claim(id("bob"), &bob, true);
   EXPECT_TRUE(r.claim(id("alice"), &alice_again, true));
   EXPECT_TRUE(alice.load());
-  r.hand_over(id("alice"), with_filter("a/#"), 0);
+  r.end(id("alice"), &alice, with_filter("a/#"), 0);
   r.release(id("alice"), &alice);
   EXPECT_FALSE(r.take_handover(id("bob"), &bob).has_value());
   auto handed = r.take_handover(id("alice"), &alice_again);
