@@ -27,7 +27,7 @@ set(TW_PUBLIC_HEADERS
   base/result.h
   client/channel_table.h client/client.h client/io_buffer.h client/message.h client/message_format.h
   client/options.h
-  fields/builtin_fields.h fields/dictionary.h fields/field_list.h
+  fields/builtin_fields.h fields/dictionary.h fields/field_list.h fields/payload_text.h
   wire/bytes.h wire/codec.h wire/guaranteed.h wire/protocol.h)
 
 find_package(nlohmann_json REQUIRED)

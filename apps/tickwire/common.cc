@@ -10,7 +10,7 @@
 #include <thread>
 #include <vector>
 
-#include "client/json_fields.h"
+#include "fields/json.h"
 #include "config/config.h"
 
 namespace tw::cli {
@@ -236,7 +236,7 @@ Result<fields::Dictionary> broker_dictionary(const CommonOptions& common, const 
   auto reply = admin::http_request(*target, "GET", "/api/v1/fields");
   if (!reply) return Error{"no admin API at " + where + ": " + reply.error().message};
   if (reply->status != 200) return Error{"the admin API at " + where + " answered " + std::to_string(reply->status)};
-  auto dict = client::parse_dictionary_json(reply->body);
+  auto dict = fields::parse_dictionary_json(reply->body);
   if (!dict) return Error{"the admin API at " + where + ": " + dict.error().message};
   return dict;
 }

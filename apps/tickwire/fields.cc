@@ -6,7 +6,7 @@
 #include <algorithm>
 #include <cstdio>
 
-#include "client/json_fields.h"
+#include "fields/json.h"
 #include "common.h"
 
 namespace tw::cli {
@@ -51,7 +51,7 @@ int run_fields(const FieldsOptions& opts, const CommonOptions& common) {
     shown = *own;
   }
   if (opts.json) {
-    std::printf("%s\n", client::dictionary_json(*shown).c_str());
+    std::printf("%s\n", fields::dictionary_json(*shown).c_str());
   } else {
     print_table(*shown);
   }

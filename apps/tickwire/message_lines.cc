@@ -7,7 +7,7 @@
 #include <cstring>
 #include <utility>
 
-#include "client/json_fields.h"
+#include "fields/json.h"
 #include "common.h"
 #include "fields/assignments.h"
 
@@ -48,7 +48,7 @@ Result<LineMessage> parse_message_line(std::string_view line, bool json, const f
     return message;
   }
   if (json) {
-    auto parsed = client::parse_json_message(line, dict);
+    auto parsed = fields::parse_json_message(line, dict);
     if (!parsed) return parsed.error();
     message.skip = parsed->type == "status";
     message.image = parsed->type == "image";

@@ -13,8 +13,7 @@
 #include "admin/ask.h"
 #include "admin/collector.h"
 #include "base/ascii.h"
-#include "client/json_fields.h"
-#include "client/message_format.h"
+#include "fields/json.h"
 #include "tier/access_point.h"
 
 namespace tw::admin {
@@ -89,13 +88,13 @@ http::Response kind_refused(const std::string& topic, wire::PayloadKind sent) {
                         (sent_fields ? kHowToPublishOpaque : kHowToPublishFields));
 }
 
-// The request's payload: a JSON field list (client/json_fields.h) when the
+// The request's payload: a JSON field list (fields/json.h) when the
 // body is JSON, else the body as an opaque message.
 Result<std::pair<wire::PayloadKind, std::vector<uint8_t>>> payload_of(const http::Request& req) {
   if (media_type_of(req.header("content-type")) != "application/json") {
     return std::pair{wire::PayloadKind::Opaque, std::vector<uint8_t>(req.body.begin(), req.body.end())};
   }
-  auto message = client::parse_json_message(req.body, fields::broker_dictionary());
+  auto message = fields::parse_json_message(req.body, fields::broker_dictionary());
   if (!message) return Error{"the body: " + message.error().message};
   if (message->type == "status") return Error{"a \"type\":\"status\" object carries no fields to publish"};
   return std::pair{wire::PayloadKind::FieldList, std::move(message->field_list)};
@@ -244,14 +243,14 @@ http::Response Api::snapshot(const http::Request& req) {
   const ImageCopy& image = result->second;
   if (!image.found) return json_error(404, "NOT_FOUND", "no such topic in the cache");
   // The same JSON as `tickwire snapshot --json` (and MQTT subscribers): one renderer.
-  client::Message msg;
-  msg.kind = client::MessageKind::Image;
+  fields::MessageView msg;
+  msg.kind = fields::MessageView::Kind::Image;
   msg.topic = image.topic;
-  msg.channel_id = image.channel_id;
+  msg.channel = image.channel_id;
   msg.seq = image.seq;
   msg.payload_kind = image.kind;
   msg.payload = image.payload;
-  return http::Response::json(client::format_json(msg, fields::broker_dictionary()) + "\n");
+  return http::Response::json(fields::message_json(msg, fields::broker_dictionary()) + "\n");
 }
 
 }  // namespace tw::admin

@@ -8,7 +8,7 @@
 #include "admin/ask.h"
 #include "admin/metrics.h"
 #include "queue/spool.h"
-#include "client/json_fields.h"
+#include "fields/json.h"
 #include "session/listing.h"
 #include "tier/access_point.h"
 
@@ -251,7 +251,7 @@ http::Response Api::ha(const http::Request& req) {
 // `tickwire` reads to name fields as the broker's JSON surfaces do.
 http::Response Api::fields(const http::Request& req) {
   if (auto refused = refuse_reader(stats_.broker(), req)) return *refused;
-  return http::Response::json(client::dictionary_json(fields::broker_dictionary()) + "\n");
+  return http::Response::json(fields::dictionary_json(fields::broker_dictionary()) + "\n");
 }
 
 void Api::install(http::Routes& routes) {

@@ -13,7 +13,7 @@
 
 #include "admin/access.h"
 #include "admin/api.h"
-#include "client/message_format.h"
+#include "fields/payload_text.h"
 #include "queue/spool.h"
 
 namespace tw::admin {
@@ -60,7 +60,7 @@ Result<config::QueueConfig> queue_from(const std::string& name, const std::strin
 Json browsed_json(const queue::Spool::Browsed& m) {
   const std::span<const uint8_t> payload(reinterpret_cast<const uint8_t*>(m.payload.data()), m.payload.size());
   Json j{{"seq", m.seq}, {"timestamp_ns", m.timestamp_ns}, {"topic", m.topic}, {"bytes", m.payload.size()}};
-  if (client::is_printable(payload)) {
+  if (fields::is_printable(payload)) {
     j["payload"] = m.payload;
   } else {
     static constexpr char kHex[] = "0123456789abcdef";

@@ -2,7 +2,7 @@
 
 #include <vector>
 
-#include "client/message_format.h"
+#include "fields/json.h"
 
 namespace tw::channel_json {
 namespace {
@@ -40,14 +40,14 @@ std::span<const uint8_t> render(const cache::Channel& channel, std::span<const u
     image_bytes.resize(channel.image_size());
     payload = {image_bytes.data(), channel.encode_image(image_bytes)};
   }
-  client::Message msg;
-  msg.kind = image ? client::MessageKind::Image : client::MessageKind::Update;
+  fields::MessageView msg;
+  msg.kind = image ? fields::MessageView::Kind::Image : fields::MessageView::Kind::Update;
   msg.topic = channel.topic;
-  msg.channel_id = channel.id;
+  msg.channel = channel.id;
   msg.seq = channel.seq;
   msg.payload_kind = channel.kind;
   msg.payload = payload;
-  m.json = client::format_json(msg, fields::broker_dictionary());
+  m.json = fields::message_json(msg, fields::broker_dictionary());
   return as_bytes(m.json);
 }
 
@@ -66,14 +66,14 @@ size_t forget(size_t encoded) {
 
 std::string of_status(const cache::Channel& channel, wire::ChannelState state, wire::Code code,
                       std::string_view text) {
-  client::Message msg;
-  msg.kind = client::MessageKind::Status;
+  fields::MessageView msg;
+  msg.kind = fields::MessageView::Kind::Status;
   msg.topic = channel.topic;
-  msg.channel_id = channel.id;
+  msg.channel = channel.id;
   msg.state = state;
   msg.code = code;
   msg.text = text;
-  return client::format_json(msg, fields::broker_dictionary());
+  return fields::message_json(msg, fields::broker_dictionary());
 }
 
 }  // namespace tw::channel_json

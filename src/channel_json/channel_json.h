@@ -1,7 +1,7 @@
 // Channel messages as JSON text, for the broker's protocols that speak JSON
 // to their clients: MQTT (a field-list channel's payload, src/mqtt) and the
 // browser stream (/stream, src/stream). The text is `tickwire sub --json`'s,
-// from the same code (client/message_format.h):
+// from the same code (fields/json.h):
 //   {"type":"update","topic":"DEMO/EQ/AAPL","channel":7,"seq":13,"fields":{"BID":"189.26"}}
 //
 // A message is rendered once per loop thread for an encoder's size query

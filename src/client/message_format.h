@@ -15,22 +15,16 @@
 
 #include "client/message.h"
 #include "fields/dictionary.h"
+#include "fields/payload_text.h"
 
 namespace tw::client {
 
 std::string format_text(const Message& msg, const fields::Dictionary& dict);
-std::string format_json(const Message& msg, const fields::Dictionary& dict);
-// "BID=189.25 ASK=189.27" for a field list; data="..." or hex=... for opaque bytes.
-std::string format_payload(wire::PayloadKind kind, std::span<const uint8_t> payload,
-                           const fields::Dictionary& dict);
-// A field's display name: the dictionary name, or "#ID" when unknown.
-std::string field_name(uint16_t id, const fields::Dictionary& dict);
-bool is_printable(std::span<const uint8_t> bytes);
-// Text from the network made safe to print on a terminal: control characters
-// (C0, DEL and the C1 range U+0080-U+009F, which includes CSI) and bytes that
-// are not valid UTF-8 become \xNN (C1: \u{NN}), so that no topic, name or
-// value can move the cursor, clear the screen or retitle the window.
-// Printable UTF-8 passes as is.
-std::string terminal_safe(std::string_view text);
+std::string format_json(const Message& msg, const fields::Dictionary& dict);  // fields::message_json
+// The payload forms, from fields/payload_text.h.
+using fields::field_name;
+using fields::format_payload;
+using fields::is_printable;
+using fields::terminal_safe;
 
 }  // namespace tw::client

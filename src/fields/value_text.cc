@@ -11,6 +11,7 @@
 
 #include "base/clock.h"
 #include "fields/dictionary.h"
+#include "fields/payload_text.h"
 
 namespace tw::fields {
 namespace {
@@ -56,17 +57,6 @@ std::string format_time(uint64_t ns) {
                 d.month, d.day, static_cast<long long>(in_day / 3600), static_cast<long long>(in_day / 60 % 60),
                 static_cast<long long>(in_day % 60), static_cast<unsigned long long>(ns % kNsPerSecond));
   return buf;
-}
-
-std::string format_hex(std::string_view bytes) {
-  static constexpr char kDigits[] = "0123456789abcdef";
-  std::string out;
-  out.reserve(bytes.size() * 2);
-  for (unsigned char b : bytes) {
-    out += kDigits[b >> 4];
-    out += kDigits[b & 15];
-  }
-  return out;
 }
 
 template <typename T>
@@ -144,7 +134,7 @@ std::string format_value(const FieldValue& v) {
     case FieldType::Int: return std::to_string(v.i);
     case FieldType::Decimal: return v.decimal().to_string();
     case FieldType::String: return std::string(v.s);
-    case FieldType::Bytes: return format_hex(v.s);
+    case FieldType::Bytes: return hex({reinterpret_cast<const uint8_t*>(v.s.data()), v.s.size()});
     case FieldType::Time: return format_time(static_cast<uint64_t>(v.i));
   }
   return "?";

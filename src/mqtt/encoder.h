@@ -1,7 +1,7 @@
 // MqttEncoder: MQTT PUBLISH packets for the delivery policy. A channel's
 // topic is the PUBLISH topic; an opaque channel's payload goes as is, a
 // field-list channel's as the JSON line `tickwire sub --json` prints
-// (client/message_format.h). Stream messages go with RETAIN 0; a new
+// (fields/json.h). Stream messages go with RETAIN 0; a new
 // subscriber's image of a channel (the last-value cache) with RETAIN 1, as
 // MQTT's retained message (SessionEncoder). Everything goes at QoS 0, so
 // one encoding serves every subscriber of a version (StreamFrames): one
