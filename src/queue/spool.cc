@@ -438,16 +438,17 @@ void Spool::commit(std::vector<Command>& batch) {
         break;
     }
   }
-  // Group commit: one sync per queue appended to, then the answers.
+  // Group commit: one sync per queue appended to, all at once, then the answers.
   std::unordered_map<Queue*, Error> failed;
+  std::vector<Status> synced(appended.size(), Ok{});
   const uint64_t start = monotonic_ns();
-  for (Queue* q : appended) {
-    if (Status synced = q->sync(); !synced) {
-      TW_WARN("queue %s: %s", q->name().c_str(), synced.error().message.c_str());
-      failed.emplace(q, synced.error());
-    }
-  }
+  sync_crew_.run(appended.size(), [&](size_t i) { synced[i] = appended[i]->sync(); });
   const uint64_t took = monotonic_ns() - start;
+  for (size_t i = 0; i < appended.size(); ++i) {
+    if (synced[i]) continue;
+    TW_WARN("queue %s: %s", appended[i]->name().c_str(), synced[i].error().message.c_str());
+    failed.emplace(appended[i], synced[i].error());
+  }
   const bool fenced = may_acknowledge_ && !may_acknowledge_();
   for (Pending& p : pending) {
     if (p.code == wire::Code::Ok && fenced) {

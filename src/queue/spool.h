@@ -9,7 +9,7 @@
 //      attracts its topic (fan-out to N queues = N appends), or refused
 //      whole when one of them is full;
 //   2. syncs each queue appended to (group commit: one fdatasync per queue
-//      per batch, whatever the batch's size);
+//      per batch, whatever the batch's size), all at once (store/sync_crew.h);
 //   3. only then answers each publish: PUBLISH_ACK OK when every append of it
 //      is durable, else the reason (DISK_FULL, STORE_FAILED) for the whole
 //      message;
@@ -36,6 +36,7 @@
 #include "config/config.h"
 #include "queue/mailbox.h"
 #include "queue/queue.h"
+#include "store/sync_crew.h"
 #include "topic/topic.h"
 
 namespace tw::queue {
@@ -151,6 +152,10 @@ class Spool {
   };
   class Turn;
 
+  // Syncs in flight at once: one per queue a batch appended to, up to this
+  // (fan-out 5 is five queues; more queues than this share the crew).
+  static constexpr size_t kParallelSyncs = 8;
+
   explicit Spool(uint32_t max_window) : max_window_(max_window) {}
   void submit(Command command);
   void run();
@@ -180,6 +185,7 @@ class Spool {
   std::vector<Command> submitted_;
   bool stopping_ = false;
   Stats stats_;  // under mutex_; its queues refreshed each turn
+  store::SyncCrew sync_crew_{kParallelSyncs - 1};  // the store thread is the crew's first member
   std::thread thread_;
 };
 
