@@ -30,6 +30,7 @@
 #include <cstdlib>
 #include <cstring>
 #include <ctime>
+#include <functional>
 #include <string>
 #include <vector>
 
@@ -53,6 +54,7 @@ struct Options {
   double rate = 100000, probe_rate = 2000, seconds = 2;
   uint64_t batch_ns = 200'000;
   uint32_t relay_slice_us = 100;  // as tickwired's loop_slice_us default; 0: the kernel's
+  int relays = 1;                 // 2: a chain, the floor of a broker cascade's one hop (core -> edge)
 };
 
 uint64_t now_ns() { return tw::monotonic_ns(); }
@@ -111,17 +113,17 @@ int accept_one(int listener) {
   return fd;
 }
 
-// The null relay: all subscribers first, then the publisher, which is told to go.
+// The null relay: its downstream first (the subscribers, or the next relay
+// of a chain, once that one says go), then the publisher, which is told to go.
 // It asks for the scheduler slice a broker's loop thread asks for.
-void run_relay(int sub_listener, int pub_listener, int subscribers, uint32_t slice_us) {
+void run_relay(const std::function<std::vector<int>()>& downstream, int pub_listener, uint32_t slice_us) {
   if (slice_us != 0) {
     if (auto slice = tw::set_current_thread_slice(slice_us); !slice) {
       std::fprintf(stderr, "relay: scheduler slice: %s\n", slice.error().message.c_str());
       _exit(2);
     }
   }
-  std::vector<int> subs;
-  for (int i = 0; i < subscribers; ++i) subs.push_back(accept_one(sub_listener));
+  std::vector<int> subs = downstream();
   int pub = accept_one(pub_listener);
   write_all(pub, "g", 1);
   int ep = epoll_create1(EPOLL_CLOEXEC);
@@ -260,6 +262,7 @@ void usage() {
       "  --subscribers S (5)  --sub-processes P, 1 or S (S)  --rate R load/s (100000)\n"
       "  --probe-rate R (2000)  --load-batch-us U (200)  --seconds T measured after 200 ms warm-up (2)\n"
       "  --relay-slice-us U: the relay's scheduler slice, as tickwired's loop_slice_us (100; 0: the kernel's)\n"
+      "  --relays N: 1, or 2 relays in a chain (pub -> relay -> relay -> subs: a cascade's hop) (1)\n"
       "Prints one JSON line; each percentile is the worst over the S connections.");
 }
 
@@ -277,11 +280,12 @@ Options parse(int argc, char** argv) {
     else if (a == "--load-batch-us") o.batch_ns = static_cast<uint64_t>(v * 1000);
     else if (a == "--seconds") o.seconds = v;
     else if (a == "--relay-slice-us") o.relay_slice_us = static_cast<uint32_t>(v);
+    else if (a == "--relays") o.relays = static_cast<int>(v);
     else usage(), std::exit(1);
   }
   if (o.sub_processes == 0) o.sub_processes = o.subscribers;
   if (o.subscribers < 1 || o.sub_processes < 1 || o.subscribers % o.sub_processes != 0 || o.rate <= 0 ||
-      o.probe_rate <= 0 || o.seconds <= 0)
+      o.probe_rate <= 0 || o.seconds <= 0 || o.relays < 1 || o.relays > 2)
     std::fprintf(stderr, "bad options (see --help)\n"), std::exit(1);
   return o;
 }
@@ -308,12 +312,25 @@ Merged read_reports(int fd) {
   return m;
 }
 
-// Forks relay, subscriber processes and publisher; returns their pids.
+// Forks the relays, subscriber processes and publisher; returns their pids.
 std::vector<pid_t> start_children(const Options& o, const int report[2]) {
-  uint16_t sub_port, pub_port;
+  uint16_t sub_port = 0, pub_port = 0, last_pub_port = 0;
   int sub_listener = listen_any_port(sub_port), pub_listener = listen_any_port(pub_port);
-  std::vector<pid_t> pids{
-      spawn(report[0], o, [&] { run_relay(sub_listener, pub_listener, o.subscribers, o.relay_slice_us); })};
+  int last_pub_listener = o.relays == 2 ? listen_any_port(last_pub_port) : pub_listener;
+  auto subscribers = [&] {
+    std::vector<int> subs;
+    for (int i = 0; i < o.subscribers; ++i) subs.push_back(accept_one(sub_listener));
+    return subs;
+  };
+  // The first relay of a chain forwards to the last one, as a publisher of it.
+  auto next_relay = [&] {
+    int next = connect_to(last_pub_port);
+    char go;
+    if (read(next, &go, 1) != 1) die("relay: the next relay never said go");
+    return std::vector<int>{next};
+  };
+  std::vector<pid_t> pids{spawn(report[0], o, [&] { run_relay(subscribers, last_pub_listener, o.relay_slice_us); })};
+  if (o.relays == 2) pids.push_back(spawn(report[0], o, [&] { run_relay(next_relay, pub_listener, o.relay_slice_us); }));
   for (int p = 0; p < o.sub_processes; ++p)
     pids.push_back(spawn(report[0], o, [&] { run_subscribers(sub_port, o.subscribers / o.sub_processes, report[1], o); }));
   pids.push_back(spawn(report[0], o, [&] {
@@ -321,6 +338,7 @@ std::vector<pid_t> start_children(const Options& o, const int report[2]) {
     write_all(report[1], line.data(), line.size());
   }));
   close(sub_listener), close(pub_listener);
+  if (o.relays == 2) close(last_pub_listener);
   return pids;
 }
 
@@ -351,11 +369,11 @@ int main(int argc, char** argv) {
   auto us = [](unsigned long long ns) { return static_cast<double>(ns) / 1000.0; };
   std::printf(
       "{\"tool\":\"wake_floor\",\"subscribers\":%d,\"sub_processes\":%d,\"rate\":%.0f,\"probe_rate\":%.0f,"
-      "\"load_batch_us\":%.0f,\"relay_slice_us\":%u,\"seconds\":%g,\"probes\":%llu,\"p50_us\":%.3f,"
+      "\"load_batch_us\":%.0f,\"relay_slice_us\":%u,\"relays\":%d,\"seconds\":%g,\"probes\":%llu,\"p50_us\":%.3f,"
       "\"p90_us\":%.3f,\"p99_us\":%.3f,\"p999_us\":%.3f,\"max_us\":%.3f,\"min_us\":%.3f,\"lost\":%llu,"
       "\"failed_children\":%d,\"steal_pct\":%.2f}\n",
       o.subscribers, o.sub_processes, o.rate, o.probe_rate, static_cast<double>(o.batch_ns) / 1000.0,
-      o.relay_slice_us, o.seconds, m.probes, us(m.worst[0]), us(m.worst[1]), us(m.worst[2]), us(m.worst[3]),
+      o.relay_slice_us, o.relays, o.seconds, m.probes, us(m.worst[0]), us(m.worst[1]), us(m.worst[2]), us(m.worst[3]),
       us(m.worst[4]), us(m.conns ? m.min : 0), lost, failed, steal);
   return failed == 0 && m.conns == o.subscribers && lost == 0 ? 0 : 1;
 }

@@ -4,6 +4,7 @@
 // result.json, table.txt and latency.svg into --out.
 #include <unistd.h>
 
+#include <algorithm>
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
@@ -33,6 +34,7 @@ struct PerfRunOptions {
   std::string mode = "throughput";
   std::string transport = "native";
   std::string server;
+  std::string sub_servers;  // comma-separated; empty: --server
   std::string broker_cmd;
   std::vector<std::string> global_args;  // tickwire's TLS flags, passed on to perf pub and perf sub
   int publishers = 1;
@@ -105,6 +107,11 @@ Result<run::RunOptions> build_options(const PerfRunOptions& o) {
   t.probe_rate = *mode == run::Mode::Throughput ? 0 : o.probe_rate;
   t.load_batch_us = o.load_batch_us;
   t.connections_per_sub = o.connections_per_sub;
+  for (size_t at = 0; at < o.sub_servers.size();) {
+    size_t comma = std::min(o.sub_servers.find(',', at), o.sub_servers.size());
+    if (comma > at) t.sub_servers.push_back(o.sub_servers.substr(at, comma - at));
+    at = comma + 1;
+  }
   t.log_dir = o.out + "/logs";
   t.probe_log = o.probe_log;
   return options;
@@ -181,6 +188,10 @@ void add_perf_run_command(CLI::App& perf, const CommonOptions& common, int& exit
   auto* server = cmd->add_option("--server", o->server, "use a running broker at HOST:PORT");
   cmd->add_option("--broker-cmd", o->broker_cmd, "start this broker command; {port} is replaced by a free port")
       ->excludes(server);
+  cmd->add_option("--sub-server", o->sub_servers,
+                  "subscriber processes connect here instead, HOST:PORT[,HOST:PORT...] round-robin (a cascade's "
+                  "edges; publishers stay on --server)")
+      ->needs(server);
   cmd->add_option("--publishers", o->publishers, "publisher processes")->check(positive_number());
   cmd->add_option("--subscribers", o->subscribers, "subscribers (connections)")->check(positive_number());
   cmd->add_option("--connections-per-sub", o->connections_per_sub,

@@ -36,16 +36,18 @@ std::string log_path(const TrialSpec& spec, const std::string& name) {
   return spec.log_dir.empty() ? std::string() : spec.log_dir + "/" + name + ".log";
 }
 
-std::vector<std::string> common_args(const TrialSpec& spec, const char* role) {
+std::vector<std::string> common_args(const TrialSpec& spec, const char* role, const std::string& server) {
   std::vector<std::string> args = {spec.tickwire};
   args.insert(args.end(), spec.global_args.begin(), spec.global_args.end());
-  args.insert(args.end(), {"perf", role, "--json", "--transport", spec.transport, "--server", spec.server});
+  args.insert(args.end(), {"perf", role, "--json", "--transport", spec.transport, "--server", server});
   if (spec.fields > 0) args.insert(args.end(), {"--fields", std::to_string(spec.fields)});
   return args;
 }
 
 ChildSpec subscriber_spec(const TrialSpec& spec, const FanoutPlan& plan, int index) {
-  ChildSpec child{common_args(spec, "sub"), log_path(spec, "sub" + std::to_string(index)), true};
+  const std::string& server =
+      spec.sub_servers.empty() ? spec.server : spec.sub_servers[static_cast<size_t>(index) % spec.sub_servers.size()];
+  ChildSpec child{common_args(spec, "sub", server), log_path(spec, "sub" + std::to_string(index)), true};
   // Process `index` hosts members of group index % G, as subscriber `index` would.
   for (std::string& arg : subscriber_topic_args(plan, index, spec.prefix)) child.argv.push_back(std::move(arg));
   if (spec.connections_per_sub > 1) {
@@ -63,7 +65,7 @@ ChildSpec subscriber_spec(const TrialSpec& spec, const FanoutPlan& plan, int ind
 }
 
 ChildSpec publisher_spec(const TrialSpec& spec, const TopicRange& range, int index) {
-  ChildSpec child{common_args(spec, "pub"), log_path(spec, "pub" + std::to_string(index)), true};
+  ChildSpec child{common_args(spec, "pub", spec.server), log_path(spec, "pub" + std::to_string(index)), true};
   double rate = spec.rate / spec.publishers;
   double probe_rate = spec.probe_rate / spec.publishers;
   std::vector<std::string> args = {"--id", std::to_string(index), "--prefix", spec.prefix,

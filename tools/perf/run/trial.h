@@ -29,6 +29,9 @@ struct TrialSpec {
   std::vector<std::string> global_args;  // tickwire's global flags for them (--tls --ca FILE ...)
   std::string transport = "native";
   std::string server;           // HOST:PORT of the broker
+  // Where the subscriber processes connect instead, round-robin (a cascade:
+  // publishers on the core, subscribers on its edges); empty: `server`.
+  std::vector<std::string> sub_servers;
   pid_t broker_pid = -1;        // for its CPU time; -1 = unknown (external --server)
   std::string prefix = "PERF";
   int publishers = 1;
