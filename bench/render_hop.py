@@ -83,19 +83,19 @@ def latency_table(results, rate):
 
 
 def goals(points, f):
-    out = []
-    hop, one, = points.get("tickwire-hop"), points.get("tickwire")
-    if hop is not None and 2 in f:
-        over = hop["probe_latency_us"]["p50"] - f[2]["p50"]
-        one_over = one["probe_latency_us"]["p50"] - f[1]["p50"] if one is not None and 1 in f else None
-        # What the second broker costs beyond what the second relay of the floor costs.
-        hop_cost = over - one_over if one_over is not None else None
-        out.append(f"- A hop at p50, over the machine's floor for two relays: core -> edge {hop['probe_latency_us']['p50']:.1f} µs "
-                   f"against the two-relay floor's {f[2]['p50']:.1f} µs ({over:+.1f} µs); one broker is "
-                   f"{one_over:+.1f} µs over the one-relay floor, so the second broker adds "
-                   f"{hop_cost:+.1f} µs of its own: goal at most 25 µs: "
-                   f"{'**MET**' if hop_cost is not None and hop_cost <= 25 else '**NOT MET**'}")
-    return out
+    """The issue's goal, judged on the stricter reading: the two-broker path's p50 over the floor of two relays
+    (both brokers' own work on it) at most 25 µs; the hop's own share (what it adds over one broker, less what a
+    second relay adds to the floor) is shown beside it."""
+    hop, one = points.get("tickwire-hop"), points.get("tickwire")
+    if hop is None or 2 not in f:
+        return []
+    over = hop["probe_latency_us"]["p50"] - f[2]["p50"]
+    line = (f"- A hop at p50 over the floor: core -> edge {hop['probe_latency_us']['p50']:.1f} µs against two null "
+            f"relays' {f[2]['p50']:.1f} µs, {over:+.1f} µs: goal at most 25 µs: {'**MET**' if over <= 25 else '**NOT MET**'}")
+    if one is not None and 1 in f:
+        own = (hop["probe_latency_us"]["p50"] - one["probe_latency_us"]["p50"]) - (f[2]["p50"] - f[1]["p50"])
+        line += (f" (what the hop adds over one broker, less what a second relay adds to the floor: {own:+.1f} µs)")
+    return [line]
 
 
 def render(results, command):
