@@ -15,7 +15,9 @@
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
+#include <cstring>
 #include <optional>
+#include <span>
 #include <thread>
 #include <vector>
 
@@ -48,6 +50,7 @@ std::vector<std::string> guaranteed_publish_args(const std::string& server, cons
 RunResult publish_guaranteed(const std::string& server, const std::string& data) {
   return run_to_completion(bin_path("tickwire"), guaranteed_publish_args(server, data));
 }
+std::span<const uint8_t> bytes_of(const char* s) { return {reinterpret_cast<const uint8_t*>(s), std::strlen(s)}; }
 bool acknowledged(const RunResult& r) { return r.status.code == 0 && has(r.out, "1 acknowledged"); }
 
 // The first member is primary (and acknowledging: its first term's grace
@@ -93,6 +96,33 @@ TEST_F(It41HaFaults, APrimaryStoppedPastItsLeaseAcknowledgesNothingOnWakingAndRe
   RunResult ok;
   ASSERT_TRUE(eventually(10s, [&] { return acknowledged(ok = publish_guaranteed(server, "before")); })) << ok.err;
 
+  // A publisher connected before the stop, whose next publish waits in the
+  // socket while the broker is stopped: the broker reads it on waking,
+  // before its election thread may have asked etcd anything.
+  client::Client held;
+  client::Options options;
+  options.port = old_primary.port();
+  options.client_name = "it41-held";
+  options.reconnect = false;
+  options.close_linger_ms = 0;
+  std::vector<std::pair<wire::Code, std::string>> answers;
+  held.on_publish_ack([&](const client::PublishAnswer& a) { answers.emplace_back(a.code, std::string(a.text)); });
+  bool lost = false;
+  held.on_connection([&](client::ConnectionEvent e, std::string_view) {
+    if (e == client::ConnectionEvent::Disconnected) lost = true;
+  });
+  ASSERT_TRUE(held.connect(options));
+  auto held_until = [&](auto done) {
+    return eventually(15s, [&] {
+      held.poll(0);
+      return done();
+    });
+  };
+  ASSERT_TRUE(held.publish_guaranteed("ORD/A", bytes_of("held before")));
+  ASSERT_TRUE(held_until([&] { return !answers.empty(); }));
+  ASSERT_EQ(answers.front().first, wire::Code::Ok) << answers.front().second;
+  answers.clear();
+
   const auto stopped = Clock::now();
   old_primary.send_signal(SIGSTOP);
   ASSERT_TRUE(eventually(15s, [&] { return hello(backup.port()).welcome; })) << backup.err();
@@ -104,7 +134,15 @@ TEST_F(It41HaFaults, APrimaryStoppedPastItsLeaseAcknowledgesNothingOnWakingAndRe
   // that the broker handles it as soon as it runs again.
   Process late(bin_path("tickwire"), guaranteed_publish_args(server, "after"));
   ASSERT_TRUE(late.started());
+  ASSERT_TRUE(held.publish_guaranteed("ORD/A", bytes_of("held during")));
+  ASSERT_TRUE(held.flush());
   old_primary.send_signal(SIGCONT);
+  // Answered NOT_PRIMARY, or the connection closed: never OK.
+  ASSERT_TRUE(held_until([&] { return !answers.empty() || lost; })) << "the held publisher got no answer";
+  for (const auto& [code, text] : answers) EXPECT_NE(code, wire::Code::Ok) << "acknowledged after SIGCONT";
+  const std::string seen = answers.empty() ? std::string("closed unanswered")
+                                           : wire::code_name(answers.front().first) + (": " + answers.front().second);
+  std::printf("after SIGCONT, a publish sent while stopped on a connection from before: %s\n", seen.c_str());
   const auto ended = late.wait(15'000);
   std::printf("after SIGCONT, a guaranteed publish sent while stopped: %s", late.err().c_str());
   ASSERT_TRUE(ended.has_value()) << "the publisher got no answer";

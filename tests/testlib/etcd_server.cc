@@ -36,7 +36,8 @@ bool EtcdServer::start() {
   const uint16_t peer_port = pick_free_port();
   const std::string client = endpoint();
   // Loopback too, where /health is asked (BlockingSocket).
-  const std::string listen = host_ == "127.0.0.1" ? client : client + ",http://127.0.0.1:" + std::to_string(client_port_);
+  const std::string loopback = "http://127.0.0.1:" + std::to_string(client_port_);
+  const std::string listen = client == loopback ? client : client + "," + loopback;
   const std::string peer = "http://" + host_ + ":" + std::to_string(peer_port);
   std::filesystem::remove_all(dir_ + "/data");
   process_ = std::make_unique<Process>(
