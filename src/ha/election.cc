@@ -40,9 +40,19 @@ void Election::stop() {
   if (thread_.joinable()) thread_.join();
 }
 
+// Past its lease's end by its own clock a primary is one no longer, even
+// while its thread still waits on the call that would tell it so.
 Role Election::role() const {
   std::lock_guard lock(mutex_);
+  if (role_.primary && static_cast<int64_t>(monotonic_ns()) >= deadline_ns_.load(std::memory_order_acquire)) {
+    return Role{};
+  }
   return role_;
+}
+
+int64_t Election::term_epoch() const {
+  std::lock_guard lock(mutex_);
+  return role_.epoch;
 }
 
 bool Election::may_act_as_primary() const {
@@ -65,7 +75,7 @@ void Election::run() {
   // previous term's lease gone and acts at once (see campaign()).
   if (lease_ != 0) (void)etcd_.revoke(lease_);
   if (was_primary) {
-    TW_INFO("ha: %s resigned the term of epoch %lld", options_.name.c_str(), static_cast<long long>(role().epoch));
+    TW_INFO("ha: %s resigned the term of epoch %lld", options_.name.c_str(), static_cast<long long>(term_epoch()));
     set_role(Role{});
   }
 }
@@ -73,7 +83,13 @@ void Election::run() {
 Clock::time_point Election::round() {
   if (lease_ != 0) renew();
   if (lease_ == 0 && !obtain_lease()) return Clock::now() + options_.backup_poll;
-  if (!primary_.load() && Clock::now() >= hold_off_until_) campaign();
+  if (!primary_.load()) {
+    if (Clock::now() >= hold_off_until_) {
+      campaign();
+    } else {
+      learn_leader();  // held off after its term ended: still says who leads
+    }
+  }
   if (!primary_.load()) return Clock::now() + options_.backup_poll;
   // Wake for the next renewal, or at the lease's end if that comes first (a
   // renewal that keeps failing), to demote on time.
@@ -100,6 +116,9 @@ bool Election::obtain_lease() {
 // (the lease, or an operator deleting the key).
 void Election::renew() {
   const int64_t sent = static_cast<int64_t>(monotonic_ns());
+  // Woken at the lease's end (the renewals went unanswered): the term may be
+  // over already; step down now, not after this call's timeout.
+  if (primary_.load() && sent >= deadline_ns_.load()) demote("no renewal answered before the lease's end");
   auto ttl = etcd_.keep_alive(lease_);
   if (ttl && *ttl > 0) {
     if (!primary_.load() || confirm_term()) extend(sent, *ttl);
@@ -163,9 +182,21 @@ int64_t Election::grace_ns() {
 bool Election::confirm_term() {
   auto holder = etcd_.leader(options_.key);
   if (!holder) return false;  // unknown: the lease's deadline decides
-  if (*holder && (*holder)->epoch == role().epoch) return true;
+  if (*holder && (*holder)->epoch == term_epoch()) return true;
   demote("the leader key was deleted or replaced");
   return false;
+}
+
+// A deposed primary (paused by SIGSTOP or cut off past its lease's end, or
+// its key deleted) reads who leads while it is held off: its broker then
+// refuses clients naming the new primary at once, not after the hold-off.
+void Election::learn_leader() {
+  auto holder = etcd_.leader(options_.key);
+  // Still its own key (etcd was out of reach, yet kept the lease): the
+  // campaign after the hold-off takes the same term up again.
+  if (!holder || !*holder || (*holder)->lease == lease_) return;
+  previous_lease_ = (*holder)->lease;
+  set_role(Role{false, (*holder)->epoch, (*holder)->value});
 }
 
 // A deposed primary lets the others campaign first for one TTL: after a

@@ -55,6 +55,7 @@ class Election {
   // lease) so that the backup need not wait out the TTL.
   void stop();
 
+  // The role; not primary once the term's time fence has passed (below).
   Role role() const;
   bool may_act_as_primary() const;
 
@@ -70,6 +71,8 @@ class Election {
   int64_t grace_ns();
   bool confirm_term();
   void demote(const char* why);
+  void learn_leader();
+  int64_t term_epoch() const;  // role_'s, whatever the clock says
   void set_role(Role role);
   std::chrono::steady_clock::duration renewal_interval() const;
 

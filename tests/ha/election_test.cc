@@ -83,6 +83,9 @@ TEST_F(ElectionTest, APrimaryCutOffFromEtcdStopsActingBeforeItsLeaseCanEnd) {
   const auto paused = Clock::now();
   ASSERT_TRUE(until(*a, *b, 10s, [&] { return !a->may_act_as_primary(); }));
   EXPECT_LT(Clock::now() - paused, std::chrono::seconds(kTtl)) << "acted as primary past its lease";
+  // Nor does it call itself primary (the admin API's role), while its
+  // renewal may still be waiting for an answer.
+  EXPECT_FALSE(a->role().primary);
   // Past the lease's end in etcd too: whoever wins when etcd returns, the
   // new term has a higher epoch. (Resumed sooner, etcd may still renew the
   // lease: the term goes on, same primary, same epoch.)
@@ -108,6 +111,30 @@ TEST_F(ElectionTest, DeletingTheLeaderKeyHandsTheTermToTheBackup) {
   ASSERT_TRUE(until(*a, *b, 10s, [&] { return b->role().primary; }));
   EXPECT_FALSE(a->may_act_as_primary());
   ASSERT_TRUE(until(*a, *b, 10s, [&] { return a->role().leader == "broker-b"; }));
+}
+
+// A primary back from a pause (SIGSTOP) or a partition past its lease's end
+// finds its lease gone in etcd (here: revoked under it). It says who leads
+// now at its next renewal, a third of the TTL, not after its hold-off (a
+// TTL), so that its broker refuses clients naming the new primary at once.
+// Its fence never depended on that: it passed by its own monotonic clock.
+TEST_F(ElectionTest, APrimaryWhoseLeaseEndedLearnsItsSuccessorAtItsNextRenewal) {
+  constexpr int64_t kTtl = 9;  // renewals every 3 s, a hold-off of 9 s
+  auto a = make("broker-a", kTtl), b = make("broker-b", kTtl);
+  a->start();
+  ASSERT_TRUE(until(*a, *b, 15s, [&] { return a->role().primary; }));
+  b->start();
+  ASSERT_TRUE(until(*a, *b, 10s, [&] { return b->role().leader == "broker-a"; }));
+  Etcd operator_client(EtcdOptions{{etcd_->endpoint()}});
+  auto holder = operator_client.leader("tickwire/ha/leader");
+  ASSERT_TRUE(holder && *holder);
+  ASSERT_TRUE(operator_client.revoke((*holder)->lease));  // a's lease ends, and its key with it
+  const auto revoked = Clock::now();
+  ASSERT_TRUE(until(*a, *b, 10s, [&] { return b->role().primary; }));
+  ASSERT_TRUE(until(*a, *b, 15s, [&] { return a->role().leader == "broker-b"; }));
+  EXPECT_LT(Clock::now() - revoked, std::chrono::seconds(kTtl) - 2s) << "learned only after its hold-off";
+  EXPECT_FALSE(a->role().primary);
+  EXPECT_FALSE(a->may_act_as_primary());
 }
 
 TEST(ElectionWithoutEtcd, NobodyLeadsAndNothingActsAsPrimary) {

@@ -8,10 +8,9 @@
 #include <cstdio>
 #include <thread>
 
-#include "admin/http_client.h"
 #include "client/client.h"
 #include "ha/etcd.h"
-#include "it_support.h"
+#include "ha_support.h"
 #include "testlib/etcd_server.h"
 #include "testlib/fields.h"
 
@@ -22,52 +21,7 @@ using namespace std::chrono_literals;
 using Clock = std::chrono::steady_clock;
 using testing::EtcdServer;
 
-constexpr int kTtl = 2;
-
-// Each member has a store of its own, with one queue (not replicated yet).
-std::string ha_config(const EtcdServer& etcd, const std::string& store) {
-  return "http_listen = \"127.0.0.1:0\"\n[ha]\netcd = [\"" + etcd.endpoint() + "\"]\nttl_s = " + std::to_string(kTtl) + "\n[store]\ndir = \"" +
-         store + "\"\n[[queue]]\nname = \"orders\"\nsubscriptions = [\"ORD/>\"]\n";
-}
-
-std::unique_ptr<BrokerProcess> start_member(const EtcdServer& etcd, const testing::TempDir& store) {
-  BrokerOptions options;
-  options.config_toml = ha_config(etcd, store.path() + "/store");
-  options.log_level = "info";
-  return std::make_unique<BrokerProcess>(options);
-}
-
-// What a new client gets: WELCOME (served), the ERROR's code and text, or nothing.
-struct Answer {
-  bool welcome = false;
-  wire::Code code = wire::Code::Ok;
-  std::string text;
-};
-
-Answer hello(uint16_t port) {
-  RawClient client;
-  if (!client.connect(port)) return {};
-  auto frame = client.hello("ha-probe");
-  if (!frame) return {};
-  if (frame->type() == wire::MsgType::Welcome) return {true};
-  if (auto e = frame->as<wire::ErrorMsg>()) return {false, e->code, std::string(e->text)};
-  return {};
-}
-
-template <typename Done>
-bool eventually(std::chrono::milliseconds wait, Done done) {
-  const auto end = Clock::now() + wait;
-  while (Clock::now() < end) {
-    if (done()) return true;
-    std::this_thread::sleep_for(20ms);
-  }
-  return false;
-}
-
-std::string address(const BrokerProcess& broker) { return "127.0.0.1:" + std::to_string(broker.port()); }
-std::string backup_of(const BrokerProcess& primary) {
-  return "this broker is the HA backup; the primary is " + address(primary);
-}
+constexpr int kTtl = kHaTtl;
 
 class HaPair : public ::testing::Test {
  protected:
@@ -119,12 +73,7 @@ TEST_F(HaPair, TheBackupRefusesClientsNamingThePrimaryAndTakesOverWhenThePrimary
 
 // Both members say what they are: the admin API, /metrics, `tickwire ha status`.
 TEST_F(HaPair, EachMemberShowsItsRoleAndTermInTheApiMetricsAndTheCli) {
-  auto get = [](const BrokerProcess& b, const char* path) {
-    admin::HttpTarget http;
-    http.port = b.http_port();
-    auto reply = admin::http_request(http, "GET", path);
-    return reply && reply->status == 200 ? reply->body : std::string("no answer");
-  };
+  const auto get = admin_get;
   // Acknowledging once the first term's grace has passed.
   ASSERT_TRUE(eventually(10s, [&] { return get(*first_, "/api/v1/ha").find("\"acknowledging\":true") != std::string::npos; }))
       << get(*first_, "/api/v1/ha");

@@ -19,7 +19,7 @@ constexpr int kPortFileTimeoutMs = 10'000;
 
 BrokerProcess::BrokerProcess(BrokerOptions options) : port_file_(dir_.file("port")) {
   raise_fd_limit();  // the broker inherits it: fan-out tests need > 1024 sockets
-  std::vector<std::string> args = {"--listen", "127.0.0.1:" + std::to_string(options.port),
+  std::vector<std::string> args = {"--listen", options.host + ":" + std::to_string(options.port),
                                    "--print-port-file", port_file_, "--log-level", options.log_level};
   if (!options.config_toml.empty()) {
     args.push_back("--config");
@@ -52,13 +52,18 @@ BrokerProcess::BrokerProcess(BrokerOptions options) : port_file_(dir_.file("port
     args.push_back("0");
   }
   args.insert(args.end(), options.args.begin(), options.args.end());
+  std::string program = bin_path("tickwired");
   if (options.file_limit != 0) {
     const std::string limit = std::to_string(options.file_limit);
-    args.insert(args.begin(), {"--nofile=" + limit + ":" + limit, "--", bin_path("tickwired")});
-    process_ = std::make_unique<Process>("/usr/bin/prlimit", args);
-  } else {
-    process_ = std::make_unique<Process>(bin_path("tickwired"), args);
+    args.insert(args.begin(), {"--nofile=" + limit + ":" + limit, "--", program});
+    program = "/usr/bin/prlimit";
   }
+  if (!options.command_prefix.empty()) {
+    args.insert(args.begin(), program);
+    args.insert(args.begin(), options.command_prefix.begin() + 1, options.command_prefix.end());
+    program = options.command_prefix.front();
+  }
+  process_ = std::make_unique<Process>(program, args);
   if (process_->started()) port_ = wait_for_port_file(kPortFileTimeoutMs);
 }
 

@@ -1,6 +1,6 @@
 // A tickwired broker run as a real child process for black-box tests.
 //
-// The constructor starts `<bin_dir>/tickwired --listen 127.0.0.1:PORT
+// The constructor starts `[command_prefix] <bin_dir>/tickwired --listen HOST:PORT
 // --print-port-file <tmp>/port [--threads $TW_TEST_THREADS] <extra args>`
 // (through `prlimit --nofile=N:N` with BrokerOptions::file_limit)
 // (PORT 0 unless a fixed port is given) and waits up to 10 s for the port file; ready() says whether the
@@ -28,6 +28,11 @@ struct BrokerOptions {
   // When not 0: the broker runs with this many file descriptors, soft and
   // hard limit alike (through util-linux's prlimit), so it cannot raise it.
   unsigned file_limit = 0;
+  // The address its native listener binds (port as above).
+  std::string host = "127.0.0.1";
+  // Run through another program, e.g. {"/usr/sbin/ip", "netns", "exec", "NS"}
+  // (it must exec tickwired, so that pid() and signals reach the broker).
+  std::vector<std::string> command_prefix;
 };
 
 class BrokerProcess {

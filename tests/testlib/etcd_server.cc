@@ -14,7 +14,7 @@ namespace tw::testing {
 
 bool EtcdServer::installed() { return access(kPath, X_OK) == 0; }
 
-EtcdServer::EtcdServer() {
+EtcdServer::EtcdServer(std::string host) : host_(std::move(host)) {
   char pattern[] = "/tmp/tw-etcd.XXXXXX";
   if (mkdtemp(pattern) == nullptr) return;
   dir_ = pattern;
@@ -34,11 +34,14 @@ EtcdServer::~EtcdServer() {
 bool EtcdServer::start() {
   client_port_ = pick_free_port();
   const uint16_t peer_port = pick_free_port();
-  const std::string client = "http://127.0.0.1:" + std::to_string(client_port_);
-  const std::string peer = "http://127.0.0.1:" + std::to_string(peer_port);
+  const std::string client = endpoint();
+  // Loopback too, where /health is asked (BlockingSocket).
+  const std::string loopback = "http://127.0.0.1:" + std::to_string(client_port_);
+  const std::string listen = client == loopback ? client : client + "," + loopback;
+  const std::string peer = "http://" + host_ + ":" + std::to_string(peer_port);
   std::filesystem::remove_all(dir_ + "/data");
   process_ = std::make_unique<Process>(
-      kPath, std::vector<std::string>{"--name", "tw-test", "--data-dir", dir_ + "/data", "--listen-client-urls", client,
+      kPath, std::vector<std::string>{"--name", "tw-test", "--data-dir", dir_ + "/data", "--listen-client-urls", listen,
                                       "--advertise-client-urls", client, "--listen-peer-urls", peer,
                                       "--initial-advertise-peer-urls", peer, "--initial-cluster", "tw-test=" + peer,
                                       "--log-level", "warn", "--logger", "zap"});

@@ -16,13 +16,14 @@ class EtcdServer {
   static constexpr const char* kPath = "/usr/bin/etcd";
   static bool installed();
 
-  EtcdServer();  // starts it and waits until it answers /health
+  // Starts it on `host` (an address of this machine; loopback as well) and waits until it answers /health.
+  explicit EtcdServer(std::string host = "127.0.0.1");
   ~EtcdServer();
   EtcdServer(const EtcdServer&) = delete;
   EtcdServer& operator=(const EtcdServer&) = delete;
 
   bool ok() const { return ok_; }
-  std::string endpoint() const { return "http://127.0.0.1:" + std::to_string(client_port_); }
+  std::string endpoint() const { return "http://" + host_ + ":" + std::to_string(client_port_); }
   const std::string& log() const { return log_; }  // why it did not start
   void pause();
   void resume();
@@ -31,6 +32,7 @@ class EtcdServer {
   bool start();
   bool healthy(int wait_ms) const;
 
+  std::string host_;
   std::string dir_;
   uint16_t client_port_ = 0;
   std::unique_ptr<Process> process_;
