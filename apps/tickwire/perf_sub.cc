@@ -249,13 +249,14 @@ int run_perf_sub(const PerfSubOptions& opts, const CommonOptions& common) {
     if (!opts.probe_log.empty()) consumer.keep_probe_arrivals(kProbeLogCapacity);
     perf::ClockKind clock_kind = *clock;
     c->transport->set_handler([&consumer, clock_kind](const perf::Received& msg) {
-      consumer.on_message(msg.payload, msg.is_initial_image, perf::clock_now_ns(clock_kind));
+      consumer.on_message(msg.payload, msg.is_initial_image, perf::clock_now_ns(clock_kind), msg.is_image);
     });
     if (Status s = c->transport->connect(server->host, server->port); !s) return fail(s.error().message);
     for (const std::string& pattern : subscriptions(opts))
       if (Status s = c->transport->subscribe(pattern); !s) return fail(s.error().message);
     // Publishers started after this line are certain to reach us.
     if (Status s = c->transport->sync(kSyncTimeoutMs); !s) return fail(s.error().message);
+    consumer.joined(perf::clock_now_ns(clock_kind));
     if (opts.json) print_line(R"({"role":"sub","type":"ready"})");
     connections.push_back(std::move(c));
   }

@@ -79,6 +79,22 @@ TEST_F(ConsumerTest, InitialImageSetsTheBaselineWithoutCounting) {
   EXPECT_EQ(consumer.latency().count(), 2u) << "an image's age is not a latency";
 }
 
+// An IMAGE that comes after the subscriber's sync is a message (a channel
+// created later starts with one), unless its data was sent before the
+// subscriber joined: then it is the cached last value, late.
+TEST_F(ConsumerTest, ALateImageOfDataSentBeforeJoiningIsABaseline) {
+  consumer.joined(2000);
+  std::vector<uint8_t> payload(48);
+  encode_probe(ProbeHeader{7, /*send_ns=*/1000, 0, 0, kFlagProbe, 0}, payload);
+  consumer.on_message(payload, /*is_initial_image=*/false, /*now_ns=*/50'000, /*is_image=*/true);
+  EXPECT_EQ(consumer.totals().images, 1u);
+  EXPECT_EQ(consumer.totals().received, 0u);
+  EXPECT_EQ(consumer.probe_latency().count(), 0u) << "its age is not a latency";
+  encode_probe(ProbeHeader{1, /*send_ns=*/3000, 0, 1, 0, 0}, payload);
+  consumer.on_message(payload, false, 4000, /*is_image=*/true);  // a new channel's first message
+  EXPECT_EQ(consumer.totals().received, 1u);
+}
+
 TEST_F(ConsumerTest, ImageThenGapIsStillAGap) {
   feed(0, 0, 10, true);
   feed(0, 0, 13);

@@ -89,7 +89,7 @@ void Consumer::check_sequence(Stream& s, uint64_t seq) {
   }
 }
 
-void Consumer::on_message(std::span<const uint8_t> payload, bool is_initial_image, uint64_t now_ns) {
+void Consumer::on_message(std::span<const uint8_t> payload, bool is_initial_image, uint64_t now_ns, bool is_image) {
   std::optional<ProbeHeader> header;
   if (fields_ > 0) {
     FieldCheck check = check_fields(payload, fields_);
@@ -104,6 +104,7 @@ void Consumer::on_message(std::span<const uint8_t> payload, bool is_initial_imag
     ++totals_.malformed;
     return;
   }
+  if (is_image && joined_ns_ != 0 && header->send_ns < joined_ns_) is_initial_image = true;
   if (is_initial_image) {
     ++totals_.images;
     if (!s->seen) totals_.before_join += header->seq;

@@ -83,8 +83,14 @@ class Consumer {
   // fields > 0: payloads are field lists of that many value fields (field_payload.h), each checked.
   explicit Consumer(uint32_t fields = 0) : fields_(fields) {}
 
-  // `now_ns` is on the clock the publishers stamp send_ns with.
-  void on_message(std::span<const uint8_t> payload, bool is_initial_image, uint64_t now_ns);
+  // `now_ns` is on the clock the publishers stamp send_ns with. `is_image`:
+  // an IMAGE of data sent before joined() is a cached last value however late
+  // it comes (a congested connection's images wait for room, and the answer
+  // to a later request may pass them: a broker cascade's edge, a second run
+  // against one broker), so a baseline, not a message.
+  void on_message(std::span<const uint8_t> payload, bool is_initial_image, uint64_t now_ns, bool is_image = false);
+  // The subscriptions are in (the transport's sync() returned), on the publishers' clock.
+  void joined(uint64_t now_ns) { joined_ns_ = now_ns; }
 
   bool started() const { return totals_.received > 0; }
   uint64_t first_ns() const { return first_ns_; }  // first message's receive time
@@ -129,6 +135,7 @@ class Consumer {
   uint64_t interval_start_ns_ = 0;
   uint64_t intervals_ = 0;
   uint64_t first_ns_ = 0;
+  uint64_t joined_ns_ = 0;
   uint64_t last_ns_ = 0;
 };
 

@@ -80,6 +80,7 @@ struct Received {
   std::string_view topic;            // in the transport's syntax
   std::span<const uint8_t> payload;  // valid during the handler only
   bool is_initial_image = false;     // native IMAGE: the cached last value, not a new message
+  bool is_image = false;             // native IMAGE, whenever it came
 };
 using ReceiveHandler = std::function<void(const Received&)>;
 

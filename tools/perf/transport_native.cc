@@ -59,7 +59,7 @@ class NativeTransport final : public Transport {
     auto id = client_.subscribe(pattern, [this](const client::Message& msg) {
       if (msg.kind == client::MessageKind::Status || !handler_) return;
       bool initial = msg.kind == client::MessageKind::Image && !synced_since_subscribe_;
-      handler_(Received{msg.topic, msg.payload, initial});
+      handler_(Received{msg.topic, msg.payload, initial, msg.kind == client::MessageKind::Image});
     });
     if (!id) return id.error();
     synced_since_subscribe_ = false;
