@@ -21,7 +21,7 @@ struct ImageCopy {
   std::vector<uint8_t> payload;  // the image: a field list, or the last opaque message
 };
 
-class Collector final : public broker::Outlet {
+class Collector final : public broker::Outlet, public broker::RequesterOutlet {
  public:
   std::vector<ChannelRow> rows;
   std::string prefix;  // rows kept: topics that start with it
@@ -37,10 +37,9 @@ class Collector final : public broker::Outlet {
     image.payload.resize(channel.image_size());
     image.payload.resize(channel.encode_image(image.payload));
   }
+  // It subscribes to nothing: no stream message ever comes.
   void send_delivery(const broker::Delivery&) override {}
-  void send_status(const cache::Channel&, wire::ChannelState, wire::Code, std::string_view, bool) override {}
-  void send_request(uint32_t, std::string_view) override {}
-  void send_release(uint32_t) override {}
+  broker::RequesterOutlet* as_requester() override { return this; }
   void send_channel_info(const wire::ChannelInfo& info) override {
     if (info.topic.substr(0, prefix.size()) != prefix) return;
     ChannelRow row;
@@ -53,6 +52,7 @@ class Collector final : public broker::Outlet {
     row.provider = info.provider;
     rows.push_back(std::move(row));
   }
+  // Only an access point's requests are answered later, never one on the channels' own loop.
   void complete_request(uint32_t, const broker::Outcome&) override {}
   void flush_output() override {}
   std::string_view name() const override { return "admin"; }

@@ -90,6 +90,8 @@ bool InteractiveServices::owns(Outlet* outlet, const cache::Channel& ch) const {
 }
 
 Outcome InteractiveServices::provide(Outlet* outlet, std::string_view service, std::string_view pattern) {
+  ProviderOutlet* requests = outlet->as_provider();
+  if (!requests) return {wire::Code::UnknownType, "this connection's protocol cannot provide services"};
   auto& slot = services_[std::string(service)];
   if (!slot) {
     slot = std::make_unique<Service>();
@@ -101,6 +103,7 @@ Outcome InteractiveServices::provide(Outlet* outlet, std::string_view service, s
     s.providers.push_back(std::make_unique<Provider>());
     p = s.providers.back().get();
     p->outlet = outlet;
+    p->requests = requests;
     p->service = s.name;
   }
   p->pattern = std::string(pattern);
@@ -176,7 +179,7 @@ bool InteractiveServices::request(cache::Channel& ch, Service& service) {
   pending_.insert(ch.id);
   service.orphans.erase(ch.id);
   ++stats_.requests;
-  p->outlet->send_request(wire::kStreamIdBit | ch.id, ch.topic);
+  p->requests->send_request(wire::kStreamIdBit | ch.id, ch.topic);
   return true;
 }
 
@@ -204,7 +207,7 @@ void InteractiveServices::detach_provider(cache::Channel& ch, bool send_release)
     r.provider->channels.erase(ch.id);
     balance_->note_load(*r.provider);
     if (send_release) {
-      r.provider->outlet->send_release(wire::kStreamIdBit | ch.id);
+      r.provider->requests->send_release(wire::kStreamIdBit | ch.id);
       ++stats_.releases;
     }
   }
@@ -307,7 +310,7 @@ void InteractiveServices::expire_requests(uint64_t now) {
     Provider* slow = r.provider;
     slow->channels.erase(id);
     balance_->note_load(*slow);
-    slow->outlet->send_release(wire::kStreamIdBit | id);
+    slow->requests->send_release(wire::kStreamIdBit | id);
     r.tried.push_back(slow->outlet);
     r.provider = nullptr;
     r.pending = false;

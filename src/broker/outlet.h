@@ -89,6 +89,34 @@ struct Delivery {
   uint32_t conflate_ms = 0;
 };
 
+// What the router sends to a connection that provides interactive services
+// (PROVIDE): it opens and closes the streams of the channels it serves.
+class ProviderOutlet {
+ public:
+  virtual void send_request(uint32_t stream_id, std::string_view topic) = 0;
+  virtual void send_release(uint32_t stream_id) = 0;
+
+ protected:
+  ~ProviderOutlet() = default;
+};
+
+// What the router sends to a connection whose snapshot or listing requests
+// are answered in parts or later (from another thread).
+class RequesterOutlet {
+ public:
+  // One row of a channel listing.
+  virtual void send_channel_info(const wire::ChannelInfo& info) = 0;
+  // The late answer to a request that returned a pending Outcome: the
+  // outlet sends its ACK.
+  virtual void complete_request(uint32_t request_id, const Outcome& outcome) = 0;
+  // Tiered broker: a gateway sent one page of listing `request_id` and
+  // stopped before channel id `next` (`shard_done`: it has no more).
+  virtual void listing_page(uint32_t /*request_id*/, cache::ChannelId /*next*/, bool /*shard_done*/) {}
+
+ protected:
+  ~RequesterOutlet() = default;
+};
+
 class Outlet {
  public:
   virtual ~Outlet() = default;
@@ -111,19 +139,14 @@ class Outlet {
   virtual void send_delivery(const Delivery& delivery) = 0;
   // A channel state change (OK / STALE / CLOSED). `introduce`: the outlet has
   // not been sent this channel yet, so its topic must precede the status.
-  virtual void send_status(const cache::Channel& channel, wire::ChannelState state, wire::Code code,
-                           std::string_view text, bool introduce) = 0;
-  // Interactive providers: open or close a channel stream.
-  virtual void send_request(uint32_t stream_id, std::string_view topic) = 0;
-  virtual void send_release(uint32_t stream_id) = 0;
-  // Administration: one row of a channel listing.
-  virtual void send_channel_info(const wire::ChannelInfo& info) = 0;
-  // The late answer to a request that returned a pending Outcome (a
-  // snapshot or listing served by another thread): the outlet sends its ACK.
-  virtual void complete_request(uint32_t request_id, const Outcome& outcome) = 0;
-  // Tiered broker: a gateway sent one page of listing `request_id` and
-  // stopped before channel id `next` (`shard_done`: it has no more).
-  virtual void listing_page(uint32_t /*request_id*/, cache::ChannelId /*next*/, bool /*shard_done*/) {}
+  // A protocol without channel states (MQTT) has nothing to send.
+  virtual void send_status(const cache::Channel& /*channel*/, wire::ChannelState /*state*/, wire::Code /*code*/,
+                           std::string_view /*text*/, bool /*introduce*/) {}
+  // The roles a connection may take besides receiving streams, where its
+  // protocol has them (null: it has not). A protocol implements only what it
+  // uses; the router asks once, when the role is taken (PROVIDE, a listing).
+  virtual ProviderOutlet* as_provider() { return nullptr; }
+  virtual RequesterOutlet* as_requester() { return nullptr; }
   // Writes queued output; called once per loop turn, or when the arena fills.
   virtual void flush_output() = 0;
   // Who this is, for logs and the admin view ("client-name@host:port").

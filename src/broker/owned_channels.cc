@@ -115,6 +115,7 @@ Outcome OwnedChannels::snapshot(Outlet* outlet, std::string_view topic, uint32_t
 }
 
 Outcome OwnedChannels::list_channels_page(Outlet* outlet, ListingCursor& cursor, size_t max_visits) {
+  RequesterOutlet* requester = outlet->as_requester();  // Router::list_channels_page checked it
   const std::string_view service = cursor.service;
   for (size_t visits = 0; visits < max_visits && cursor.next < channels_.id_limit(); ++visits) {
     const cache::ChannelId id = cursor.next++;
@@ -134,7 +135,7 @@ Outcome OwnedChannels::list_channels_page(Outlet* outlet, ListingCursor& cursor,
     info.rate = route(ch).rate;
     info.topic = ch.topic;
     info.provider = services_.provider_name(ch);
-    outlet->send_channel_info(info);
+    requester->send_channel_info(info);
   }
   cursor.done = cursor.next >= channels_.id_limit();
   return {};

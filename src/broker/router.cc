@@ -167,6 +167,7 @@ Outcome Router::list_channels(Outlet* outlet, std::string_view service, uint32_t
 
 Outcome Router::list_channels_page(Outlet* outlet, ListingCursor& cursor, size_t max_visits) {
   owner_thread_.check("Router");
+  if (!outlet->as_requester()) return {wire::Code::UnknownType, "this connection's protocol cannot list channels"};
   return owner_->list_channels_page(outlet, cursor, max_visits);
 }
 

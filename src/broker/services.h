@@ -16,6 +16,7 @@ namespace tw::broker {
 
 struct Provider {
   Outlet* outlet = nullptr;
+  ProviderOutlet* requests = nullptr;  // outlet->as_provider(): where its streams are opened and closed
   std::string service;
   std::string pattern;                          // "" = every topic of the service
   std::unordered_set<cache::ChannelId> channels;  // streams it serves or was asked for

@@ -61,12 +61,8 @@ class MqttSession final : public session::Session, public queue::PortHandler {
   void send_stream_image(const cache::Channel& channel, broker::SlowPolicy policy) override;
   void send_prior_image(const cache::Channel& channel, broker::SlowPolicy policy) override;
   void send_delivery(const broker::Delivery& delivery) override;
-  // MQTT has no channel status, provider streams nor listings.
+  // MQTT has no channel status (Session would send it through the policy).
   void send_status(const cache::Channel&, wire::ChannelState, wire::Code, std::string_view, bool) override {}
-  void send_request(uint32_t, std::string_view) override {}
-  void send_release(uint32_t) override {}
-  void send_channel_info(const wire::ChannelInfo&) override {}
-  void complete_request(uint32_t, const broker::Outcome&) override {}
 
   // How often the tick of an idle connection reads its takeover flag.
   static constexpr uint64_t kTakeoverPollNs = 1'000'000'000;

@@ -26,11 +26,17 @@
 
 namespace tw::native {
 
-class NativeSession final : public session::Session, private queue::PortHandler {
+class NativeSession final : public session::Session,
+                            public broker::ProviderOutlet,
+                            public broker::RequesterOutlet,
+                            private queue::PortHandler {
  public:
   NativeSession(Env env, std::unique_ptr<session::Transport> transport, std::string peer, uint64_t now_ns);
   ~NativeSession() override;
 
+  // The native protocol provides services and lists channels (PROVIDE, LIST_CHANNELS).
+  broker::ProviderOutlet* as_provider() override { return this; }
+  broker::RequesterOutlet* as_requester() override { return this; }
   void send_request(uint32_t stream_id, std::string_view topic) override;
   void send_release(uint32_t stream_id) override;
   void send_channel_info(const wire::ChannelInfo& info) override;

@@ -37,12 +37,6 @@ class StreamSession final : public session::Session {
   StreamSession(Env env, std::unique_ptr<session::Transport> transport, std::string peer, std::string_view user,
                 uint64_t now_ns);
 
-  // A browser neither provides channels nor lists them.
-  void send_request(uint32_t, std::string_view) override {}
-  void send_release(uint32_t) override {}
-  void send_channel_info(const wire::ChannelInfo&) override {}
-  void complete_request(uint32_t, const broker::Outcome&) override {}
-
   // The largest request a browser may send, in bytes.
   static constexpr size_t kMaxRequest = 4096;
 

@@ -72,9 +72,12 @@ void AccessPoint::handle(uint32_t gateway, const Record& r) {
   switch (r.op) {
     case Op::ToOutlet: return forward(*session, r.bytes);
     case Op::SnapshotImage: return answer_snapshot(*session, r);
-    case Op::ListPage: return session->listing_page(r.arg, r.id, r.flags != 0);
+    case Op::ListPage:
+      if (broker::RequesterOutlet* requester = session->as_requester()) requester->listing_page(r.arg, r.id, r.flags != 0);
+      return;
     case Op::Done:
-      if (uplink_->request_done(r.token, r.arg)) session->complete_request(r.arg, {r.code, r.a.data()});
+      if (!uplink_->request_done(r.token, r.arg)) return;
+      if (broker::RequesterOutlet* requester = session->as_requester()) requester->complete_request(r.arg, {r.code, r.a.data()});
       return;
     default: TW_WARN("access point: unexpected link record %u", static_cast<unsigned>(r.op)); return;
   }
@@ -125,20 +128,22 @@ void AccessPoint::handle_stream_frame(uint32_t gateway, const wire::Frame& frame
 void AccessPoint::forward(session::Session& session, std::span<const uint8_t> bytes) {
   wire::Frame frame;
   if (wire::split_frame(bytes, ~uint32_t{0}, frame) != wire::SplitResult::Frame) return;
+  broker::ProviderOutlet* provider = session.as_provider();
+  broker::RequesterOutlet* requester = session.as_requester();
   switch (frame.type) {
     case wire::MsgType::Request: {
       wire::Request m;
-      if (wire::decode(frame, m)) session.send_request(m.stream_id, m.topic);
+      if (provider && wire::decode(frame, m)) provider->send_request(m.stream_id, m.topic);
       return;
     }
     case wire::MsgType::Release: {
       wire::ReleaseMsg m;
-      if (wire::decode(frame, m)) session.send_release(m.stream_id);
+      if (provider && wire::decode(frame, m)) provider->send_release(m.stream_id);
       return;
     }
     case wire::MsgType::ChannelInfo: {
       wire::ChannelInfo m;
-      if (wire::decode(frame, m)) session.send_channel_info(m);
+      if (requester && wire::decode(frame, m)) requester->send_channel_info(m);
       return;
     }
     default: TW_WARN("access point: unexpected forwarded frame type %u", static_cast<unsigned>(frame.type)); return;

@@ -25,7 +25,7 @@ constexpr size_t kListingPageIds = 4096;
 // The gateway's stand-in for one connection of an access point (token != 0:
 // a provider, a snapshot or listing requester) or for the access point itself
 // (token 0: the stream of every channel its connections subscribe to).
-class RemoteOutlet final : public broker::Outlet {
+class RemoteOutlet final : public broker::Outlet, public broker::ProviderOutlet, public broker::RequesterOutlet {
  public:
   struct Shared {
     Pipe& pipe;
@@ -119,6 +119,10 @@ class RemoteOutlet final : public broker::Outlet {
     s_.waker.notify();
   }
   std::string_view name() const override { return name_; }
+  // An access point's connection may be of any protocol: what it cannot do,
+  // its access point never asks for.
+  broker::ProviderOutlet* as_provider() override { return this; }
+  broker::RequesterOutlet* as_requester() override { return this; }
   void rename(std::string_view name) { name_ = std::string(name); }
   // Tokens are per access point: the pair names one connection in every gateway.
   uint64_t provider_key() const override { return (uint64_t{s_.access_point} << 32) | token_; }

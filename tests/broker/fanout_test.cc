@@ -16,11 +16,6 @@ class OrderOutlet final : public Outlet {
   OrderOutlet(int id, std::vector<int>& order) : id_(id), order_(order) {}
   void send_image(const cache::Channel&, uint32_t) override {}
   void send_delivery(const Delivery&) override {}
-  void send_status(const cache::Channel&, wire::ChannelState, wire::Code, std::string_view, bool) override {}
-  void send_request(uint32_t, std::string_view) override {}
-  void send_release(uint32_t) override {}
-  void send_channel_info(const wire::ChannelInfo&) override {}
-  void complete_request(uint32_t, const Outcome&) override {}
   void flush_output() override { order_.push_back(id_); }
   std::string_view name() const override { return "order"; }
 

@@ -46,9 +46,11 @@ inline bool decode_delivery(const Delivery& d, DecodedDelivery& out) {
   return true;
 }
 
-class RecordingOutlet final : public Outlet {
+class RecordingOutlet final : public Outlet, public ProviderOutlet, public RequesterOutlet {
  public:
   explicit RecordingOutlet(Fanout& f, std::string name = "outlet") : fanout_(f), name_(std::move(name)) {}
+  ProviderOutlet* as_provider() override { return this; }
+  RequesterOutlet* as_requester() override { return this; }
 
   void send_image(const cache::Channel& ch, uint32_t request_id) override {
     events.push_back({request_id ? "snapshot" : "image", ch.topic, ch.seq});

@@ -50,10 +50,6 @@ class StateOutlet final : public Outlet {
     statuses.emplace_back(ch.id, st);
     if (code == wire::Code::DelayHistory) history_notices.emplace_back(text);
   }
-  void send_request(uint32_t, std::string_view) override {}
-  void send_release(uint32_t) override {}
-  void send_channel_info(const wire::ChannelInfo&) override {}
-  void complete_request(uint32_t, const Outcome&) override {}
   void flush_output() override {}
   std::string_view name() const override { return "state"; }
 

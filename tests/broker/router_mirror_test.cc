@@ -134,11 +134,6 @@ class FrameProbe final : public Outlet {
     auto frame = d.frames.get(native::NativeEncoder::instance());
     seen.push_back({frame.data(), frame.size(), d.channel.seq, d.image});
   }
-  void send_status(const cache::Channel&, wire::ChannelState, wire::Code, std::string_view, bool) override {}
-  void send_request(uint32_t, std::string_view) override {}
-  void send_release(uint32_t) override {}
-  void send_channel_info(const wire::ChannelInfo&) override {}
-  void complete_request(uint32_t, const Outcome&) override {}
   void flush_output() override {}
   std::string_view name() const override { return "probe"; }
 

@@ -72,6 +72,25 @@ TEST_F(ProvidersTest, FirstSubscriberTriggersOneRequestAndGetsTheAnswer) {
   }
 }
 
+// A protocol with streams only (MQTT, a browser) takes neither role: a
+// PROVIDE or a listing from it is refused, never half served.
+class StreamsOnlyOutlet final : public Outlet {
+ public:
+  void send_image(const cache::Channel&, uint32_t) override {}
+  void send_delivery(const Delivery&) override {}
+  void flush_output() override {}
+  std::string_view name() const override { return "streams-only"; }
+};
+
+TEST_F(ProvidersTest, AnOutletWithoutTheProviderOrRequesterRoleIsRefusedBoth) {
+  StreamsOnlyOutlet browser;
+  EXPECT_EQ(router->provide(&browser, "SVC", "").code, wire::Code::UnknownType);
+  ASSERT_TRUE(router->subscribe(&s1, "SVC/IBM").ok());
+  EXPECT_EQ(router->list_channels(&browser, "SVC", 5).code, wire::Code::UnknownType);
+  ASSERT_TRUE(router->provide(&p1, "SVC", "").ok());
+  EXPECT_EQ(p1.count("request"), 1u) << "the subscription waited for a provider that can serve it";
+}
+
 TEST_F(ProvidersTest, ReleaseAfterLingerUnlessResubscribed) {
   ASSERT_TRUE(router->provide(&p1, "SVC", "").ok());
   ASSERT_TRUE(router->subscribe(&s1, "SVC/IBM").ok());

@@ -48,10 +48,6 @@ class PolicyOutlet final : public broker::Outlet {
                    bool introduce) override {
     policy_.send_status(ch, state, code, text, introduce);
   }
-  void send_request(uint32_t, std::string_view) override {}
-  void send_release(uint32_t) override {}
-  void send_channel_info(const wire::ChannelInfo&) override {}
-  void complete_request(uint32_t, const broker::Outcome&) override {}
   void flush_output() override {
     auto result = output_.queue().flush(writer_);
     while (result != io::FlushResult::Error && policy_.resume()) result = output_.queue().flush(writer_);

@@ -18,11 +18,6 @@ class Connection final : public broker::Outlet {
   explicit Connection(uint32_t t) { token = t; }
   void send_image(const cache::Channel&, uint32_t) override {}
   void send_delivery(const broker::Delivery&) override {}
-  void send_status(const cache::Channel&, wire::ChannelState, wire::Code, std::string_view, bool) override {}
-  void send_request(uint32_t, std::string_view) override {}
-  void send_release(uint32_t) override {}
-  void send_channel_info(const wire::ChannelInfo&) override {}
-  void complete_request(uint32_t, const broker::Outcome&) override {}
   void flush_output() override {}
   std::string_view name() const override { return "connection"; }
 };

@@ -51,10 +51,6 @@ class LineSession final : public session::Session {
     open("line", 60'000'000'000ull);
   }
   // It neither provides channels nor lists them.
-  void send_request(uint32_t, std::string_view) override {}
-  void send_release(uint32_t) override {}
-  void send_channel_info(const wire::ChannelInfo&) override {}
-  void complete_request(uint32_t, const broker::Outcome&) override {}
 
  protected:
   size_t parse(std::span<const uint8_t> in) override {
