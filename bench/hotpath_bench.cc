@@ -47,11 +47,6 @@ class NullOutlet final : public broker::Outlet {
     out_.append_ref(d.frames.get(native::NativeEncoder::instance()));
     fanout_.mark_dirty(this);
   }
-  void send_status(const cache::Channel&, wire::ChannelState, wire::Code, std::string_view, bool) override {}
-  void send_request(uint32_t, std::string_view) override {}
-  void send_release(uint32_t) override {}
-  void send_channel_info(const wire::ChannelInfo&) override {}
-  void complete_request(uint32_t, const broker::Outcome&) override {}
   void flush_output() override { (void)out_.flush(writer_); }
   std::string_view name() const override { return "bench"; }
   uint64_t write_calls() const { return out_.write_calls(); }

@@ -21,10 +21,6 @@ class CountingOutlet final : public broker::Outlet {
   void send_image(const cache::Channel&, uint32_t) override { ++sent; }
   void send_delivery(const broker::Delivery&) override { ++sent; }
   void send_status(const cache::Channel&, wire::ChannelState, wire::Code, std::string_view, bool) override { ++sent; }
-  void send_request(uint32_t, std::string_view) override {}
-  void send_release(uint32_t) override {}
-  void send_channel_info(const wire::ChannelInfo&) override {}
-  void complete_request(uint32_t, const broker::Outcome&) override {}
   void flush_output() override {}
   std::string_view name() const override { return "bench"; }
   uint64_t sent = 0;

@@ -161,7 +161,7 @@ Outcome Router::publisher_status(Outlet* outlet, cache::ChannelId id, wire::Chan
 Outcome Router::list_channels(Outlet* outlet, std::string_view service, uint32_t request_id) {
   ListingCursor cursor{std::string(service), request_id};
   Outcome outcome;
-  while (!cursor.done && !cursor.waiting) outcome = list_channels_page(outlet, cursor, ~size_t{0});
+  while (!cursor.done && !cursor.waiting && outcome.ok()) outcome = list_channels_page(outlet, cursor, ~size_t{0});
   return outcome;
 }
 

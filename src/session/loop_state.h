@@ -13,6 +13,7 @@
 #include <vector>
 
 #include "session/input_budget.h"
+#include "session/tick_schedule.h"
 
 namespace tw::session {
 
@@ -31,11 +32,8 @@ struct LoopState {
   // Sessions whose input waits at a PublishFence (publish_fence.h): another
   // thread clears it without waking this loop, so the loop polls meanwhile.
   uint32_t fenced = 0;
-  // Every session, and when its tick next has work (0: at the next tick).
-  // The loop's tick scans the times, one word each, and visits only the
-  // sessions due: an idle connection costs a comparison per tick.
-  std::vector<Session*> ticked;
-  std::vector<uint64_t> tick_due_ns;
+  // Every session, and when its tick next has work.
+  TickSchedule ticks;
 };
 
 }  // namespace tw::session

@@ -4,7 +4,6 @@
 
 #include <algorithm>
 #include <utility>
-#include <cstring>
 
 #include "base/log.h"
 #include "base/rate_limit.h"
@@ -12,7 +11,6 @@
 namespace tw::session {
 
 namespace {
-constexpr size_t kMinInput = 4 * 1024;           // a session's own buffer, once it holds a partial frame
 constexpr uint64_t kReleaseIdleNs = 100'000'000;  // quiet this long: the empty buffer is freed
 constexpr size_t kPaceBelow = 256 * 1024;         // a paced reply produces more below this much output
 constexpr size_t kGoodbyeMax = 512;
@@ -25,33 +23,17 @@ Session::Session(Env env, std::unique_ptr<Transport> transport, std::string peer
       transport_(std::move(transport)),
       peer_(std::move(peer)),
       name_("?@" + peer_),
+      tick_(env.loop.ticks, *this),
       output_(env.fanout, *this),
       policy_({env.config.limits.max_output_buffer, env.router, env.counters, env.reactor}, output_, encoder, *this),
       opened_ns_(now_ns),
       last_rx_ns_(now_ns),
-      last_tx_ns_(now_ns) {
-  tick_slot_ = env_.loop.ticked.size();
-  env_.loop.ticked.push_back(this);
-  env_.loop.tick_due_ns.push_back(0);
-}
+      last_tx_ns_(now_ns) {}
 
-Session::~Session() {
-  env_.loop.input.set(*this, 0);
-  // The last session takes this one's slot.
-  LoopState& loop = env_.loop;
-  Session* last = loop.ticked.back();
-  loop.ticked[tick_slot_] = last;
-  loop.tick_due_ns[tick_slot_] = loop.tick_due_ns.back();
-  last->tick_slot_ = tick_slot_;
-  loop.ticked.pop_back();
-  loop.tick_due_ns.pop_back();
-}
+Session::~Session() { env_.loop.input.set(*this, 0); }
 
 void Session::tick_due(LoopState& loop, uint64_t now_ns) {
-  // on_tick never adds or removes sessions (they are reaped at the turn's end).
-  for (size_t i = 0; i < loop.ticked.size(); ++i) {
-    if (loop.tick_due_ns[i] <= now_ns) loop.ticked[i]->on_tick(now_ns);
-  }
+  loop.ticks.visit_due(now_ns, [now_ns](Session& session) { session.on_tick(now_ns); });
 }
 
 // The earliest time the tick has work here if nothing else happens: every
@@ -60,12 +42,12 @@ void Session::tick_due(LoopState& loop, uint64_t now_ns) {
 uint64_t Session::next_tick_due_ns() const {
   if (closing()) return ~uint64_t{0};
   if (policy_.needs_tick() || !output_.empty() || paced_) return 0;
-  if (login_ || holds_hello()) return 0;  // the verifier's answer (or what holds the hello) is polled every tick
+  if (login_.pending() || holds_hello()) return 0;  // the verifier's answer (or what holds the hello) is polled every tick
   if (phase_ == Phase::AwaitHello) return opened_ns_ + ms_to_ns(env_.config.hello_timeout_ms) + 1;
   uint64_t due = open_tick_due_ns();
   if (due == 0) return 0;
   if (reads()) due = std::min(due, last_rx_ns_ + idle_timeout_ns_ + 1);
-  if (frame_started_ns_ != 0) due = std::min(due, frame_started_ns_ + ms_to_ns(env_.config.frame_deadline_ms) + 1);
+  if (in_.frame_started_ns() != 0) due = std::min(due, in_.frame_started_ns() + ms_to_ns(env_.config.frame_deadline_ms) + 1);
   if (in_.capacity() != 0) due = std::min(due, last_rx_ns_ + kReleaseIdleNs);
   return due;
 }
@@ -98,48 +80,33 @@ void Session::read_once() {
   if (got.status == ReadStatus::Closed) return fail(wire::Code::Ok, "peer closed the connection");
   if (got.status == ReadStatus::Error) return fail(wire::Code::Ok, "read error");
   env_.counters.bytes_in += got.bytes;
-  bytes_in_ += got.bytes;
+  usage_.read(got.bytes);
   last_rx_ns_ = env_.reactor.now_ns();
   const std::span<const uint8_t> arrived(buffer.data(), got.bytes);
-  if (in_len_ == 0) {
+  if (in_.empty()) {
     const size_t used = parse_counted(arrived);
     return keep_unparsed(arrived.subspan(used), used > 0);
   }
-  // The rest of a partial frame: the buffer grows only by what arrived. The
-  // protocol refuses a header that claims more than max_frame, so it stays
-  // below max_frame plus one read.
-  if (in_.size() < in_len_ + got.bytes) in_.resize(std::max(kMinInput, in_len_ + got.bytes));
-  std::memcpy(in_.data() + in_len_, arrived.data(), got.bytes);
-  in_len_ += got.bytes;
+  in_.append(arrived);  // the rest of a partial frame
   parse_input();
 }
 
 size_t Session::parse_counted(std::span<const uint8_t> in) {
   const uint64_t before = env_.counters.frames_in;
   const size_t used = parse(in);
-  frames_in_ += env_.counters.frames_in - before;
+  usage_.parsed(env_.counters.frames_in - before);
   return used;
 }
 
 void Session::parse_input() {
-  const size_t used = parse_counted({in_.data(), in_len_});
-  keep_unparsed({in_.data() + used, in_len_ - used}, used > 0);
+  const std::span<const uint8_t> held = in_.bytes();
+  const size_t used = parse_counted(held);
+  keep_unparsed(held.subspan(used), used > 0);
 }
 
 void Session::keep_unparsed(std::span<const uint8_t> rest, bool frame_completed) {
   if (closing()) return;  // finish() frees the buffer; handlers may still hold views into it now
-  if (rest.empty()) {
-    in_len_ = 0;
-    frame_started_ns_ = 0;
-    return;
-  }
-  if (rest.data() != in_.data()) {
-    if (in_.size() < rest.size()) in_.resize(std::max(kMinInput, rest.size()));
-    std::memmove(in_.data(), rest.data(), rest.size());  // may overlap: rest can lie within in_
-  }
-  in_len_ = rest.size();
-  // A frame completed in this read: what is left began arriving now.
-  if (frame_completed || frame_started_ns_ == 0) frame_started_ns_ = env_.reactor.now_ns();
+  in_.keep(rest, frame_completed, env_.reactor.now_ns());
   if (in_.capacity() == held_bytes()) return;
   env_.loop.input.set(*this, in_.capacity());
   env_.loop.input.enforce();
@@ -147,9 +114,7 @@ void Session::keep_unparsed(std::span<const uint8_t> rest, bool frame_completed)
 }
 
 void Session::release_input() {
-  std::vector<uint8_t>().swap(in_);
-  in_len_ = 0;
-  frame_started_ns_ = 0;
+  in_.release();
   env_.loop.input.set(*this, 0);
   env_.counters.partial_input_bytes = env_.loop.input.held();
 }
@@ -157,7 +122,7 @@ void Session::release_input() {
 // The loop's partial frames passed max_partial_input and this session holds
 // the most: an empty buffer is simply freed; a partial frame closes the connection.
 void Session::give_up_input() {
-  const bool partial = in_len_ > 0;
+  const bool partial = !in_.empty();
   release_input();
   if (!partial || closing()) return;
   ++env_.counters.partial_input_closes;
@@ -183,7 +148,7 @@ void Session::end_paced() {
   wake_tick();
   last_rx_ns_ = env_.reactor.now_ns();  // the idle clock stood still meanwhile, as when paused
   update_interest();
-  if (in_len_ > 0) parse_input();  // the requests that arrived behind the paced one
+  if (!in_.empty()) parse_input();  // the requests that arrived behind the paced one
 }
 
 void Session::list_paced() {
@@ -216,7 +181,7 @@ void Session::open(std::string_view client_name, uint64_t idle_timeout_ns) {
   name_ = client_name_ + "@" + peer_;
   idle_timeout_ns_ = idle_timeout_ns;
   phase_ = Phase::Open;
-  if (grants_) ++usage_.logins;
+  if (grants_) usage_.logged_in();
 }
 
 void Session::send_image(const cache::Channel& channel, uint32_t request_id) {
@@ -227,15 +192,14 @@ void Session::send_image(const cache::Channel& channel, uint32_t request_id) {
 void Session::send_stream_image(const cache::Channel& channel, broker::SlowPolicy policy) {
   wake_tick();
   if (closing()) return;
-  ++usage_.channels;
-  ++usage_.messages;
+  usage_.offered(/*starts_stream=*/true);
   apply(policy_.send_stream_image(channel, policy));
 }
 
 void Session::send_delivery(const broker::Delivery& delivery) {
   wake_tick();
   if (closing()) return;
-  ++usage_.messages;
+  usage_.offered(/*starts_stream=*/false);
   apply(policy_.send_delivery(delivery));
 }
 
@@ -296,7 +260,7 @@ void Session::account_written() {
   uint64_t written = output_.queue().bytes_written();
   if (written != bytes_written_seen_) {
     env_.counters.bytes_out += written - bytes_written_seen_;
-    usage_.bytes += written - bytes_written_seen_;
+    usage_.written(written - bytes_written_seen_);
     bytes_written_seen_ = written;
     last_tx_ns_ = env_.reactor.now_ns();
   }
@@ -368,14 +332,14 @@ void Session::finish() {
 void Session::on_tick(uint64_t now_ns) {
   env_.reactor.check_owner("Session");
   tick_checks(now_ns);
-  env_.loop.tick_due_ns[tick_slot_] = next_tick_due_ns();
+  tick_.set_due_ns(next_tick_due_ns());
 }
 
 void Session::tick_checks(uint64_t now_ns) {
   if (closing()) return;
   if (!tick_input(now_ns)) return;
   if (phase_ == Phase::AwaitHello) {
-    if (login_) return poll_login();  // bounded by the verifier, not by hello_timeout_ms
+    if (login_.pending()) return poll_login();  // bounded by the verifier, not by hello_timeout_ms
     if (holds_hello()) return poll_held_hello(now_ns);  // bounded by the protocol's own wait
     if (now_ns - opened_ns_ > ms_to_ns(env_.config.hello_timeout_ms)) {
       ++env_.counters.idle_timeouts;
@@ -396,28 +360,25 @@ void Session::tick_checks(uint64_t now_ns) {
 // open for ever, every byte resetting the idle clock); a buffer left empty
 // by a quiet connection is freed. False once the session is closing.
 bool Session::tick_input(uint64_t now_ns) {
-  if (frame_started_ns_ != 0 && reads() &&
-      now_ns - frame_started_ns_ > ms_to_ns(env_.config.frame_deadline_ms)) {
+  if (in_.frame_started_ns() != 0 && reads() &&
+      now_ns - in_.frame_started_ns() > ms_to_ns(env_.config.frame_deadline_ms)) {
     ++env_.counters.frame_deadline_closes;
     fail(wire::Code::IdleTimeout, "a frame was not whole within frame_deadline_ms of its first byte", true);
     return false;
   }
-  if (in_len_ == 0 && in_.capacity() != 0 && now_ns - last_rx_ns_ >= kReleaseIdleNs) release_input();
+  if (in_.empty() && in_.capacity() != 0 && now_ns - last_rx_ns_ >= kReleaseIdleNs) release_input();
   return true;
 }
 
 void Session::begin_login(std::string_view user, std::string_view password) {
-  login_ = env_.authority->authenticate(user, password, auth::address_of(peer_));
+  login_.begin(*env_.authority, user, password, peer_);
   pause_input(true);
 }
 
 void Session::poll_login() {
-  if (!login_->done.load(std::memory_order_acquire)) return;
-  std::shared_ptr<auth::Login> login = std::move(login_);
-  login_busy_ = login->busy;
-  // The check ran under the policy of its time: a reload since then must not be missed.
-  std::shared_ptr<const auth::Grants> grants = login->grants ? env_.authority->refresh(*login->grants) : nullptr;
-  on_login(std::move(grants), login->grants && !grants ? "the user was removed from the users file" : login->error);
+  std::optional<LoginHandoff::Answer> answer = login_.poll(*env_.authority);
+  if (!answer) return;
+  on_login(std::move(answer->grants), answer->error);
   if (closing() || holds_hello()) return;
   resume_input();
 }
@@ -428,8 +389,6 @@ void Session::resume_input() {
   read_input();
 }
 
-// usage_ counts since the connection opened (the admin view shows it); the
-// authority gets what grew since the last report.
 broker::Outcome Session::advertise(std::string_view topic, wire::PayloadKind kind, cache::ChannelId& id) {
   broker::Advertiser by = channel_quota_.ask(this, env_.config.limits, grants_.get(), env_.authority);
   broker::Outcome outcome = env_.router.advertise(topic, kind, id, &by);
@@ -438,14 +397,6 @@ broker::Outcome Session::advertise(std::string_view topic, wire::PayloadKind kin
     ++(users_bound ? env_.counters.user_channel_quota_hits : env_.counters.channel_quota_hits);
   }
   return outcome;
-}
-
-auth::Usage Session::take_usage() {
-  const auth::Usage delta{usage_.logins - reported_.logins, usage_.subscriptions - reported_.subscriptions,
-                          usage_.channels - reported_.channels, usage_.messages - reported_.messages,
-                          usage_.bytes - reported_.bytes};
-  reported_ = usage_;
-  return delta;
 }
 
 void Session::reentitle() {

@@ -18,12 +18,11 @@
 // reaps it at the end of the loop turn (finish, then destroy), so no callback
 // ever sees a destroyed session, and the turn's end visits only those.
 //
-// Input memory: bytes are read into the loop's shared read buffer and parsed
-// there; only a partial frame left over is copied into the session's own
-// buffer, which grows with the bytes that actually arrive (never to the size
-// a header claims), is counted in the loop's InputBudget, and is freed once
-// the connection has been quiet for a tick. An idle connection holds none.
-// A frame must be whole within frame_deadline_ms of its first byte.
+// Its other concerns are parts of their own: the input left over after
+// parsing (partial_input.h, counted in the loop's InputBudget; a frame must
+// be whole within frame_deadline_ms of its first byte), its place in the
+// loop's ticks (tick_schedule.h), a login checked off the loop
+// (login_handoff.h) and what the connection did (connection_usage.h).
 // Owned by its loop thread.
 #pragma once
 #include <cstdint>
@@ -44,9 +43,12 @@
 #include "session/delivery_policy.h"
 #include "session/channel_quota.h"
 #include "session/encoder.h"
+#include "session/connection_usage.h"
 #include "session/input_budget.h"
+#include "session/login_handoff.h"
 #include "session/loop_state.h"
 #include "session/output.h"
+#include "session/partial_input.h"
 #include "session/publish_fence.h"
 #include "session/transport.h"
 
@@ -80,7 +82,7 @@ class Session : public broker::Outlet, public reactor::IoHandler, private InputB
   // The loop's tick: on_tick for every session due (LoopState::tick_due_ns).
   static void tick_due(LoopState& loop, uint64_t now_ns);
   // When this session's tick next has work (0: the next tick).
-  uint64_t tick_due_ns() const { return env_.loop.tick_due_ns[tick_slot_]; }
+  uint64_t tick_due_ns() const { return tick_.due_ns(); }
   // Once registered with the reactor: handles input the transport already
   // holds, which no readiness event will announce (a client's first frames,
   // read ahead by OpenSSL during the TLS handshake).
@@ -104,8 +106,8 @@ class Session : public broker::Outlet, public reactor::IoHandler, private InputB
   // The user's entitlements; null when authentication is off (everything allowed).
   const auth::Grants* grants() const { return grants_.get(); }
   // Usage since the last call, for the user's accounting (auth/usage.h); resets it.
-  auth::Usage take_usage();
-  void count_subscription() { ++usage_.subscriptions; }
+  auth::Usage take_usage() { return usage_.take(); }
+  void count_subscription() { usage_.subscribed(); }
   // The router's advertise of a topic this connection publishes (it holds the
   // channel while it lives), under its channel quotas (channel_quota.h).
   broker::Outcome advertise(std::string_view topic, wire::PayloadKind kind, cache::ChannelId& id);
@@ -152,14 +154,8 @@ class Session : public broker::Outlet, public reactor::IoHandler, private InputB
   size_t lagging_channels() const { return policy_.lagging_channels(); }
   size_t queued_output() const { return output_.queued_bytes(); }
   size_t conflation_pending() const { return policy_.conflation_pending(); }
-  // What the admin view shows (tier::ConnectionInfo): counts since the connection opened.
-  struct Traffic {
-    uint64_t frames_in = 0;
-    uint64_t bytes_in = 0;
-    uint64_t messages_out = 0;  // stream messages offered (images and updates)
-    uint64_t bytes_out = 0;
-  };
-  Traffic traffic() const { return {frames_in_, bytes_in_, usage_.messages, usage_.bytes}; }
+  using Traffic = ConnectionUsage::Traffic;
+  Traffic traffic() const { return usage_.traffic(); }
   const std::string& peer() const { return peer_; }
   const std::string& client_name() const { return client_name_; }
   uint64_t opened_ns() const { return opened_ns_; }
@@ -187,8 +183,7 @@ class Session : public broker::Outlet, public reactor::IoHandler, private InputB
   // send_stream_image (`starts_stream`) and send_delivery do.
   void account_delivery(bool starts_stream) {
     wake_tick();
-    usage_.channels += starts_stream;
-    ++usage_.messages;
+    usage_.offered(starts_stream);
   }
   // Sets the encoder once the hello fixed the protocol's version (before any subscription).
   void set_encoder(const Encoder& encoder) { policy_.set_encoder(encoder); }
@@ -212,12 +207,12 @@ class Session : public broker::Outlet, public reactor::IoHandler, private InputB
   // (auth/authority.h): input pauses until the answer, which on_login()
   // gets on a later tick.
   void begin_login(std::string_view user, std::string_view password);
-  bool login_pending() const { return login_ != nullptr; }
+  bool login_pending() const { return login_.pending(); }
   // The answer to begin_login: grants, or null and why (for the client).
   virtual void on_login(std::shared_ptr<const auth::Grants> grants, std::string_view error) = 0;
   // In on_login: the refusal was "busy" (too many logins from this address,
   // or in all), not a checked password; a protocol may answer it as such.
-  bool login_was_busy() const { return login_busy_; }
+  bool login_was_busy() const { return login_.was_busy(); }
   // After reentitle(): what the protocol holds beyond subscriptions (native publish ids).
   virtual void on_reentitled() {}
   // A protocol that must wait before it answers its hello (MQTT: a takeover
@@ -247,14 +242,13 @@ class Session : public broker::Outlet, public reactor::IoHandler, private InputB
   // parse(), counting the frames it took (the loop's frames_in grows by them).
   size_t parse_counted(std::span<const uint8_t> in);
   // After a parse: keeps `rest` (what it left of the read buffer or of in_)
-  // at the front of in_; `frame_completed`: a frame ended in this parse, so
-  // the next one began now (its deadline starts again).
+  // in in_ and counts in_ in the loop's input budget.
   void keep_unparsed(std::span<const uint8_t> rest, bool frame_completed);
   void release_input();
   bool tick_input(uint64_t now_ns);
   void tick_checks(uint64_t now_ns);
   // Something happened: the next tick visits this session.
-  void wake_tick() { env_.loop.tick_due_ns[tick_slot_] = 0; }
+  void wake_tick() { tick_.wake(); }
   uint64_t next_tick_due_ns() const;
   void list_paced();
   void give_up_input() override;
@@ -274,11 +268,9 @@ class Session : public broker::Outlet, public reactor::IoHandler, private InputB
   bool want_write_ = false;
   bool paced_ = false;
   bool paced_listed_ = false;  // in LoopState::paced
-  size_t tick_slot_ = 0;       // in LoopState::ticked
   uint32_t interest_ = 0x001;  // EPOLLIN, as registered by the owner
-  std::vector<uint8_t> in_;   // a partial frame (and frames waiting behind a paced reply)
-  size_t in_len_ = 0;
-  uint64_t frame_started_ns_ = 0;  // first byte of the partial frame in in_; 0: none
+  TickSchedule::Entry tick_;
+  PartialInput in_;
   Output output_;
   DeliveryPolicy policy_;
   uint64_t opened_ns_;
@@ -290,12 +282,8 @@ class Session : public broker::Outlet, public reactor::IoHandler, private InputB
   std::string close_text_;
   std::shared_ptr<const auth::Grants> grants_;
   ChannelQuota channel_quota_;
-  std::shared_ptr<auth::Login> login_;  // a password check in flight
-  bool login_busy_ = false;             // the last login was refused unchecked
-  auth::Usage usage_;                   // since the connection opened
-  auth::Usage reported_;                // what take_usage handed out so far
-  uint64_t frames_in_ = 0;              // counted per read (the loop counter's growth), not per frame
-  uint64_t bytes_in_ = 0;
+  LoginHandoff login_;
+  ConnectionUsage usage_;
 };
 
 // Makes a connection's session, on the loop that adopts it (a protocol's
