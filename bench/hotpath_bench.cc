@@ -15,7 +15,7 @@
 #include <new>
 #include <vector>
 
-#include "broker/fanout.h"
+#include "output/fanout.h"
 #include "broker/router.h"
 #include "native/encoder.h"
 #include "fields/field_list.h"
@@ -41,7 +41,7 @@ using namespace tw;
 // A subscriber connection without a peer: the real OutQueue, writing to /dev/null.
 class NullOutlet final : public broker::Outlet {
  public:
-  explicit NullOutlet(broker::Fanout& fanout, int fd) : fanout_(fanout), writer_(fd) {}
+  explicit NullOutlet(output::Fanout& fanout, int fd) : fanout_(fanout), writer_(fd) {}
   void send_image(const cache::Channel&, uint32_t) override {}
   void send_delivery(const broker::Delivery& d) override {
     out_.append_ref(d.frames.get(native::NativeEncoder::instance()));
@@ -52,7 +52,7 @@ class NullOutlet final : public broker::Outlet {
   uint64_t write_calls() const { return out_.write_calls(); }
 
  private:
-  broker::Fanout& fanout_;
+  output::Fanout& fanout_;
   io::FdWriter writer_;
   io::OutQueue out_;
 };
@@ -76,7 +76,7 @@ void BM_PublishFanout(benchmark::State& state) {
   const int subscribers = static_cast<int>(state.range(0));
   const int topics = 1000;
   int devnull = ::open("/dev/null", O_WRONLY);
-  broker::Fanout fanout(8u << 20);
+  output::Fanout fanout(8u << 20);
   broker::Router router({}, fanout);
   std::vector<std::unique_ptr<NullOutlet>> outlets;
   for (int i = 0; i < subscribers; ++i) {

@@ -9,7 +9,7 @@
 #include <string>
 #include <vector>
 
-#include "broker/fanout.h"
+#include "output/fanout.h"
 #include "broker/router.h"
 
 namespace {
@@ -36,7 +36,7 @@ void BM_SubscribeOneConnection(benchmark::State& state) {
   limits.max_channels = n;
   for (auto _ : state) {
     state.PauseTiming();
-    broker::Fanout fanout(1 << 20);
+    output::Fanout fanout(1 << 20);
     auto router = std::make_unique<broker::Router>(limits, fanout);
     for (size_t i = 0; i < n; i += 2) {
       cache::ChannelId id = 0;

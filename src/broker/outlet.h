@@ -7,7 +7,12 @@
 #include <string_view>
 
 #include "cache/channel.h"
+#include "output/flushable.h"
 #include "wire/protocol.h"
+
+namespace tw::output {
+class StreamFrames;
+}  // namespace tw::output
 
 namespace tw::broker {
 
@@ -25,7 +30,6 @@ struct Outcome {
   bool ok() const { return code == wire::Code::Ok; }
 };
 
-class StreamFrames;
 class Outlet;
 
 // Who asks for a channel by REGISTER: its publisher (held while it lives, so
@@ -80,7 +84,7 @@ struct Delivery {
   const cache::Channel& channel;
   bool image;                                 // a full refresh (publisher sent an image)
   std::span<const uint8_t> payload;           // the published payload
-  StreamFrames& frames;                       // the message encoded once per protocol, on demand
+  output::StreamFrames& frames;               // the message encoded once per protocol, on demand
   // The receiving subscription's policy; the router sets it per subscriber
   // (the strictest of the outlet's patterns that cover the channel).
   SlowPolicy policy = SlowPolicy::Conflate;
@@ -117,7 +121,7 @@ class RequesterOutlet {
   ~RequesterOutlet() = default;
 };
 
-class Outlet {
+class Outlet : public output::Flushable {
  public:
   virtual ~Outlet() = default;
   // Introduces the channel (topic) if needed and sends its current image.
@@ -147,8 +151,6 @@ class Outlet {
   // uses; the router asks once, when the role is taken (PROVIDE, a listing).
   virtual ProviderOutlet* as_provider() { return nullptr; }
   virtual RequesterOutlet* as_requester() { return nullptr; }
-  // Writes queued output; called once per loop turn, or when the arena fills.
-  virtual void flush_output() = 0;
   // Who this is, for logs and the admin view ("client-name@host:port").
   virtual std::string_view name() const = 0;
   // Whether a wildcard subscription of this outlet may attach to the channel
@@ -160,7 +162,6 @@ class Outlet {
   // a tiered broker (their shared provider loads); here, the outlet itself.
   virtual uint64_t provider_key() const { return reinterpret_cast<uintptr_t>(this); }
 
-  bool dirty = false;  // owned by Fanout
   // How other threads address this outlet (a tiered broker's connection id); 0 = not addressable.
   uint32_t token = 0;
 };

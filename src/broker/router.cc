@@ -5,12 +5,12 @@
 
 namespace tw::broker {
 
-Router::Router(const RouterLimits& limits, Fanout& fanout, Clock clock)
+Router::Router(const RouterLimits& limits, output::Fanout& fanout, Clock clock)
     : fanout_(fanout), owned_(std::make_unique<OwnedChannels>(limits, std::move(clock))) {
   plug(*owned_);
 }
 
-Router::Router(Fanout& fanout, ChannelOwner& owner) : fanout_(fanout) { plug(owner); }
+Router::Router(output::Fanout& fanout, ChannelOwner& owner) : fanout_(fanout) { plug(owner); }
 
 Router::~Router() = default;
 

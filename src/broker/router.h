@@ -29,7 +29,7 @@
 
 #include "base/owner_thread.h"
 #include "broker/channel_owner.h"
-#include "broker/fanout.h"
+#include "output/fanout.h"
 #include "broker/outlet.h"
 #include "broker/router_limits.h"
 #include "broker/subscribers.h"
@@ -45,9 +45,9 @@ class MirroredChannels;
 class Router {
  public:
   // The single-threaded broker's router: it owns its channels (OwnedChannels).
-  Router(const RouterLimits& limits, Fanout& fanout, Clock clock = nullptr);
+  Router(const RouterLimits& limits, output::Fanout& fanout, Clock clock = nullptr);
   // A router over channels `owner` keeps (a gateway's OwnedChannels), which outlives it.
-  Router(Fanout& fanout, ChannelOwner& owner);
+  Router(output::Fanout& fanout, ChannelOwner& owner);
   ~Router();
   Router(const Router&) = delete;
   Router& operator=(const Router&) = delete;
@@ -202,7 +202,7 @@ class Router {
   // Serves `owner`'s channels from now on, with a subscriber side of its own.
   void plug(ChannelOwner& owner);
 
-  Fanout& fanout_;
+  output::Fanout& fanout_;
   std::unique_ptr<ChannelOwner> owned_;  // the owner, when this router keeps it
   ChannelOwner* owner_ = nullptr;        // never null once constructed
   std::unique_ptr<Subscribers> subscribers_;

@@ -16,7 +16,7 @@ void count_interval(uint32_t& realtime_refs, uint32_t& min_ms, uint32_t conflate
 }
 }  // namespace
 
-Subscribers::Subscribers(const RouterLimits& limits, Fanout& fanout, const Clock& clock,
+Subscribers::Subscribers(const RouterLimits& limits, output::Fanout& fanout, const Clock& clock,
                          cache::ChannelTable& channels, Interest& owner, RouterStats& stats)
     : limits_(limits),
       fanout_(fanout),
@@ -262,11 +262,11 @@ void Subscribers::freed(cache::ChannelId id) {
 
 void Subscribers::fan_out(cache::Channel& ch, std::span<const uint8_t> payload, bool image,
                           const MessageOrigin& origin) {
-  StreamFrames frames(fanout_, ch, payload, image);
+  output::StreamFrames frames(fanout_, ch, payload, image);
   fan_out(ch, frames, payload, image, origin);
 }
 
-void Subscribers::fan_out(cache::Channel& ch, StreamFrames& frames, std::span<const uint8_t> payload, bool image,
+void Subscribers::fan_out(cache::Channel& ch, output::StreamFrames& frames, std::span<const uint8_t> payload, bool image,
                           const MessageOrigin& origin) {
   Watch& w = watch(ch);
   if (!w.delayed.empty()) record_delayed(ch, payload, image);
@@ -280,19 +280,19 @@ void Subscribers::fan_out(cache::Channel& ch, StreamFrames& frames, std::span<co
 
 void Subscribers::relay(cache::Channel& ch, std::span<const uint8_t> payload, std::span<const uint8_t> frame,
                         bool image, bool prior, const MessageOrigin& origin) {
-  StreamFrames frames(fanout_, ch, payload, image);
+  output::StreamFrames frames(fanout_, ch, payload, image);
   if (prior) {
     // Local subscribers waiting for it get it as state older than their
     // subscription. Its frame's request_id marks it for the link only, so
     // it is never sent on by reference.
     send_pending_images(ch, true);
   } else {
-    frames.pin(StreamEncoder::kNativeSlot, frame);
+    frames.pin(output::StreamEncoder::kNativeSlot, frame);
   }
   fan_out(ch, frames, payload, image, origin);
 }
 
-void Subscribers::deliver(std::vector<Entry>& list, const cache::Channel& ch, StreamFrames& frames,
+void Subscribers::deliver(std::vector<Entry>& list, const cache::Channel& ch, output::StreamFrames& frames,
                           std::span<const uint8_t> payload, bool image) {
   Delivery delivery{ch, image, payload, frames};
   for (Entry& e : list) {

@@ -27,10 +27,10 @@
 
 #include "broker/channel_owner.h"
 #include "broker/delay_line.h"
-#include "broker/fanout.h"
+#include "output/fanout.h"
 #include "broker/outlet.h"
 #include "broker/router_limits.h"
-#include "broker/stream_frames.h"
+#include "output/stream_frames.h"
 #include "cache/channel_table.h"
 #include "topic/index.h"
 #include "topic/topic.h"
@@ -47,7 +47,7 @@ struct HeldSubscription {
 
 class Subscribers {
  public:
-  Subscribers(const RouterLimits& limits, Fanout& fanout, const Clock& clock, cache::ChannelTable& channels,
+  Subscribers(const RouterLimits& limits, output::Fanout& fanout, const Clock& clock, cache::ChannelTable& channels,
               Interest& owner, RouterStats& stats);
   ~Subscribers();
   Subscribers(const Subscribers&) = delete;
@@ -94,7 +94,7 @@ class Subscribers {
   // every subscriber (an image first to those that have none). `frames` may
   // hold an encoding already (a mirror pins the gateway's).
   void fan_out(cache::Channel& ch, std::span<const uint8_t> payload, bool image, const MessageOrigin& origin = {});
-  void fan_out(cache::Channel& ch, StreamFrames& frames, std::span<const uint8_t> payload, bool image,
+  void fan_out(cache::Channel& ch, output::StreamFrames& frames, std::span<const uint8_t> payload, bool image,
                const MessageOrigin& origin);
   // A message from a remote owner, applied to the channel's copy: as
   // fan_out, sending on the owner's encoding `frame` (the native protocol's)
@@ -181,7 +181,7 @@ class Subscribers {
   // The smallest interval among the outlet's (remaining) conflated patterns that cover the channel.
   uint32_t min_conflate_ms(const Outlet* outlet, std::string_view topic, uint32_t delay_ms = 0) const;
   // The stream message to every entry of `list` that has not got it in its image.
-  void deliver(std::vector<Entry>& list, const cache::Channel& ch, StreamFrames& frames,
+  void deliver(std::vector<Entry>& list, const cache::Channel& ch, output::StreamFrames& frames,
                std::span<const uint8_t> payload, bool image);
 
   // Delayed subscriptions (subscribers_delay.cc; docs/ARCHITECTURE.md, "Delay").
@@ -227,7 +227,7 @@ class Subscribers {
   void account_copy(DelayedStream& d);
 
   const RouterLimits& limits_;
-  Fanout& fanout_;
+  output::Fanout& fanout_;
   const Clock& clock_;
   cache::ChannelTable& channels_;
   Interest& owner_;

@@ -195,7 +195,7 @@ void Subscribers::deliver_entry(DelayedStream& d, const DelayLine::Entry& entry)
     e.outlet->send_stream_image(d.copy, e.policy());
     e.image_seq = d.copy.seq;
   }
-  StreamFrames frames(fanout_, d.copy, payload, image);
+  output::StreamFrames frames(fanout_, d.copy, payload, image);
   deliver(d.subscribers, d.copy, frames, payload, image);
 }
 

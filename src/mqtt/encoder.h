@@ -17,7 +17,7 @@
 
 namespace tw::mqtt {
 
-class MqttEncoder final : public broker::StreamEncoder {
+class MqttEncoder final : public output::StreamEncoder {
  public:
   static constexpr uint8_t kSlotV311 = 1;
   static constexpr uint8_t kSlotV5 = 2;

@@ -29,7 +29,7 @@
 #include "broker/router.h"
 #include "reactor/reactor.h"
 #include "session/encoder.h"
-#include "session/output.h"
+#include "output/output.h"
 
 namespace tw::session {
 
@@ -46,7 +46,7 @@ class DeliveryPolicy {
   // What the connection must do after a call: keep going, or close as a slow consumer.
   enum class Verdict { Keep, SlowConsumer };
 
-  DeliveryPolicy(Env env, Output& output, const Encoder& encoder, broker::Outlet& self)
+  DeliveryPolicy(Env env, output::Output& output, const Encoder& encoder, broker::Outlet& self)
       : env_(env), output_(output), encoder_(&encoder), self_(self) {}
   // A protocol whose encoding is fixed only by its handshake (MQTT's
   // version, in CONNECT) sets it then, before any subscription.
@@ -119,7 +119,7 @@ class DeliveryPolicy {
   Verdict send_interval_refresh(cache::ChannelId id, SlowPolicy policy);
 
   Env env_;
-  Output& output_;
+  output::Output& output_;
   const Encoder* encoder_;
   broker::Outlet& self_;
   bool congested_ = false;  // over the bound: conflate/drop deliveries are held back until the low-water mark

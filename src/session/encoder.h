@@ -8,13 +8,13 @@
 #include <span>
 #include <string_view>
 
-#include "broker/stream_frames.h"
+#include "output/stream_frames.h"
 #include "cache/channel.h"
 #include "wire/protocol.h"
 
 namespace tw::session {
 
-class Encoder : public broker::StreamEncoder {
+class Encoder : public output::StreamEncoder {
  public:
   using StreamEncoder::StreamEncoder;
   // The channel's current image, preceded by its introduction (topic) when

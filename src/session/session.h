@@ -35,7 +35,7 @@
 
 #include "auth/authority.h"
 #include "broker/counters.h"
-#include "broker/fanout.h"
+#include "output/fanout.h"
 #include "broker/outlet.h"
 #include "broker/router.h"
 #include "config/config.h"
@@ -47,7 +47,7 @@
 #include "session/input_budget.h"
 #include "session/login_handoff.h"
 #include "session/loop_state.h"
-#include "session/output.h"
+#include "output/output.h"
 #include "session/partial_input.h"
 #include "session/publish_fence.h"
 #include "session/transport.h"
@@ -65,7 +65,7 @@ class Session : public broker::Outlet, public reactor::IoHandler, private InputB
     const config::BrokerConfig& config;
     reactor::Reactor& reactor;
     broker::Router& router;
-    broker::Fanout& fanout;
+    output::Fanout& fanout;
     broker::Counters& counters;
     LoopState& loop;
     auth::Authority* authority = nullptr;  // null: authentication off, every connection may do everything
@@ -224,7 +224,7 @@ class Session : public broker::Outlet, public reactor::IoHandler, private InputB
   void resume_input();
 
   const Env& env() const { return env_; }
-  Output& output() { return output_; }
+  output::Output& output() { return output_; }
   // The TLS client certificate's identity (subject CN or a SAN), "" if none.
   std::string peer_identity() const { return transport_ ? transport_->peer_identity() : std::string(); }
   auth::CertificateNames peer_names() const { return transport_ ? transport_->peer_names() : auth::CertificateNames(); }
@@ -271,7 +271,7 @@ class Session : public broker::Outlet, public reactor::IoHandler, private InputB
   uint32_t interest_ = 0x001;  // EPOLLIN, as registered by the owner
   TickSchedule::Entry tick_;
   PartialInput in_;
-  Output output_;
+  output::Output output_;
   DeliveryPolicy policy_;
   uint64_t opened_ns_;
   uint64_t last_rx_ns_;

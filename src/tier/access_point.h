@@ -18,7 +18,7 @@
 
 #include "broker/counters.h"
 #include "queue/mailbox.h"
-#include "broker/fanout.h"
+#include "output/fanout.h"
 #include "session/session.h"
 #include "broker/mirrored_channels.h"
 #include "broker/router.h"
@@ -166,7 +166,7 @@ class AccessPoint final {
   std::vector<const Protocol*> ticked_;
   reactor::Reactor reactor_;
   Waker waker_{reactor_};
-  broker::Fanout fanout_;
+  output::Fanout fanout_;
   broker::Router router_;
   broker::MirroredChannels* mirror_ = nullptr;  // tiered: the router's owner, which the gateways' records feed
   broker::Counters counters_;

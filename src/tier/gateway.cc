@@ -30,7 +30,7 @@ class RemoteOutlet final : public broker::Outlet, public broker::ProviderOutlet,
   struct Shared {
     Pipe& pipe;
     Waker& waker;
-    broker::Fanout& fanout;
+    output::Fanout& fanout;
     std::vector<bool> introduced;  // channels the access point has been told about
     bool subscribing = false;       // within Op::Interest: stream images predate the subscription
     // The open Stream record: this turn's stream frames go into one record,
@@ -209,7 +209,7 @@ class RemoteOutlet final : public broker::Outlet, public broker::ProviderOutlet,
 // the stand-ins of its connections.
 class Gateway::Port {
  public:
-  Port(Link& link, Waker& waker, broker::Router& router, broker::OwnedChannels& channels, broker::Fanout& fanout,
+  Port(Link& link, Waker& waker, broker::Router& router, broker::OwnedChannels& channels, output::Fanout& fanout,
        size_t index)
       : link_(link),
         router_(router),
@@ -274,7 +274,7 @@ class Gateway::Port {
   Link& link_;
   broker::Router& router_;
   broker::OwnedChannels& channels_;  // the router's owner: publisher holds released elsewhere
-  broker::Fanout& fanout_;
+  output::Fanout& fanout_;
   RemoteOutlet::Shared shared_;
   RemoteOutlet stream_;
   std::unordered_map<uint32_t, std::unique_ptr<RemoteOutlet>> remotes_;

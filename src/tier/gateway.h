@@ -7,7 +7,7 @@
 #include <memory>
 #include <vector>
 
-#include "broker/fanout.h"
+#include "output/fanout.h"
 #include "broker/owned_channels.h"
 #include "broker/router.h"
 #include "cache/directory.h"
@@ -52,7 +52,7 @@ class Gateway {
 
   reactor::Reactor reactor_;
   Waker waker_{reactor_};
-  broker::Fanout fanout_;
+  output::Fanout fanout_;
   broker::OwnedChannels channels_;  // this shard's, named by the shared directory
   broker::Router router_;
   std::vector<std::unique_ptr<Port>> ports_;

@@ -3,7 +3,7 @@
 #include <algorithm>
 #include <cstdlib>
 
-#include "broker/stream_frames.h"
+#include "output/stream_frames.h"
 #include "mqtt/encoder.h"
 #include "mqtt/mqtt_session.h"
 #include "native/native_session.h"
@@ -16,7 +16,7 @@ namespace tw::tier {
 Status Protocols::add(Protocol protocol) {
   if (find(protocol.name) != nullptr) return Error{"protocol '" + protocol.name + "' is in the table already"};
   for (uint8_t slot : protocol.encoder_slots) {
-    if (slot >= broker::StreamEncoder::kSlots) {
+    if (slot >= output::StreamEncoder::kSlots) {
       return Error{"protocol '" + protocol.name + "': encoder slot " + std::to_string(slot) + " out of range"};
     }
     for (const auto& other : entries_) {
@@ -48,7 +48,7 @@ namespace {
 Protocol native_protocol() {
   Protocol p;
   p.name = "native";
-  p.encoder_slots = {broker::StreamEncoder::kNativeSlot};
+  p.encoder_slots = {output::StreamEncoder::kNativeSlot};
   p.open = [](session::Session::Env env, std::unique_ptr<session::Transport> transport, std::string peer,
               const std::string&, uint64_t now_ns) -> std::unique_ptr<session::Session> {
     return std::make_unique<native::NativeSession>(env, std::move(transport), std::move(peer), now_ns);

@@ -7,7 +7,7 @@
 #include <string>
 #include <vector>
 
-#include "broker/fanout.h"
+#include "output/fanout.h"
 #include "broker/outlet.h"
 #include "native/encoder.h"
 #include "wire/codec.h"
@@ -48,7 +48,7 @@ inline bool decode_delivery(const Delivery& d, DecodedDelivery& out) {
 
 class RecordingOutlet final : public Outlet, public ProviderOutlet, public RequesterOutlet {
  public:
-  explicit RecordingOutlet(Fanout& f, std::string name = "outlet") : fanout_(f), name_(std::move(name)) {}
+  explicit RecordingOutlet(output::Fanout& f, std::string name = "outlet") : fanout_(f), name_(std::move(name)) {}
   ProviderOutlet* as_provider() override { return this; }
   RequesterOutlet* as_requester() override { return this; }
 
@@ -104,7 +104,7 @@ class RecordingOutlet final : public Outlet, public ProviderOutlet, public Reque
   int flushes = 0;
 
  private:
-  Fanout& fanout_;
+  output::Fanout& fanout_;
   std::string name_;
 };
 

@@ -7,7 +7,7 @@
 #include <string>
 #include <vector>
 
-#include "broker/fanout.h"
+#include "output/fanout.h"
 #include "broker/payloads.h"
 #include "broker/recording_outlet.h"
 #include "broker/router.h"
@@ -35,7 +35,7 @@ class RouterConflationTest : public ::testing::Test {
     return e ? e->conflate_ms : 12345;
   }
 
-  Fanout fanout{1 << 20};
+  output::Fanout fanout{1 << 20};
   Router router{RouterLimits{}, fanout};
   RecordingOutlet a{fanout, "a"}, b{fanout, "b"};
 };

@@ -9,7 +9,7 @@
 #include <string>
 #include <vector>
 
-#include "broker/fanout.h"
+#include "output/fanout.h"
 #include "broker/payloads.h"
 #include "broker/recording_outlet.h"
 #include "broker/router.h"
@@ -32,7 +32,7 @@ class StateOutlet final : public Outlet {
     uint64_t at_ns;
     uint64_t seq;
   };
-  StateOutlet(Fanout& f, const uint64_t& now) : fanout_(f), now_(now) {}
+  StateOutlet(output::Fanout& f, const uint64_t& now) : fanout_(f), now_(now) {}
 
   void send_image(const cache::Channel& ch, uint32_t) override { take_image(ch); }
   void send_stream_image(const cache::Channel& ch, SlowPolicy) override { take_image(ch); }
@@ -88,7 +88,7 @@ class StateOutlet final : public Outlet {
       if (fid == 22) bids.emplace_back(v.i, now_);
     });
   }
-  Fanout& fanout_;
+  output::Fanout& fanout_;
   const uint64_t& now_;
 };
 
@@ -127,7 +127,7 @@ class RouterDelayTest : public ::testing::Test {
     return l;
   }
   RouterLimits limits = limits_with(1 << 20);
-  Fanout fanout{1 << 20};
+  output::Fanout fanout{1 << 20};
   Router router{limits, fanout, [this] { return now; }};
   StateOutlet delayed{fanout, now}, live{fanout, now}, late{fanout, now};
   std::map<int64_t, uint64_t> published_at;

@@ -35,7 +35,7 @@ class LifecycleTest : public ::testing::Test {
   }
 
   uint64_t now = 1'000 * kMs;
-  Fanout fanout{1 << 20};
+  output::Fanout fanout{1 << 20};
   std::unique_ptr<Router> router;
   RecordingOutlet hog{fanout, "hog"}, pub{fanout, "pub"}, sub{fanout, "sub"};
 };

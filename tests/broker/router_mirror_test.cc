@@ -9,7 +9,7 @@
 #include <string>
 #include <vector>
 
-#include "broker/fanout.h"
+#include "output/fanout.h"
 #include "broker/payloads.h"
 #include "broker/recording_outlet.h"
 #include "broker/mirrored_channels.h"
@@ -175,7 +175,7 @@ class RouterMirrorTest : public ::testing::Test {
   using Stream = std::vector<std::pair<std::string, uint64_t>>;
 
   uint64_t now = 1'000 * kMs;
-  Fanout fanout{1 << 20};
+  output::Fanout fanout{1 << 20};
   RecordingUpstream upstream;
   Router router{RouterLimits{}, fanout, [this] { return now; }};
   MirroredChannels& mirror;  // what the gateways' records feed

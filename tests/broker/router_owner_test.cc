@@ -6,7 +6,7 @@
 
 #include <thread>
 
-#include "broker/fanout.h"
+#include "output/fanout.h"
 #include "broker/router.h"
 
 namespace tw::broker {
@@ -14,7 +14,7 @@ namespace {
 
 // A loop thread claims the router and uses it; then the test thread calls it.
 void use_on_loop_then_here() {
-  Fanout fanout{1 << 16};
+  output::Fanout fanout{1 << 16};
   Router router{RouterLimits{}, fanout};
   std::thread loop([&] {
     pthread_setname_np(pthread_self(), "tw-ap-0");
@@ -36,7 +36,7 @@ TEST(RouterOwnerDeathTest, MethodOnAForeignThreadAborts) {
 }
 
 TEST(RouterOwner, TheOwningLoopUsesItFreely) {
-  Fanout fanout{1 << 16};
+  output::Fanout fanout{1 << 16};
   Router router{RouterLimits{}, fanout};
   EXPECT_EQ(router.channel_count(), 0u);  // set up on the test thread, which owns it until...
   size_t channels = 0;

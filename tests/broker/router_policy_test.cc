@@ -7,7 +7,7 @@
 #include <string>
 #include <vector>
 
-#include "broker/fanout.h"
+#include "output/fanout.h"
 #include "broker/payloads.h"
 #include "broker/recording_outlet.h"
 #include "broker/router.h"
@@ -31,7 +31,7 @@ class RouterPolicyTest : public ::testing::Test {
     return e ? e->policy : SlowPolicy::Default;
   }
 
-  Fanout fanout{1 << 20};
+  output::Fanout fanout{1 << 20};
   Router router{RouterLimits{}, fanout};
   RecordingOutlet a{fanout, "a"}, b{fanout, "b"};
 };

@@ -50,7 +50,7 @@ class ProvidersTest : public ::testing::Test {
   }
 
   uint64_t now = 1'000 * kMs;
-  Fanout fanout{1 << 20};
+  output::Fanout fanout{1 << 20};
   std::unique_ptr<Router> router;
   RecordingOutlet p1{fanout, "p1"}, p2{fanout, "p2"}, p3{fanout, "p3"};
   RecordingOutlet s1{fanout, "s1"}, s2{fanout, "s2"};
@@ -308,7 +308,7 @@ TEST_F(ProvidersTest, ListChannelsShowsProviderAndState) {
 // Two gateways' routers that share their provider loads balance as one
 // router does: 5 channels in one shard and 3 in the other end 4/4, not 5/3.
 TEST(SharedProviderLoads, RoutersOfOneBrokerBalanceAsOne) {
-  Fanout fanout{1 << 20};
+  output::Fanout fanout{1 << 20};
   ProviderLoads loads;
   RouterLimits limits;
   OwnedChannels owned_a(limits), owned_b(limits);  // two gateways' channels
@@ -337,7 +337,7 @@ TEST(SharedProviderLoads, RoutersOfOneBrokerBalanceAsOne) {
 
 // Round robin too: one rotation over both routers, not one each.
 TEST(SharedProviderLoads, RoundRobinIsOneRotationOverAllRouters) {
-  Fanout fanout{1 << 20};
+  output::Fanout fanout{1 << 20};
   ProviderLoads loads;
   RouterLimits limits;
   limits.balance = Balance::RoundRobin;

@@ -7,7 +7,7 @@
 #include <string>
 #include <vector>
 
-#include "broker/fanout.h"
+#include "output/fanout.h"
 #include "broker/owned_channels.h"
 #include "broker/recording_outlet.h"
 #include "broker/router.h"
@@ -77,7 +77,7 @@ class RecordingOwner final : public ChannelOwner {
 
 class RouterSeamTest : public ::testing::Test {
  protected:
-  Fanout fanout{1 << 20};
+  output::Fanout fanout{1 << 20};
   RecordingOwner owner;
   Router router{fanout, owner};
   RecordingOutlet a{fanout, "a"}, b{fanout, "b"};

@@ -5,7 +5,7 @@
 #include <string>
 #include <vector>
 
-#include "broker/fanout.h"
+#include "output/fanout.h"
 #include "broker/router.h"
 #include "fields/field_list.h"
 #include "broker/recording_outlet.h"
@@ -32,7 +32,7 @@ class RouterTest : public ::testing::Test {
   }
   void publish(cache::ChannelId id, int64_t bid) { ASSERT_TRUE(router.publish(id, quote(bid), false).ok()); }
 
-  Fanout fanout{1 << 20};
+  output::Fanout fanout{1 << 20};
   Router router{RouterLimits{}, fanout};
   RecordingOutlet a{fanout}, b{fanout};
 };

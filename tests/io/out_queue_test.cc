@@ -8,8 +8,8 @@
 #include <numeric>
 #include <vector>
 
-#include "io/arena.h"
 #include "io/out_queue.h"
+#include "output/arena.h"
 
 namespace tw::io {
 namespace {
@@ -37,7 +37,7 @@ struct SocketPair {
   int fds[2];
 };
 
-std::span<const uint8_t> put(FrameArena& arena, uint8_t first, size_t n) {
+std::span<const uint8_t> put(output::FrameArena& arena, uint8_t first, size_t n) {
   auto space = arena.reserve(n);
   for (size_t i = 0; i < n; ++i) space[i] = static_cast<uint8_t>(first + i);
   return arena.commit(n);
@@ -45,7 +45,7 @@ std::span<const uint8_t> put(FrameArena& arena, uint8_t first, size_t n) {
 
 TEST(OutQueue, AdjacentRefsCoalesceIntoOneWrite) {
   SocketPair sp;
-  FrameArena arena(1024);
+  output::FrameArena arena(1024);
   OutQueue q;
   FdWriter writer(sp.fds[0]);
   q.append_ref(put(arena, 0, 10));
@@ -62,7 +62,7 @@ TEST(OutQueue, AdjacentRefsCoalesceIntoOneWrite) {
 
 TEST(OutQueue, UnsentBytesSurviveArenaResetInOrder) {
   SocketPair sp;
-  FrameArena arena(1 << 20);
+  output::FrameArena arena(1 << 20);
   OutQueue q;
   FdWriter writer(sp.fds[0]);
   std::vector<uint8_t> expected;

@@ -13,7 +13,7 @@
 #include <vector>
 
 #include "broker/counters.h"
-#include "broker/fanout.h"
+#include "output/fanout.h"
 #include "broker/router.h"
 #include "config/config.h"
 #include "mqtt/codec.h"
@@ -44,7 +44,7 @@ struct Received {
 struct MqttHarness {
   config::BrokerConfig config;
   reactor::Reactor reactor;
-  broker::Fanout fanout{1 << 20};
+  output::Fanout fanout{1 << 20};
   broker::Counters counters;
   broker::RouterLimits limits;
   broker::Router router;

@@ -13,7 +13,7 @@
 
 #include "base/clock.h"
 #include "broker/counters.h"
-#include "broker/fanout.h"
+#include "output/fanout.h"
 #include "native/native_session.h"
 #include "broker/router.h"
 #include "native/session_harness.h"

@@ -13,7 +13,7 @@
 #include <vector>
 
 #include "broker/counters.h"
-#include "broker/fanout.h"
+#include "output/fanout.h"
 #include "native/native_session.h"
 #include "broker/router.h"
 #include "config/config.h"
@@ -26,7 +26,7 @@ namespace tw::broker::testing {
 struct SessionHarness {
   config::BrokerConfig config;
   reactor::Reactor reactor;
-  Fanout fanout{1 << 20};
+  output::Fanout fanout{1 << 20};
   Counters counters;
   session::LoopState loop{64u << 20};
   std::unique_ptr<Router> router;

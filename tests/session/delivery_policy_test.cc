@@ -39,7 +39,7 @@ int64_t value_of(const std::vector<uint8_t>& payload) {
 // An outlet that is nothing but the policy over a socket: what a session is, without a protocol's requests.
 class PolicyOutlet final : public broker::Outlet {
  public:
-  PolicyOutlet(DeliveryPolicy::Env env, broker::Fanout& fanout, const Encoder& encoder, int fd)
+  PolicyOutlet(DeliveryPolicy::Env env, output::Fanout& fanout, const Encoder& encoder, int fd)
       : output_(fanout, *this), policy_(env, output_, encoder, *this), writer_(fd) {}
   void send_image(const cache::Channel& ch, uint32_t request_id) override { note(policy_.send_image(ch, request_id)); }
   void send_stream_image(const cache::Channel& ch, SlowPolicy p) override { note(policy_.send_stream_image(ch, p)); }
@@ -55,7 +55,7 @@ class PolicyOutlet final : public broker::Outlet {
   std::string_view name() const override { return "policy-test"; }
   void note(DeliveryPolicy::Verdict v) { slow_consumer |= v == DeliveryPolicy::Verdict::SlowConsumer; }
 
-  Output output_;
+  output::Output output_;
   DeliveryPolicy policy_;
   io::FdWriter writer_;
   bool slow_consumer = false;
@@ -165,7 +165,7 @@ class DeliveryPolicyTest : public ::testing::Test {
   }
 
   int fds_[2] = {-1, -1};
-  broker::Fanout fanout{1 << 20};
+  output::Fanout fanout{1 << 20};
   broker::Counters counters;
   reactor::Reactor reactor;
   std::unique_ptr<broker::Router> router;

@@ -3,7 +3,7 @@
 // in has been reset, and a pinned frame (a gateway's ring record) is never re-encoded.
 #include <gtest/gtest.h>
 
-#include "broker/stream_frames.h"
+#include "output/stream_frames.h"
 #include "native/encoder.h"
 #include "session/test_encoder.h"
 
@@ -11,12 +11,12 @@ namespace tw::session {
 namespace {
 
 TEST(StreamFrames, EncodesOncePerProtocolAndSharesTheBytes) {
-  broker::Fanout fanout(1 << 16);
+  output::Fanout fanout(1 << 16);
   cache::Channel ch;
   ch.id = 7;
   ch.seq = 42;
   const std::vector<uint8_t> payload = {1, 2, 3, 4};
-  broker::StreamFrames frames(fanout, ch, payload, false);
+  output::StreamFrames frames(fanout, ch, payload, false);
   const auto& native = native::NativeEncoder::instance();
   const testing::TestEncoder test;
   auto first = frames.get(native);
@@ -35,11 +35,11 @@ TEST(StreamFrames, EncodesOncePerProtocolAndSharesTheBytes) {
 }
 
 TEST(StreamFrames, ReencodesOnlyAfterTheArenaWasReset) {
-  broker::Fanout fanout(1 << 16);
+  output::Fanout fanout(1 << 16);
   cache::Channel ch;
   ch.id = 1;
   const std::vector<uint8_t> payload(100, 9);
-  broker::StreamFrames frames(fanout, ch, payload, true);
+  output::StreamFrames frames(fanout, ch, payload, true);
   const auto& native = native::NativeEncoder::instance();
   (void)frames.get(native);
   fanout.flush_all();  // the turn's arena is reset: the frame is gone
@@ -53,12 +53,12 @@ TEST(StreamFrames, ReencodesOnlyAfterTheArenaWasReset) {
 }
 
 TEST(StreamFrames, APinnedFrameIsNeverReencoded) {
-  broker::Fanout fanout(1 << 16);
+  output::Fanout fanout(1 << 16);
   cache::Channel ch;
   const std::vector<uint8_t> payload = {5};
   const std::vector<uint8_t> ring_record = {0xAA, 0xBB};
-  broker::StreamFrames frames(fanout, ch, payload, false);
-  frames.pin(broker::StreamEncoder::kNativeSlot, ring_record);
+  output::StreamFrames frames(fanout, ch, payload, false);
+  frames.pin(output::StreamEncoder::kNativeSlot, ring_record);
   fanout.flush_all();
   EXPECT_EQ(frames.get(native::NativeEncoder::instance()).data(), ring_record.data());
   EXPECT_EQ(frames.encodes(), 0u);

@@ -66,7 +66,7 @@ std::vector<uint8_t> client_bytes() {
 struct Loop {
   config::BrokerConfig config;
   reactor::Reactor reactor;
-  broker::Fanout fanout{1 << 16};
+  output::Fanout fanout{1 << 16};
   broker::Counters counters;
   session::LoopState loop{64u << 20};
   broker::Router router{broker::RouterLimits{}, fanout};

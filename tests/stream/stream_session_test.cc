@@ -20,7 +20,7 @@
 #include "auth/password.h"
 #include "base/clock.h"
 #include "broker/counters.h"
-#include "broker/fanout.h"
+#include "output/fanout.h"
 #include "broker/router.h"
 #include "config/config.h"
 #include "reactor/reactor.h"
@@ -41,7 +41,7 @@ constexpr uint64_t kMs = 1'000'000;
 struct StreamHarness {
   config::BrokerConfig config;
   reactor::Reactor reactor;
-  broker::Fanout fanout{1 << 20};
+  output::Fanout fanout{1 << 20};
   broker::Counters counters;
   std::unique_ptr<broker::Router> router;
   session::LoopState loop{64u << 20};

@@ -36,7 +36,7 @@ TEST(Protocols, ANameOrAnEncoderSlotIsTakenOnce) {
   Status taken = table.add(std::move(other));
   ASSERT_FALSE(taken);
   EXPECT_EQ(taken.error().message, "protocol 'other': encoder slot 3 is stream's");
-  Protocol wide = testing::line_protocol(broker::StreamEncoder::kSlots);
+  Protocol wide = testing::line_protocol(output::StreamEncoder::kSlots);
   wide.name = "wide";
   EXPECT_FALSE(table.add(std::move(wide)));
 }

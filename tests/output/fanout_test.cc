@@ -1,23 +1,18 @@
 // The end-of-turn flush: every dirty outlet once, and no outlet always last.
 #include <gtest/gtest.h>
 
-#include <string>
 #include <vector>
 
-#include "broker/fanout.h"
-#include "broker/outlet.h"
+#include "output/fanout.h"
 
-namespace tw::broker {
+namespace tw::output {
 namespace {
 
 // Records the order in which the fanout flushes it among its peers.
-class OrderOutlet final : public Outlet {
+class OrderOutlet final : public Flushable {
  public:
   OrderOutlet(int id, std::vector<int>& order) : id_(id), order_(order) {}
-  void send_image(const cache::Channel&, uint32_t) override {}
-  void send_delivery(const Delivery&) override {}
   void flush_output() override { order_.push_back(id_); }
-  std::string_view name() const override { return "order"; }
 
  private:
   int id_;
@@ -59,4 +54,4 @@ TEST(Fanout, AForgottenOutletIsNotFlushed) {
 }
 
 }  // namespace
-}  // namespace tw::broker
+}  // namespace tw::output

@@ -1,10 +1,10 @@
-#include "broker/fanout.h"
+#include "output/fanout.h"
 
 #include <algorithm>
 
-namespace tw::broker {
+namespace tw::output {
 
-void Fanout::forget(Outlet* outlet) {
+void Fanout::forget(Flushable* outlet) {
   if (!outlet->dirty) return;
   dirty_.erase(std::remove(dirty_.begin(), dirty_.end(), outlet), dirty_.end());
   outlet->dirty = false;
@@ -16,7 +16,7 @@ void Fanout::flush_all() {
   const size_t count = dirty_.size();
   const size_t first = rotation_.start(count);
   for (size_t k = 0; k < count; ++k) {
-    Outlet* outlet = dirty_[Rotation::at(first, k, count)];
+    Flushable* outlet = dirty_[Rotation::at(first, k, count)];
     outlet->dirty = false;
     outlet->flush_output();
   }
@@ -25,4 +25,4 @@ void Fanout::flush_all() {
   ++generation_;
 }
 
-}  // namespace tw::broker
+}  // namespace tw::output

@@ -8,14 +8,15 @@
 #include <span>
 #include <vector>
 
-#include "broker/fanout.h"
 #include "io/out_queue.h"
+#include "output/fanout.h"
+#include "output/flushable.h"
 
-namespace tw::session {
+namespace tw::output {
 
 class Output {
  public:
-  Output(broker::Fanout& fanout, broker::Outlet& owner) : fanout_(fanout), owner_(owner) {}
+  Output(Fanout& fanout, Flushable& owner) : fanout_(fanout), owner_(owner) {}
 
   // Encodes a frame of at most max_size bytes (encode(span) -> size, 0 = nothing) and queues it.
   template <typename Encode>
@@ -46,10 +47,10 @@ class Output {
   bool empty() const { return out_.empty(); }
 
  private:
-  broker::Fanout& fanout_;
-  broker::Outlet& owner_;
+  Fanout& fanout_;
+  Flushable& owner_;
   io::OutQueue out_;
   std::vector<uint8_t> scratch_;  // copies, and frames larger than the arena
 };
 
-}  // namespace tw::session
+}  // namespace tw::output

@@ -17,10 +17,10 @@
 #include <cstdint>
 #include <span>
 
-#include "broker/fanout.h"
 #include "cache/channel.h"
+#include "output/fanout.h"
 
-namespace tw::broker {
+namespace tw::output {
 
 // Encodes stream messages (UPDATE, or a published full image) for one protocol.
 class StreamEncoder {
@@ -87,4 +87,4 @@ class StreamFrames {
   }
 };
 
-}  // namespace tw::broker
+}  // namespace tw::output

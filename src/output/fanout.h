@@ -12,10 +12,10 @@
 
 #include "base/owner_thread.h"
 #include "base/rotation.h"
-#include "broker/outlet.h"
-#include "io/arena.h"
+#include "output/arena.h"
+#include "output/flushable.h"
 
-namespace tw::broker {
+namespace tw::output {
 
 class Fanout {
  public:
@@ -39,7 +39,7 @@ class Fanout {
     return arena_.commit(size);
   }
 
-  void mark_dirty(Outlet* outlet) {
+  void mark_dirty(Flushable* outlet) {
     owner_.check("Fanout");
     if (!outlet->dirty) {
       outlet->dirty = true;
@@ -47,7 +47,7 @@ class Fanout {
     }
   }
   // Forgets an outlet that is being destroyed.
-  void forget(Outlet* outlet);
+  void forget(Flushable* outlet);
   void flush_all();
   size_t arena_capacity() const { return arena_.capacity(); }
   // Changes whenever the arena is reset: frames committed before are gone.
@@ -56,11 +56,11 @@ class Fanout {
   void claim_owner() { owner_.claim(); }
 
  private:
-  io::FrameArena arena_;
-  std::vector<Outlet*> dirty_;
+  FrameArena arena_;
+  std::vector<Flushable*> dirty_;
   Rotation rotation_;  // picks the outlet flushed first
   uint64_t generation_ = 0;
   [[no_unique_address]] OwnerThread owner_;
 };
 
-}  // namespace tw::broker
+}  // namespace tw::output

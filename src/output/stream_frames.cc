@@ -1,6 +1,6 @@
-#include "broker/stream_frames.h"
+#include "output/stream_frames.h"
 
-namespace tw::broker {
+namespace tw::output {
 
 std::span<const uint8_t> StreamFrames::encode(const StreamEncoder& encoder) {
   const uint8_t s = encoder.slot();
@@ -13,4 +13,4 @@ std::span<const uint8_t> StreamFrames::encode(const StreamEncoder& encoder) {
   return frames_[s];
 }
 
-}  // namespace tw::broker
+}  // namespace tw::output

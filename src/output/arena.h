@@ -10,7 +10,7 @@
 #include <memory>
 #include <span>
 
-namespace tw::io {
+namespace tw::output {
 
 class FrameArena {
  public:
@@ -38,4 +38,4 @@ class FrameArena {
   size_t used_ = 0;
 };
 
-}  // namespace tw::io
+}  // namespace tw::output
