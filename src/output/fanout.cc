@@ -12,7 +12,12 @@ void Fanout::forget(Flushable* outlet) {
 
 void Fanout::flush_all() {
   owner_.check("Fanout");
-  // An outlet's flush never marks another dirty, so one pass empties the list.
+  // An outlet's flush never marks another dirty, but it may list itself
+  // again: a slow consumer that drained to its low-water mark queues its
+  // held-back refreshes during its own flush (copies, never in the arena).
+  // Those stay listed for the next flush. Cleared with the rest, they would
+  // leave the outlet marked dirty yet in no list, and every reference it
+  // queued after would outlive the arena it points into.
   const size_t count = dirty_.size();
   const size_t first = rotation_.start(count);
   for (size_t k = 0; k < count; ++k) {
@@ -20,7 +25,7 @@ void Fanout::flush_all() {
     outlet->dirty = false;
     outlet->flush_output();
   }
-  dirty_.clear();
+  dirty_.erase(dirty_.begin(), dirty_.begin() + static_cast<std::ptrdiff_t>(count));
   arena_.reset();
   ++generation_;
 }

@@ -53,5 +53,41 @@ TEST(Fanout, AForgottenOutletIsNotFlushed) {
   EXPECT_EQ(order, std::vector<int>({1}));
 }
 
+// A slow consumer's flush can queue more of its own output (the refreshes
+// it held back, once drained to its low-water mark): it stays listed, so its
+// next flush comes with the next turn's, not only when its socket is writable.
+class Relisting final : public Flushable {
+ public:
+  explicit Relisting(Fanout& fanout) : fanout_(fanout) {}
+  void flush_output() override {
+    ++flushes;
+    if (flushes == 1) fanout_.mark_dirty(this);  // the resumed refreshes
+  }
+  int flushes = 0;
+
+ private:
+  Fanout& fanout_;
+};
+
+TEST(Fanout, AnOutletThatListsItselfDuringItsFlushIsFlushedAgainNextTime) {
+  Fanout fanout(4096);
+  Relisting slow(fanout);
+  std::vector<int> order;
+  OrderOutlet other(7, order);
+  fanout.mark_dirty(&slow);
+  fanout.mark_dirty(&other);
+  fanout.flush_all();
+  EXPECT_EQ(slow.flushes, 1);
+  EXPECT_TRUE(slow.dirty) << "listed again by its own flush";
+  fanout.flush_all();
+  EXPECT_EQ(slow.flushes, 2) << "its refreshes were flushed with the next turn";
+  EXPECT_FALSE(slow.dirty);
+  // Listed again later (a new message queued by reference), it is flushed as any other.
+  fanout.mark_dirty(&slow);
+  fanout.flush_all();
+  EXPECT_EQ(slow.flushes, 3);
+  EXPECT_EQ(order, std::vector<int>({7}));
+}
+
 }  // namespace
 }  // namespace tw::output
