@@ -39,7 +39,9 @@ const SessionEncoder& unconnected_encoder() {
 
 MqttSession::MqttSession(Env env, ServerState& shared, std::unique_ptr<session::Transport> transport, std::string peer,
                          uint64_t now_ns)
-    : Session(env, std::move(transport), std::move(peer), unconnected_encoder(), now_ns), server_(shared) {}
+    : Session(env, std::move(transport), std::move(peer), unconnected_encoder(), now_ns), server_(shared) {
+  set_own_copies(*this);
+}
 
 MqttSession::~MqttSession() {
   if (port_) {
@@ -55,7 +57,6 @@ void MqttSession::on_open_tick(uint64_t now_ns) {
     if (now_ns >= drain_deadline_ns_) fail(wire::Code::Ok, "refused, and not closed by the client in time");
     return;
   }
-  if (!held_order_.empty()) release_held();  // the output drained: held channels may go
   notice_takeover();
   takeover_check_ns_ = now_ns + kTakeoverPollNs;
 }

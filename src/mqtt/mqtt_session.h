@@ -49,7 +49,7 @@ struct Identity {
 
 enum class Access { Connect, Publish, Subscribe };
 
-class MqttSession final : public session::Session, public queue::PortHandler {
+class MqttSession final : public session::Session, public queue::PortHandler, private session::OwnCopies {
  public:
   // `shared`: the broker's MQTT state (client identifiers, stored sessions, shared groups); outlives the session.
   MqttSession(Env env, ServerState& shared, std::unique_ptr<session::Transport> transport, std::string peer,
@@ -92,7 +92,7 @@ class MqttSession final : public session::Session, public queue::PortHandler {
   void on_open_tick(uint64_t now_ns) override;
   uint64_t open_tick_due_ns() const override {
     if (drain_deadline_ns_ != 0) return drain_deadline_ns_;
-    return held_order_.empty() ? takeover_check_ns_ : 0;
+    return takeover_check_ns_;
   }
   void on_finish() override;
   bool holds_hello() const override { return handover_deadline_ns_ != 0; }
@@ -201,25 +201,23 @@ class MqttSession final : public session::Session, public queue::PortHandler {
   uint8_t delivery_qos(const cache::Channel& channel) const;
   // Whether this client's PUBLISHes of the channel are its own (not the shared encoding).
   bool own_publish(uint8_t qos) const { return qos > 0 || rewrites_; }
-  // Sends the PUBLISH whose shared QoS 0 encoding is `qos0`, rewritten for
-  // this client (QoS 1 and 2 through the in-flight window); when the window
-  // or the output is full, applies the subscription's slow-consumer policy.
-  void send_own(const cache::Channel& channel, std::span<const uint8_t> qos0, uint8_t qos, broker::SlowPolicy policy);
+  // OwnCopies: the delivery policy's copies of this client's own. A PUBLISH
+  // whose shared QoS 0 encoding is `qos0`, rewritten for this client (QoS 1
+  // and 2 into the in-flight window, which the policy found with room).
+  session::Copy copy_of(const cache::Channel& channel) override;
+  bool window_full() const override { return outbound_.full(); }
+  void send_copy(const cache::Channel& channel, std::span<const uint8_t> qos0, session::Copy copy) override;
+  // The channel's image the same way (retained while subscribing).
+  void send_copy_image(const cache::Channel& channel, session::Copy copy) override;
   // `qos0` rewritten as `r` says, copied into the output.
   void queue_rewritten(std::span<const uint8_t> qos0, const PublishRewrite& r);
-  // The channel's image the same way (retained while subscribing).
-  void send_own_image(const cache::Channel& channel, uint8_t qos, broker::SlowPolicy policy);
   // The subscription identifiers of the subscriptions that deliver the channel.
   std::span<const uint32_t> subscription_ids(const cache::Channel& channel);
   // The alias for the topic, assigning a free one; false when none is left.
   bool outbound_alias(std::string_view topic, PublishRewrite& r);
-  // Conflate: the channel's latest value goes once the window has room.
-  void hold(cache::ChannelId id);
-  void release_held();
   void handle_outbound_ack(const PubResponse& msg);
   // A resumed session's unacknowledged messages, resent in order (4.4).
   void redeliver(std::vector<OutboundMessage> messages);
-  bool output_over_bound() { return output().queued_bytes() > env().config.limits.max_output_buffer; }
   void update_rewrites();
 
   // session_state.cc: state that outlives the connection (ClientRegistry).
@@ -353,10 +351,6 @@ class MqttSession final : public session::Session, public queue::PortHandler {
   std::unordered_map<std::string, uint16_t, TopicHash, std::equal_to<>> outbound_aliases_;
   std::vector<uint32_t> ids_scratch_;
   std::vector<uint8_t> rewrite_scratch_;
-  // Channels held back while the window was full (conflate): each one's
-  // latest value goes, in this order, as slots free. One entry per channel.
-  std::deque<cache::ChannelId> held_order_;
-  std::unordered_set<cache::ChannelId> held_;
   std::vector<uint8_t> image_scratch_;  // an image's QoS 0 encoding, before it is rewritten
   std::vector<uint8_t> forwarded_;  // the properties of the PUBLISH being published (codec.h)
   std::string topic_scratch_;       // its topic as the broker's, when it has an empty level (topic_map.h)

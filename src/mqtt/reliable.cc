@@ -8,11 +8,13 @@
 // it, and a topic alias the broker assigns on a topic's first message and
 // uses alone (empty topic) after.
 //
-// The window holds at most the client's Receive Maximum messages. A full
-// window, like an output queue over max_output_buffer, is a slow consumer,
-// and the subscription's policy applies: conflate (the default) holds the
-// channel and sends its latest value when a slot frees, drop discards and
-// counts, disconnect closes with 0x97. Nothing waits for an acknowledgement
+// These are the delivery policy's own copies (session/delivery_policy.h):
+// the policy decides what is sent and when, this file writes it. The window
+// holds at most the client's Receive Maximum messages. A full window, like
+// an output queue over max_output_buffer, is a slow consumer, and the
+// subscription's policy applies: conflate (the default) holds the channel
+// and sends its latest value when a slot frees, drop discards and counts,
+// disconnect closes with 0x97. Nothing waits for an acknowledgement
 // upstream: a publisher never sees a slow subscriber.
 #include <algorithm>
 
@@ -52,22 +54,18 @@ bool MqttSession::outbound_alias(std::string_view topic, PublishRewrite& r) {
   return true;
 }
 
-void MqttSession::send_own(const cache::Channel& channel, std::span<const uint8_t> qos0, uint8_t qos,
-                           broker::SlowPolicy policy) {
+session::Copy MqttSession::copy_of(const cache::Channel& channel) {
+  const uint8_t qos = delivery_qos(channel);
+  return {own_publish(qos), qos};
+}
+
+void MqttSession::send_copy(const cache::Channel& channel, std::span<const uint8_t> qos0, session::Copy copy) {
   if (qos0.empty()) return;
   PublishRewrite r;
-  r.qos = qos;
+  r.qos = copy.level;
   if (version_ == Version::V5) r.subscription_ids = subscription_ids(channel);
   if (!fits(rewritten_publish_max(qos0.size(), r))) return;
-  const bool full = held_.contains(channel.id) || (qos > 0 && outbound_.full()) || output_over_bound();
-  if (full) {
-    switch (policy) {
-      case broker::SlowPolicy::Disconnect: return apply(session::DeliveryPolicy::Verdict::SlowConsumer);
-      case broker::SlowPolicy::Drop: ++env().counters.dropped_messages; return;
-      default: return hold(channel.id);
-    }
-  }
-  if (qos > 0) {  // the slot outlives the flush; an expiry goes with it, for a resend
+  if (r.qos > 0) {  // the slot outlives the flush; an expiry goes with it, for a resend
     const auto kept = outbound_.add(qos0, version_, r, forwarded_deadline(channel.properties));
     // The window keeps the topic: a message resent after a reconnect, where
     // aliases start again, carries it [MQTT-3.3.2-7]. This connection is
@@ -90,11 +88,12 @@ void MqttSession::queue_rewritten(std::span<const uint8_t> qos0, const PublishRe
   });
 }
 
-void MqttSession::send_own_image(const cache::Channel& channel, uint8_t qos, broker::SlowPolicy policy) {
+void MqttSession::send_copy_image(const cache::Channel& channel, session::Copy copy) {
+  if (!wants(channel)) return;  // a held channel this connection stopped taking (a shared group changed)
   const MqttEncoder& encoder = MqttEncoder::instance(version_);
   image_scratch_.resize(encoder.image_max(channel, subscribing_, resuming_));
   image_scratch_.resize(encoder.encode_image(image_scratch_, channel, subscribing_, resuming_));
-  send_own(channel, image_scratch_, qos, policy);  // an empty image (a cleared channel) sends nothing
+  send_copy(channel, image_scratch_, copy);  // an empty image (a cleared channel) sends nothing
 }
 
 void MqttSession::update_rewrites() {
@@ -106,25 +105,6 @@ void MqttSession::update_rewrites() {
                                      [](const Subscription& s) { return s.retain_as_published; });
 }
 
-void MqttSession::hold(cache::ChannelId id) {
-  if (!held_.insert(id).second) return;
-  held_order_.push_back(id);
-  ++env().counters.conflated_channels;
-}
-
-void MqttSession::release_held() {
-  while (!held_order_.empty() && !outbound_.full() && !output_over_bound()) {
-    const cache::ChannelId id = held_order_.front();
-    held_order_.pop_front();
-    held_.erase(id);
-    const cache::Channel* channel = env().router.channel(id);
-    // A channel no longer delivered here (unsubscribed, freed) is forgotten.
-    if (channel == nullptr || !channel->has_data() || !env().router.delivers(this, id) || !wants(*channel)) continue;
-    send_own_image(*channel, delivery_qos(*channel), broker::SlowPolicy::Conflate);
-    ++env().counters.refresh_images;
-  }
-}
-
 void MqttSession::handle_outbound_ack(const PubResponse& msg) {
   const OutboundWindow::Ack ack = outbound_.acknowledge(msg.type, msg.packet_id, msg.reason);
   // A queued message leaves its queue at PUBACK, or at PUBREC: the client holds it then (4.3.3).
@@ -132,7 +112,7 @@ void MqttSession::handle_outbound_ack(const PubResponse& msg) {
   switch (ack) {
     case OutboundWindow::Ack::Done:
       send_waiting_queued();
-      return release_held();
+      return window_freed();
     case OutboundWindow::Ack::SendPubrel: return send_pub_response(PacketType::Pubrel, msg.packet_id, Reason::Success);
     case OutboundWindow::Ack::Unknown:
       // 4.3.3: a PUBREC for an id not in flight is answered, the others ignored.

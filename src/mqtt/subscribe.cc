@@ -212,10 +212,9 @@ bool MqttSession::keeps_retain(const cache::Channel& channel) const {
 
 void MqttSession::send_image(const cache::Channel& channel, uint32_t request_id) {
   if ((subscribing_ && skip_retained_) || !wants(channel) || !image_fits(channel)) return;
+  // A snapshot of its own (a packet id, a topic alias) goes like a stream's first image.
   if (const uint8_t qos = delivery_qos(channel); own_publish(qos)) {
-    if (closing()) return;
-    account_delivery(false);
-    return send_own_image(channel, qos, broker::SlowPolicy::Conflate);
+    return send_stream_image_as(channel, broker::SlowPolicy::Conflate, {true, qos});
   }
   Session::send_image(channel, request_id);
 }
@@ -229,12 +228,8 @@ void MqttSession::send_stream_image(const cache::Channel& channel, broker::SlowP
   if ((!subscribing_ || resuming_) && from_queue(channel)) return;  // live or catch-up: its queue has it
   if (!subscribing_ && keeps_retain(channel)) return send_as_retained(channel, policy);
   if ((subscribing_ && skip_retained_) || !wants(channel) || !image_fits(channel)) return;
-  if (const uint8_t qos = delivery_qos(channel); own_publish(qos)) {
-    if (closing()) return;
-    account_delivery(true);
-    return send_own_image(channel, qos, policy);
-  }
-  Session::send_stream_image(channel, policy);
+  const uint8_t qos = delivery_qos(channel);
+  send_stream_image_as(channel, policy, {own_publish(qos), qos});
 }
 
 // A tiered broker's image of state that predates the subscription, arriving
@@ -267,9 +262,7 @@ void MqttSession::send_delivery(const broker::Delivery& delivery) {
   // (a congested link) encodes to nothing: it is not sent [MQTT-3.3.2-5].
   if (expires(delivery.channel) && delivery.frames.get(MqttEncoder::instance(version_)).empty()) return;
   if (const uint8_t qos = delivery_qos(delivery.channel); own_publish(qos)) {
-    if (closing()) return;
-    account_delivery(false);
-    return send_own(delivery.channel, delivery.frames.get(MqttEncoder::instance(version_)), qos, delivery.policy);
+    return send_delivery_as(delivery, {true, qos});
   }
   if (client_max_packet_ != 0 && !fits(delivery.frames.get(MqttEncoder::instance(version_)).size())) return;
   Session::send_delivery(delivery);

@@ -4,6 +4,11 @@
 
 namespace tw::session {
 
+OwnCopies& OwnCopies::none() {
+  static OwnCopies shared;
+  return shared;
+}
+
 namespace {
 uint64_t ms_to_ns(uint64_t ms) { return ms * 1'000'000ull; }
 }  // namespace
@@ -13,11 +18,17 @@ DeliveryPolicy::Verdict DeliveryPolicy::send_image(const cache::Channel& channel
   return over_bound() ? slow_consumer() : Verdict::Keep;
 }
 
-DeliveryPolicy::Verdict DeliveryPolicy::send_stream_image(const cache::Channel& channel, SlowPolicy policy) {
+DeliveryPolicy::Verdict DeliveryPolicy::send_stream_image(const cache::Channel& channel, SlowPolicy policy,
+                                                          Copy copy) {
   auto it = lag_.find(channel.id);
   const bool hold = it != lag_.end() || (policy != SlowPolicy::Disconnect && (congested_ || over_bound()));
   if (!hold) {
-    queue_image(channel, 0, true);
+    if (waits_for_window(copy)) return window_full(channel.id, policy, true);
+    if (copy.own) {
+      copies_->send_copy_image(channel, copy);
+    } else {
+      queue_image(channel, 0, true);
+    }
     return after_queued(policy);
   }
   // Drop as well as conflate: a stream cannot start without its image, so
@@ -27,7 +38,7 @@ DeliveryPolicy::Verdict DeliveryPolicy::send_stream_image(const cache::Channel& 
   return Verdict::Keep;
 }
 
-DeliveryPolicy::Verdict DeliveryPolicy::send_delivery(const broker::Delivery& delivery) {
+DeliveryPolicy::Verdict DeliveryPolicy::send_delivery(const broker::Delivery& delivery, Copy copy) {
   if (delivery.conflate_ms != 0) {
     hold_for_interval(delivery);
     return Verdict::Keep;
@@ -35,7 +46,13 @@ DeliveryPolicy::Verdict DeliveryPolicy::send_delivery(const broker::Delivery& de
   Verdict verdict = Verdict::Keep;
   if (!conflated_.empty() && release_interval_hold(delivery, verdict)) return verdict;
   if ((congested_ || !lag_.empty()) && hold_back(delivery.channel, delivery.policy)) return Verdict::Keep;
-  output_.queue_ref(delivery.frames.get(*encoder_));
+  if (!copy.own) {
+    output_.queue_ref(delivery.frames.get(*encoder_));
+  } else if (waits_for_window(copy)) {
+    return window_full(delivery.channel.id, delivery.policy, false);
+  } else {
+    copies_->send_copy(delivery.channel, delivery.frames.get(*encoder_), copy);
+  }
   return after_queued(delivery.policy);
 }
 
@@ -55,49 +72,80 @@ DeliveryPolicy::Verdict DeliveryPolicy::after_queued(SlowPolicy policy) {
 
 bool DeliveryPolicy::hold_back(const cache::Channel& channel, SlowPolicy policy) {
   auto it = lag_.find(channel.id);
-  if (it == lag_.end()) {
+  Lag* lag = it != lag_.end() ? &it->second : nullptr;
+  if (lag == nullptr) {
     // A disconnect subscription is never held back: it gets every message or the connection ends.
     if (!congested_ || policy == SlowPolicy::Disconnect) return false;
     if (policy == SlowPolicy::Conflate) {
       start_lag(channel.id, Lag{true, false, 0});
       return true;
     }
-    it = lag_.emplace(channel.id, Lag{}).first;  // one node per channel per episode, never per message
+    lag = &add_lag(channel.id, Lag{});  // one node per channel per episode, never per message
   }
-  if (it->second.refresh) return true;  // the refresh image will include this message
-  ++it->second.dropped;
+  if (lag->refresh) return true;  // the refresh image will include this message
+  ++lag->dropped;
   ++stats_.dropped_messages;
   ++env_.counters.dropped_messages;
   return true;
 }
 
 void DeliveryPolicy::start_lag(cache::ChannelId id, Lag lag) {
-  lag_.emplace(id, lag);
+  add_lag(id, lag);
   ++stats_.conflated_channels;
   ++env_.counters.conflated_channels;
+}
+
+DeliveryPolicy::Lag& DeliveryPolicy::add_lag(cache::ChannelId id, Lag lag) {
+  lag_order_.push_back(id);
+  return lag_.emplace(id, lag).first->second;
+}
+
+DeliveryPolicy::Verdict DeliveryPolicy::window_full(cache::ChannelId id, SlowPolicy policy, bool introduce) {
+  if (policy == SlowPolicy::Disconnect) return slow_consumer();
+  if (policy == SlowPolicy::Conflate || introduce) {
+    start_lag(id, Lag{true, introduce, 0});
+  } else {
+    add_lag(id, Lag{false, false, 1});
+    ++stats_.dropped_messages;
+    ++env_.counters.dropped_messages;
+  }
+  return Verdict::Keep;
 }
 
 bool DeliveryPolicy::resume() {
   const size_t low_water = env_.max_output_buffer / 2;
   if ((!congested_ && lag_.empty()) || output_.queued_bytes() > low_water) return false;
   congested_ = false;
-  if (lag_.empty()) return false;
-  // In lag-set order until the queue is at the bound again; the rest wait for the next drain.
-  auto it = lag_.begin();
-  while (it != lag_.end() && output_.queued_bytes() < env_.max_output_buffer) {
-    const cache::Channel* channel = env_.router.channel(it->first);
+  // In the order held until the queue is at the bound again; the rest wait for the next drain.
+  bool resumed = false;
+  while (!lag_order_.empty() && output_.queued_bytes() < env_.max_output_buffer) {
+    const cache::ChannelId id = lag_order_.front();
+    const Lag lag = lag_.at(id);
+    const cache::Channel* channel = env_.router.channel(id);
     // A channel the connection no longer receives (unsubscribed meanwhile) is forgotten.
-    if (channel != nullptr && env_.router.delivers(&self_, channel->id)) {
-      const Lag& lag = it->second;
+    if (channel != nullptr && env_.router.delivers(&self_, id)) {
       if (!lag.refresh) {
         copy_drop_notice(*channel, lag.dropped);
       } else if (channel->has_data()) {
-        copy_image(*channel, lag.introduce);
+        if (!refresh(*channel, lag.introduce)) break;  // waits for an acknowledgement
         ++stats_.refresh_images;
         ++env_.counters.refresh_images;
       }
     }
-    it = lag_.erase(it);
+    lag_.erase(id);
+    lag_order_.pop_front();
+    resumed = true;
+  }
+  return resumed;
+}
+
+bool DeliveryPolicy::refresh(const cache::Channel& channel, bool introduce) {
+  const Copy copy = copies_->copy_of(channel);
+  if (waits_for_window(copy)) return false;
+  if (copy.own) {
+    copies_->send_copy_image(channel, copy);
+  } else {
+    copy_image(channel, introduce);
   }
   return true;
 }
@@ -120,7 +168,9 @@ void DeliveryPolicy::copy_drop_notice(const cache::Channel& channel, uint64_t dr
   char buf[48];
   int len = std::snprintf(buf, sizeof buf, "%llu messages dropped", static_cast<unsigned long long>(dropped));
   const std::string_view text(buf, static_cast<size_t>(len));
-  output_.copy(encoder_->status_max(channel, text, false), [&](std::span<uint8_t> out) {
+  const size_t max_size = encoder_->status_max(channel, text, false);
+  if (max_size == 0) return;  // a protocol without channel status (MQTT): the gap goes unannounced
+  output_.copy(max_size, [&](std::span<uint8_t> out) {
     return encoder_->encode_status(out, channel, wire::ChannelState::Ok, wire::Code::MessagesDropped, text, false);
   });
   ++stats_.drop_notices;
@@ -182,7 +232,11 @@ DeliveryPolicy::Verdict DeliveryPolicy::send_interval_refresh(cache::ChannelId i
     start_lag(id, Lag{true, false, 0});
     return Verdict::Keep;
   }
-  copy_image(*channel, false);
+  if (!refresh(*channel, false)) {  // through a full window: it waits for a slot
+    if (policy == SlowPolicy::Disconnect) return slow_consumer();
+    start_lag(id, Lag{true, false, 0});
+    return Verdict::Keep;
+  }
   ++conflation_refreshes_;
   ++env_.counters.conflation_refreshes;
   return after_queued(policy);

@@ -190,17 +190,23 @@ void Session::send_image(const cache::Channel& channel, uint32_t request_id) {
 }
 
 void Session::send_stream_image(const cache::Channel& channel, broker::SlowPolicy policy) {
+  send_stream_image_as(channel, policy, Copy{});
+}
+
+void Session::send_stream_image_as(const cache::Channel& channel, broker::SlowPolicy policy, Copy copy) {
   wake_tick();
   if (closing()) return;
   usage_.offered(/*starts_stream=*/true);
-  apply(policy_.send_stream_image(channel, policy));
+  apply(policy_.send_stream_image(channel, policy, copy));
 }
 
-void Session::send_delivery(const broker::Delivery& delivery) {
+void Session::send_delivery(const broker::Delivery& delivery) { send_delivery_as(delivery, Copy{}); }
+
+void Session::send_delivery_as(const broker::Delivery& delivery, Copy copy) {
   wake_tick();
   if (closing()) return;
   usage_.offered(/*starts_stream=*/false);
-  apply(policy_.send_delivery(delivery));
+  apply(policy_.send_delivery(delivery, copy));
 }
 
 void Session::send_status(const cache::Channel& channel, wire::ChannelState state, wire::Code code,

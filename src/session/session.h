@@ -178,13 +178,13 @@ class Session : public broker::Outlet, public reactor::IoHandler, private InputB
   // router: the one moment a protocol may still publish on its behalf (an
   // MQTT Will), since no fan-out is running.
   virtual void on_finish() {}
-  // A protocol that queues a stream message itself, past the delivery policy
-  // (MQTT's QoS 1 and 2): the wake-up and the user's accounting that
-  // send_stream_image (`starts_stream`) and send_delivery do.
-  void account_delivery(bool starts_stream) {
-    wake_tick();
-    usage_.offered(starts_stream);
-  }
+  // A protocol's own copies (DeliveryPolicy, "Own copies"): it delivers
+  // them through the same policy, and says when an acknowledgement freed a
+  // slot of its window.
+  void set_own_copies(OwnCopies& copies) { policy_.set_own_copies(copies); }
+  void send_stream_image_as(const cache::Channel& channel, broker::SlowPolicy policy, Copy copy);
+  void send_delivery_as(const broker::Delivery& delivery, Copy copy);
+  void window_freed() { policy_.resume(); }
   // Sets the encoder once the hello fixed the protocol's version (before any subscription).
   void set_encoder(const Encoder& encoder) { policy_.set_encoder(encoder); }
   // When on_open_tick next has work, if nothing happens meanwhile (0: every tick).

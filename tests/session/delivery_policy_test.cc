@@ -1,13 +1,16 @@
 // The delivery policy with two protocol encoders: the native one and a test
 // encoding that shares nothing with it (test_encoder.h). The same scenarios
 // must give the same streams, decoded into the same events: the policy is
-// protocol-neutral. A real router and fanout, a socketpair whose far end the
+// protocol-neutral. A third runs the test encoding as own copies through an
+// acknowledged window (MQTT QoS 1's path): a full window holds back like a
+// full queue. A real router and fanout, a socketpair whose far end the
 // test reads only when it chooses, turns driven by hand.
 #include <fcntl.h>
 #include <gtest/gtest.h>
 #include <sys/socket.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <map>
 #include <string>
 #include <vector>
@@ -37,13 +40,25 @@ int64_t value_of(const std::vector<uint8_t>& payload) {
 }
 
 // An outlet that is nothing but the policy over a socket: what a session is, without a protocol's requests.
-class PolicyOutlet final : public broker::Outlet {
+// With a window (`window` > 0) every message goes as an own copy through an
+// acknowledged window of that many slots, as MQTT's QoS 1 does, and the peer
+// acknowledges what it read.
+class PolicyOutlet final : public broker::Outlet, private OwnCopies {
  public:
-  PolicyOutlet(DeliveryPolicy::Env env, output::Fanout& fanout, const Encoder& encoder, int fd)
-      : output_(fanout, *this), policy_(env, output_, encoder, *this), writer_(fd) {}
+  PolicyOutlet(DeliveryPolicy::Env env, output::Fanout& fanout, const Encoder& encoder, int fd, size_t window)
+      : output_(fanout, *this), policy_(env, output_, encoder, *this), writer_(fd), encoder_(encoder), window_(window) {
+    if (window_ > 0) policy_.set_own_copies(*this);
+  }
+  void acknowledge(size_t messages) {
+    if (window_ == 0) return;
+    in_flight_ -= std::min(in_flight_, messages);
+    policy_.resume();
+  }
   void send_image(const cache::Channel& ch, uint32_t request_id) override { note(policy_.send_image(ch, request_id)); }
-  void send_stream_image(const cache::Channel& ch, SlowPolicy p) override { note(policy_.send_stream_image(ch, p)); }
-  void send_delivery(const broker::Delivery& d) override { note(policy_.send_delivery(d)); }
+  void send_stream_image(const cache::Channel& ch, SlowPolicy p) override {
+    note(policy_.send_stream_image(ch, p, copy()));
+  }
+  void send_delivery(const broker::Delivery& d) override { note(policy_.send_delivery(d, copy())); }
   void send_status(const cache::Channel& ch, wire::ChannelState state, wire::Code code, std::string_view text,
                    bool introduce) override {
     policy_.send_status(ch, state, code, text, introduce);
@@ -55,22 +70,58 @@ class PolicyOutlet final : public broker::Outlet {
   std::string_view name() const override { return "policy-test"; }
   void note(DeliveryPolicy::Verdict v) { slow_consumer |= v == DeliveryPolicy::Verdict::SlowConsumer; }
 
+  Copy copy() const { return window_ > 0 ? Copy{true, 1} : Copy{}; }
+  Copy copy_of(const cache::Channel&) override { return copy(); }
+  bool window_full() const override {
+    const bool full = in_flight_ >= window_;
+    found_full += full;
+    return full;
+  }
+  void send_copy(const cache::Channel&, std::span<const uint8_t> frame, Copy) override {
+    ASSERT_FALSE(window_full()) << "the policy sent through a full window";
+    ++in_flight_;
+    output_.copy(frame.size(), [&](std::span<uint8_t> out) {
+      std::copy(frame.begin(), frame.end(), out.begin());
+      return frame.size();
+    });
+  }
+  void send_copy_image(const cache::Channel& channel, Copy) override {
+    ASSERT_FALSE(window_full()) << "the policy sent through a full window";
+    ++in_flight_;
+    output_.copy(encoder_.image_max(channel, false), [&](std::span<uint8_t> out) {
+      return encoder_.encode_image(out, channel, 0, false);
+    });
+  }
+
   output::Output output_;
   DeliveryPolicy policy_;
   io::FdWriter writer_;
   bool slow_consumer = false;
+  mutable uint64_t found_full = 0;  // deliveries and refreshes that found the window full
+
+ private:
+  const Encoder& encoder_;
+  const size_t window_;
+  size_t in_flight_ = 0;
 };
 
 struct NativeProtocol {
+  static constexpr size_t kWindow = 0;
   static const Encoder& encoder() { return native::NativeEncoder::instance(); }
   static void decode(std::vector<uint8_t>& in, std::vector<Event>& out) { testing::decode_native(in, out); }
 };
 struct TestProtocol {
+  static constexpr size_t kWindow = 0;
   static const Encoder& encoder() {
     static const testing::TestEncoder e;
     return e;
   }
   static void decode(std::vector<uint8_t>& in, std::vector<Event>& out) { testing::decode_test(in, out); }
+};
+// The test encoding with acknowledgements: every message an own copy in a
+// window of more slots than channels (a stream's first images all fit).
+struct AcknowledgedProtocol : TestProtocol {
+  static constexpr size_t kWindow = 32;
 };
 
 // Per channel, the stream as the peer saw it, with the stream rules checked.
@@ -79,7 +130,7 @@ struct ChannelView {
   int64_t value = -1;
   uint64_t refreshes = 0;  // images that jumped the sequence
   uint64_t notices = 0;
-  uint64_t announced = 0;  // dropped count of the last notice, not yet consumed
+  uint64_t announced = 0;  // dropped counts of the notices since the last update
 };
 
 template <typename Protocol>
@@ -101,7 +152,7 @@ class DeliveryPolicyTest : public ::testing::Test {
   void start(SlowPolicy policy, uint32_t conflate_ms = 0) {
     router = std::make_unique<broker::Router>(broker::RouterLimits{}, fanout);
     outlet = std::make_unique<PolicyOutlet>(DeliveryPolicy::Env{kBound, *router, counters, reactor}, fanout,
-                                            Protocol::encoder(), fds_[0]);
+                                            Protocol::encoder(), fds_[0], Protocol::kWindow);
     for (int i = 0; i < kChannels; ++i) {
       cache::ChannelId id = 0;
       ASSERT_TRUE(router->advertise("T/" + std::to_string(i), wire::PayloadKind::FieldList, id).ok());
@@ -110,7 +161,7 @@ class DeliveryPolicyTest : public ::testing::Test {
     }
     ASSERT_TRUE(router->subscribe(outlet.get(), "T/>", policy, conflate_ms).ok());
     fanout.flush_all();
-    read_available();
+    drain();
     ASSERT_EQ(view.size(), static_cast<size_t>(kChannels));
   }
   void publish_round() {
@@ -127,6 +178,7 @@ class DeliveryPolicyTest : public ::testing::Test {
     std::vector<Event> events;
     Protocol::decode(in, events);
     for (const Event& e : events) apply(e);
+    outlet->acknowledge(std::count_if(events.begin(), events.end(), [](const Event& e) { return e.kind != 'S'; }));
     return total;
   }
   void apply(const Event& e) {
@@ -144,7 +196,7 @@ class DeliveryPolicyTest : public ::testing::Test {
     } else if (e.kind == 'S') {
       EXPECT_EQ(e.code, static_cast<uint16_t>(wire::Code::MessagesDropped));
       ++c.notices;
-      c.announced = std::stoull(std::string(e.body.begin(), e.body.end()));
+      c.announced += std::stoull(std::string(e.body.begin(), e.body.end()));  // notices in a row add up
     }
   }
   // The peer reads while the outlet writes, until both are idle.
@@ -177,7 +229,7 @@ class DeliveryPolicyTest : public ::testing::Test {
   std::vector<std::string> errors;
 };
 
-using Protocols = ::testing::Types<NativeProtocol, TestProtocol>;
+using Protocols = ::testing::Types<NativeProtocol, TestProtocol, AcknowledgedProtocol>;
 TYPED_TEST_SUITE(DeliveryPolicyTest, Protocols);
 
 TYPED_TEST(DeliveryPolicyTest, ConflateBoundsTheQueueAndEndsWithEveryChannelsFinalState) {
@@ -199,6 +251,9 @@ TYPED_TEST(DeliveryPolicyTest, ConflateBoundsTheQueueAndEndsWithEveryChannelsFin
   EXPECT_EQ(refreshes, this->outlet->policy_.stats().refresh_images);
   EXPECT_EQ(this->counters.refresh_images, refreshes);
   EXPECT_FALSE(this->outlet->slow_consumer);
+  if (TypeParam::kWindow != 0) {
+    EXPECT_GT(this->outlet->found_full, 0u) << "the window never filled";
+  }
 }
 
 TYPED_TEST(DeliveryPolicyTest, DropAnnouncesEveryGapWithItsExactCount) {
@@ -217,6 +272,9 @@ TYPED_TEST(DeliveryPolicyTest, DropAnnouncesEveryGapWithItsExactCount) {
   EXPECT_GT(notices, 0u);
   EXPECT_EQ(notices, this->outlet->policy_.stats().drop_notices);
   EXPECT_GT(this->outlet->policy_.stats().dropped_messages, 0u);
+  if (TypeParam::kWindow != 0) {
+    EXPECT_GT(this->outlet->found_full, 0u) << "the window never filled";
+  }
 }
 
 TYPED_TEST(DeliveryPolicyTest, DisconnectEndsTheConnectionInsteadOfHoldingBack) {
@@ -225,6 +283,9 @@ TYPED_TEST(DeliveryPolicyTest, DisconnectEndsTheConnectionInsteadOfHoldingBack) 
   EXPECT_TRUE(this->outlet->slow_consumer);
   EXPECT_TRUE(this->outlet->policy_.stats().disconnected);
   EXPECT_EQ(this->outlet->policy_.lagging_channels(), 0u);
+  if (TypeParam::kWindow != 0) {
+    EXPECT_GT(this->outlet->found_full, 0u) << "the window never filled";
+  }
 }
 
 TYPED_TEST(DeliveryPolicyTest, ConflationIntervalSendsOneMergedRefreshPerChannel) {
