@@ -131,6 +131,46 @@ TEST(MqttReliable, AFullWindowUnderTheDisconnectPolicyClosesAsASlowConsumer) {
   EXPECT_EQ(h.counters.slow_consumers, 1u);
 }
 
+// The same delivery policy as a native subscriber's (session/delivery_policy.h): its counters and its order.
+TEST(MqttReliable, AFullWindowUnderTheDropPolicyDiscardsAndCountsUntilASlotFrees) {
+  broker::RouterLimits limits;
+  limits.default_policy = wire::SlowPolicy::Drop;
+  MqttHarness h(limits);
+  h.connect({3, 0x21, 0, 1});  // Receive Maximum 1
+  h.subscribe("p/#", 1);
+  for (const char* p : {"1", "2", "3"}) h.publish("p/a", p);
+  auto live = h.turn();
+  ASSERT_EQ(live.size(), 1u);
+  EXPECT_EQ(live[0].payload(), "1");
+  EXPECT_EQ(h.counters.dropped_messages, 2u);
+  EXPECT_EQ(h.session->slow_stats().dropped_messages, 2u);
+  EXPECT_TRUE(h.send(ack(kPuback, live[0].packet_id())).empty());  // no refresh under drop, and MQTT has no gap notice
+  h.publish("p/a", "4");
+  auto next = h.turn();
+  ASSERT_EQ(next.size(), 1u);
+  EXPECT_EQ(next[0].payload(), "4");
+  EXPECT_EQ(next[0].qos(), 1);
+  EXPECT_FALSE(h.session->closing());
+}
+
+TEST(MqttReliable, HeldChannelsGoInTheOrderTheyWereHeld) {
+  MqttHarness h;
+  h.connect({3, 0x21, 0, 1});  // Receive Maximum 1
+  h.subscribe("o/#", 1);
+  for (const char* t : {"o/a", "o/c", "o/b", "o/d"}) h.publish(t, t);
+  auto live = h.turn();
+  ASSERT_EQ(live.size(), 1u);
+  std::vector<std::string> order{live[0].payload()};
+  for (int i = 0; i < 3; ++i) {
+    auto next = h.send(ack(kPuback, live[0].packet_id()));
+    ASSERT_EQ(next.size(), 1u) << "one slot freed, one held channel sent";
+    order.push_back(next[0].payload());
+    live = next;
+  }
+  EXPECT_EQ(order, (std::vector<std::string>{"o/a", "o/c", "o/b", "o/d"}));
+  EXPECT_EQ(h.session->slow_stats().refresh_images, 3u);
+}
+
 TEST(MqttReliable, UnacknowledgedMessagesAreRedeliveredWithDupWhenTheSessionResumes) {
   ServerState broker;  // the harnesses are connections to one broker
   const Bytes expiry_60s = {5, 0x11, 0, 0, 0, 60};
