@@ -46,7 +46,7 @@
 #include <vector>
 
 #include "base/clock.h"
-#include "client/client.h"
+#include "tickwire/client/client.h"
 
 namespace {
 

@@ -18,9 +18,9 @@
 #include "output/fanout.h"
 #include "broker/router.h"
 #include "native/encoder.h"
-#include "fields/field_list.h"
+#include "tickwire/fields/field_list.h"
 #include "io/out_queue.h"
-#include "wire/codec.h"
+#include "tickwire/wire/codec.h"
 
 namespace {
 std::atomic<uint64_t> g_allocations{0};

@@ -34,12 +34,12 @@
 #include "base/log.h"
 #include "cache/directory.h"
 #include "config/config.h"
-#include "fields/field_list.h"
+#include "tickwire/fields/field_list.h"
 #include "io/socket.h"
 #include "tier/access_point.h"
 #include "tier/gateway.h"
 #include "tier/link.h"
-#include "wire/codec.h"
+#include "tickwire/wire/codec.h"
 
 // --- allocation counting, on the threads that ask for it
 

@@ -20,15 +20,10 @@ foreach(module IN LISTS TW_CLIENT_PACKAGE_MODULES)
   endforeach()
 endforeach()
 
-# The headers an application sees: the client API and what it includes. The
-# install step rewrites their includes ("client/x.h" -> <tickwire/client/x.h>)
-# so that only the include/ folder goes on an application's include path.
-set(TW_PUBLIC_HEADERS
-  base/result.h
-  client/channel_table.h client/client.h client/io_buffer.h client/message.h client/message_format.h
-  client/options.h
-  fields/builtin_fields.h fields/dictionary.h fields/field_list.h fields/payload_text.h
-  wire/bytes.h wire/codec.h wire/guaranteed.h wire/protocol.h)
+# The headers an application sees are the tree's include/tickwire/ (the
+# client API and what it includes), installed as they are: they include each
+# other as "tickwire/...", so only the include/ folder goes on an
+# application's include path, in the tree and installed alike.
 
 find_package(nlohmann_json REQUIRED)
 find_package(OpenSSL 3 REQUIRED)
@@ -61,12 +56,4 @@ install(FILES ${CMAKE_BINARY_DIR}/TickwireConfig.cmake ${CMAKE_BINARY_DIR}/Tickw
 file(RELATIVE_PATH TW_PC_TO_PREFIX /${CMAKE_INSTALL_LIBDIR}/pkgconfig /)
 configure_file(${CMAKE_SOURCE_DIR}/cmake/tickwire.pc.in ${CMAKE_BINARY_DIR}/tickwire.pc @ONLY)
 install(FILES ${CMAKE_BINARY_DIR}/tickwire.pc DESTINATION ${CMAKE_INSTALL_LIBDIR}/pkgconfig COMPONENT dev)
-install(CODE "
-  foreach(header ${TW_PUBLIC_HEADERS})
-    file(READ \"${CMAKE_SOURCE_DIR}/src/\${header}\" text)
-    string(REGEX REPLACE \"#include \\\"((base|client|fields|wire)/[^\\\"]+)\\\"\" \"#include <tickwire/\\\\1>\" text \"\${text}\")
-    get_filename_component(dir \"\${header}\" DIRECTORY)
-    file(MAKE_DIRECTORY \"\$ENV{DESTDIR}\${CMAKE_INSTALL_PREFIX}/${CMAKE_INSTALL_INCLUDEDIR}/tickwire/\${dir}\")
-    file(WRITE \"\$ENV{DESTDIR}\${CMAKE_INSTALL_PREFIX}/${CMAKE_INSTALL_INCLUDEDIR}/tickwire/\${header}\" \"\${text}\")
-    message(STATUS \"Installing: \$ENV{DESTDIR}\${CMAKE_INSTALL_PREFIX}/${CMAKE_INSTALL_INCLUDEDIR}/tickwire/\${header}\")
-  endforeach()" COMPONENT dev)
+install(DIRECTORY ${CMAKE_SOURCE_DIR}/include/tickwire DESTINATION ${CMAKE_INSTALL_INCLUDEDIR} COMPONENT dev)

@@ -8,7 +8,7 @@
 #include <span>
 #include <vector>
 
-#include "fields/field_list.h"
+#include "tickwire/fields/field_list.h"
 #include "wire/utf8.h"
 
 namespace {

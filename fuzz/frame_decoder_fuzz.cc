@@ -9,7 +9,7 @@
 #include <vector>
 
 #include "reencode.h"
-#include "wire/codec.h"
+#include "tickwire/wire/codec.h"
 
 namespace {
 

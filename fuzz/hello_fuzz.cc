@@ -13,7 +13,7 @@
 #include "auth/authority.h"
 #include "auth/policy.h"
 #include "topic/topic.h"
-#include "wire/codec.h"
+#include "tickwire/wire/codec.h"
 
 namespace {
 

@@ -5,7 +5,7 @@
 #include <utility>
 #include <vector>
 
-#include "client/client.h"
+#include "tickwire/client/client.h"
 
 namespace tw::cli {
 

@@ -5,7 +5,7 @@
 #include <cstdio>
 
 #include "channel_listing.h"
-#include "client/message_format.h"
+#include "tickwire/client/message_format.h"
 #include "topic/topic.h"
 #include "common.h"
 

@@ -9,9 +9,9 @@
 #include <CLI/CLI.hpp>
 
 #include "admin/http_client.h"
-#include "base/result.h"
-#include "client/client.h"
-#include "fields/dictionary.h"
+#include "tickwire/base/result.h"
+#include "tickwire/client/client.h"
+#include "tickwire/fields/dictionary.h"
 
 namespace tw::cli {
 

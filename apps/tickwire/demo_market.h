@@ -11,8 +11,8 @@
 #include <string_view>
 #include <vector>
 
-#include "base/result.h"
-#include "fields/dictionary.h"
+#include "tickwire/base/result.h"
+#include "tickwire/fields/dictionary.h"
 
 namespace tw::cli {
 

@@ -15,7 +15,7 @@
 #include <unordered_set>
 #include <vector>
 
-#include "client/client.h"
+#include "tickwire/client/client.h"
 #include "demo_market.h"
 
 namespace tw::cli {

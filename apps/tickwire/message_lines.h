@@ -12,9 +12,9 @@
 #include <string_view>
 #include <vector>
 
-#include "base/result.h"
-#include "client/client.h"
-#include "fields/dictionary.h"
+#include "tickwire/base/result.h"
+#include "tickwire/client/client.h"
+#include "tickwire/fields/dictionary.h"
 
 namespace tw::cli {
 

@@ -12,7 +12,7 @@
 #include <vector>
 
 #include "admin/http_client.h"
-#include "client/message_format.h"
+#include "tickwire/client/message_format.h"
 #include "common.h"
 
 namespace tw::cli {

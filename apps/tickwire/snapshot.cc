@@ -2,7 +2,7 @@
 // Prints the cached image of one topic, or "not found" (exit 1).
 #include <cstdio>
 
-#include "client/message_format.h"
+#include "tickwire/client/message_format.h"
 #include "topic/topic.h"
 #include "common.h"
 

@@ -3,7 +3,7 @@
 // One line per image, update or status on stdout; gaps and connection events on stderr.
 #include <cstdio>
 
-#include "client/message_format.h"
+#include "tickwire/client/message_format.h"
 #include "common.h"
 
 namespace tw::cli {

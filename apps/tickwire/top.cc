@@ -19,7 +19,7 @@
 #include <nlohmann/json.hpp>
 
 #include "admin/http_client.h"
-#include "client/message_format.h"
+#include "tickwire/client/message_format.h"
 #include "common.h"
 #include "config/config.h"
 #include "terminal.h"

@@ -8,7 +8,7 @@
 #include <utility>
 #include <vector>
 
-#include "base/result.h"
+#include "tickwire/base/result.h"
 
 namespace tw::admin {
 

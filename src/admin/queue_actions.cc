@@ -13,7 +13,7 @@
 
 #include "admin/access.h"
 #include "admin/api.h"
-#include "fields/payload_text.h"
+#include "tickwire/fields/payload_text.h"
 #include "queue/spool.h"
 
 namespace tw::admin {

@@ -16,10 +16,10 @@
 #include <vector>
 
 #include "auth/usage.h"
-#include "client/client.h"
+#include "tickwire/client/client.h"
 #include "tier/broker.h"
 #include "tier/loop_inbox.h"
-#include "wire/protocol.h"
+#include "tickwire/wire/protocol.h"
 
 namespace tw::admin {
 

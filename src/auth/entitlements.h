@@ -15,7 +15,7 @@
 #include <vector>
 
 #include "topic/index.h"
-#include "wire/protocol.h"
+#include "tickwire/wire/protocol.h"
 
 namespace tw::auth {
 

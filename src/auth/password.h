@@ -6,7 +6,7 @@
 #include <string>
 #include <string_view>
 
-#include "base/result.h"
+#include "tickwire/base/result.h"
 
 namespace tw::auth {
 

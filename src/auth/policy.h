@@ -10,7 +10,7 @@
 
 #include "auth/certificate_names.h"
 #include "auth/entitlements.h"
-#include "base/result.h"
+#include "tickwire/base/result.h"
 
 namespace tw::auth {
 

@@ -12,7 +12,7 @@
 #include <string_view>
 #include <vector>
 
-#include "base/result.h"
+#include "tickwire/base/result.h"
 
 namespace tw {
 

@@ -23,7 +23,7 @@
 #include "broker/router_limits.h"
 #include "cache/channel.h"
 #include "cache/channel_table.h"
-#include "wire/protocol.h"
+#include "tickwire/wire/protocol.h"
 
 namespace tw::broker {
 

@@ -17,8 +17,8 @@
 #include <vector>
 
 #include "cache/channel.h"
-#include "fields/field_list.h"
-#include "wire/protocol.h"
+#include "tickwire/fields/field_list.h"
+#include "tickwire/wire/protocol.h"
 
 namespace tw::broker {
 

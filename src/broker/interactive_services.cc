@@ -5,7 +5,7 @@
 #include <algorithm>
 
 #include "broker/subscribers.h"
-#include "fields/field_list.h"
+#include "tickwire/fields/field_list.h"
 
 namespace tw::broker {
 

@@ -106,7 +106,7 @@ void MirroredChannels::message(cache::ChannelId id, uint64_t seq, std::span<cons
     return;
   }
   ch->seq = seq;  // the owner's numbering, the same on every access point
-  ch->keep_properties(origin.properties);  // from the gateway's Op::Origin, if any
+  ch->keep_attributes(origin.attributes);  // from the gateway's Op::Origin, if any
   ++stats_.publishes;
   subscribers_->relay(*ch, payload, frame, image, prior, origin);
 }

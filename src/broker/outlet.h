@@ -8,7 +8,7 @@
 
 #include "cache/channel.h"
 #include "output/flushable.h"
-#include "wire/protocol.h"
+#include "tickwire/wire/protocol.h"
 
 namespace tw::output {
 class StreamFrames;
@@ -43,25 +43,25 @@ struct Advertiser {
   bool created = false;
 };
 
-// Who published the message being fanned out, and how, for MQTT's No Local
-// and Retain As Published, and the MQTT 5 properties it carries on; empty for
-// every other publisher. `outlet` is the publisher on this thread (null on a
-// gateway); `token` and `access_point` name it across the tiers (a token is
-// only set by a publisher that needs its own messages recognised: one with a
-// No Local subscription).
+// Who published the message being fanned out, and how: facts about one
+// message that a channel does not keep, read by the protocols that need them
+// (MQTT's No Local and Retain As Published), and the message's attribute
+// block. Empty for most publishers. `outlet` is the publisher on this thread
+// (null on a gateway); `token` and `access_point` name it across the tiers (a
+// token is only set by a publisher that needs its own messages recognised:
+// one that subscribes without its own echoes).
 struct MessageOrigin {
   const Outlet* outlet = nullptr;
   uint32_t token = 0;
   uint32_t access_point = 0;
-  bool retain = false;  // MQTT PUBLISH with RETAIN 1
-  // MQTT PUBLISH with RETAIN 0: the channel's last value while the channel is
-  // used, not one to keep once nobody is (owned_lifecycle.cc), and not its
-  // retained message (keep_retained below).
+  bool retain = false;  // the publisher marked it to be retained (MQTT: RETAIN 1), a flag subscribers may see
+  // The channel's last value while the channel is used, not one to keep once
+  // nobody is (owned_lifecycle.cc), and not its retained value (keep_retained
+  // below). MQTT: a PUBLISH with RETAIN 0.
   bool transient = false;
-  // The message's properties for MQTT 5 subscribers (the "forwarded" string
-  // of mqtt/codec.h, opaque here; empty: none). A view, valid during the
-  // publish: the router copies it into the channel (cache::Channel::properties).
-  std::span<const uint8_t> properties;
+  // The message's attribute block (cache::Channel::attributes; empty: none).
+  // A view, valid during the publish: the router copies it into the channel.
+  std::span<const uint8_t> attributes;
   // A tiered broker's copy of a channel: the owner's retained message set
   // aside (cache::Channel::retained), sent with an image of the last value.
   const cache::Channel::SetAside* retained_aside = nullptr;

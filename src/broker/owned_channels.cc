@@ -101,7 +101,7 @@ Outcome OwnedChannels::publish(cache::ChannelId id, std::span<const uint8_t> pay
     return payload_refusal(payload);
   }
   ++stats_.publishes;
-  ch->keep_properties(origin.properties);  // the last value's, for retained messages; the encoders read them
+  ch->keep_attributes(origin.attributes);  // the last value's, for retained messages; the encoders read them
   route(*ch).transient = origin.transient;
   subscribers_->fan_out(*ch, payload, image, origin);
   return {};

@@ -89,7 +89,7 @@ class OwnedChannels final : public ChannelOwner, private ChannelKeeper {
     uint32_t publishers = 0;       // outlets that registered it (advertise with an Advertiser)
     uint64_t free_at_ns = 0;       // when it may be freed, unused; 0 = in use
     uint64_t kept_since_ns = 0;    // unused and kept for its last value since then; 0 = not kept
-    bool transient = false;        // its last value came from an MQTT PUBLISH with RETAIN 0: not kept
+    bool transient = false;        // its last value was published transient (MessageOrigin): not kept
   };
 
   Route& route(const cache::Channel& ch) { return routes_[ch.id - 1]; }

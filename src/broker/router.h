@@ -36,7 +36,7 @@
 #include "broker/upstream.h"
 #include "cache/channel_table.h"
 #include "cache/directory.h"
-#include "wire/protocol.h"
+#include "tickwire/wire/protocol.h"
 
 namespace tw::broker {
 

@@ -10,9 +10,9 @@
 #include "broker/outlet.h"
 #include "cache/channel.h"
 #include "config/config.h"
-#include "fields/field_list.h"
+#include "tickwire/fields/field_list.h"
 #include "topic/topic.h"
-#include "wire/protocol.h"
+#include "tickwire/wire/protocol.h"
 
 namespace tw::broker {
 

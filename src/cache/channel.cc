@@ -11,7 +11,7 @@ bool Channel::apply(std::span<const uint8_t> payload, bool replace, fields::Chec
   } else if (!(replace ? image.replace(payload, checked) : image.merge(payload, checked))) {
     return false;
   }
-  properties.clear();  // a message without them; the router keeps an MQTT publisher's after this
+  attributes.clear();  // a message without any; the router keeps a publisher's after this
   ++seq;
   has_image = true;
   return true;
@@ -21,7 +21,7 @@ void Channel::set_retained_aside() {
   if (retained.active) return;  // the retained message is set aside already
   retained.active = true;
   retained.opaque.assign(opaque.begin(), opaque.end());
-  retained.properties.assign(properties.begin(), properties.end());
+  retained.attributes.assign(attributes.begin(), attributes.end());
 }
 
 void Channel::clear_image() {
@@ -29,7 +29,7 @@ void Channel::clear_image() {
   retained.active = false;
   image.clear();
   opaque.clear();
-  properties.clear();
+  attributes.clear();
 }
 
 size_t Channel::image_size() const {

@@ -6,8 +6,8 @@
 #include <string>
 #include <vector>
 
-#include "fields/field_list.h"
-#include "wire/protocol.h"
+#include "tickwire/fields/field_list.h"
+#include "tickwire/wire/protocol.h"
 
 namespace tw::cache {
 
@@ -25,21 +25,22 @@ struct Channel {
   bool has_image = false;          // false until the first message, and after a release
   fields::FieldImage image;        // FieldList channels
   std::vector<uint8_t> opaque;     // Opaque channels: the last message
-  // The last message's MQTT 5 properties, as they travel beside it (the
-  // "forwarded" string of mqtt/codec.h; opaque here), kept with the image
-  // for the retained message a new MQTT 5 subscriber gets. Empty for every
-  // message not published by an MQTT 5 client with properties: apply()
-  // forgets them, the publisher's router sets them after it.
-  std::vector<uint8_t> properties;
-  // MQTT's retained message, where it is not the last value. A message
-  // published as transient (an MQTT PUBLISH with RETAIN 0) changes the last
+  // The last message's attribute block: opaque bytes its publisher's
+  // protocol attached (MQTT 5: expiry, user properties, content type, as
+  // mqtt/codec.h's "forwarded" string), which travel beside the message and
+  // are kept with the image for a later subscriber. The broker never reads
+  // them. Empty for a message without any: apply() forgets them, the
+  // publisher's router sets them after it.
+  std::vector<uint8_t> attributes;
+  // The retained value, where it is not the last value. A message published
+  // as transient (MessageOrigin::transient; MQTT's RETAIN 0) changes the last
   // value only: the message before it stays the retained one, set aside here.
-  // Any other message (RETAIN 1, a native publisher, a provider) is both the
-  // last value and the retained message again (docs/mqtt.md, "Retained messages").
+  // Any other message (a native publisher, a provider, MQTT's RETAIN 1) is
+  // both the last value and the retained one again (docs/mqtt.md, "Retained messages").
   struct SetAside {
-    bool active = false;          // the retained message is this one, not the last value
-    std::vector<uint8_t> opaque;  // Opaque channels only (MQTT publishes no other); empty: none
-    std::vector<uint8_t> properties;
+    bool active = false;          // the retained value is this one, not the last value
+    std::vector<uint8_t> opaque;  // Opaque channels only (transient messages are opaque); empty: none
+    std::vector<uint8_t> attributes;
   } retained;
 
   bool has_data() const { return has_image; }
@@ -49,17 +50,17 @@ struct Channel {
   // Checked::Already: another thread of this broker validated it (docs/ARCHITECTURE.md,
   // "One message across the tiers").
   bool apply(std::span<const uint8_t> payload, bool replace, fields::Checked checked = fields::Checked::No);
-  // The properties of the message just applied (assign reuses capacity: no
+  // The attributes of the message just applied (assign reuses capacity: no
   // allocation once the largest was seen).
-  void keep_properties(std::span<const uint8_t> forwarded) { properties.assign(forwarded.begin(), forwarded.end()); }
+  void keep_attributes(std::span<const uint8_t> block) { attributes.assign(block.begin(), block.end()); }
   // Before applying a transient message: what is retained now stays so.
   void set_retained_aside();
   // A message that is also the retained one: the set-aside copy goes.
   void join_retained() { retained.active = false; }
-  // The retained message's payload and properties (the last value's unless set aside).
+  // The retained value's payload and attributes (the last value's unless set aside).
   std::span<const uint8_t> retained_opaque() const { return retained.active ? retained.opaque : opaque; }
-  std::span<const uint8_t> retained_properties() const {
-    return retained.active ? retained.properties : properties;
+  std::span<const uint8_t> retained_attributes() const {
+    return retained.active ? retained.attributes : attributes;
   }
   size_t image_size() const;
   // Encodes the current image payload; returns its size, 0 if it does not fit.

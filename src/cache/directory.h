@@ -13,7 +13,7 @@
 #include <vector>
 
 #include "cache/channel.h"
-#include "wire/protocol.h"
+#include "tickwire/wire/protocol.h"
 
 namespace tw::cache {
 

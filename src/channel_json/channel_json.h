@@ -17,7 +17,7 @@
 #include <string>
 
 #include "cache/channel.h"
-#include "wire/protocol.h"
+#include "tickwire/wire/protocol.h"
 
 namespace tw::channel_json {
 

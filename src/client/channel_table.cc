@@ -1,4 +1,4 @@
-#include "client/channel_table.h"
+#include "tickwire/client/channel_table.h"
 
 namespace tw::client {
 

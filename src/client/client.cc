@@ -1,7 +1,7 @@
 // Client public API: subscriptions, registrations, publishing, snapshots.
 // The connection state machine is in client_connection.cc, frame dispatch in
 // client_dispatch.cc.
-#include "client/client.h"
+#include "tickwire/client/client.h"
 
 #include <algorithm>
 

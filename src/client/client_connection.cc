@@ -21,7 +21,7 @@
 #include <unordered_set>
 
 #include "base/clock.h"
-#include "client/client.h"
+#include "tickwire/client/client.h"
 #include "client/tcp_socket.h"
 #include "session/tls_context.h"
 #include "session/tls_transport.h"

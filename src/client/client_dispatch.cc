@@ -3,7 +3,7 @@
 #include <string>
 #include <vector>
 
-#include "client/client.h"
+#include "tickwire/client/client.h"
 #include "topic/topic.h"
 
 namespace tw::client {

@@ -1,6 +1,6 @@
 // Guaranteed messaging (docs/guaranteed.md): guaranteed publishes with their
 // answers, and queue bindings with acknowledgements.
-#include "client/client.h"
+#include "tickwire/client/client.h"
 
 #include "topic/topic.h"
 

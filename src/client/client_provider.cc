@@ -4,7 +4,7 @@
 #include <string>
 
 #include "base/clock.h"
-#include "client/client.h"
+#include "tickwire/client/client.h"
 #include "topic/topic.h"
 
 namespace tw::client {

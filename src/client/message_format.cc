@@ -1,4 +1,4 @@
-#include "client/message_format.h"
+#include "tickwire/client/message_format.h"
 
 #include "fields/json.h"
 

@@ -1,4 +1,4 @@
-#include "client/options.h"
+#include "tickwire/client/options.h"
 
 #include <charconv>
 #include <cstdlib>

@@ -8,7 +8,7 @@
 #include <vector>
 
 #include "base/log.h"
-#include "base/result.h"
+#include "tickwire/base/result.h"
 #include "config/listener.h"
 
 namespace tw::config {

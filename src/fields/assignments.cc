@@ -2,7 +2,7 @@
 
 #include <charconv>
 
-#include "wire/protocol.h"
+#include "tickwire/wire/protocol.h"
 
 namespace tw::fields {
 

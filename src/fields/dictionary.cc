@@ -1,12 +1,12 @@
 // The field dictionary and the text forms of field values.
-#include "fields/dictionary.h"
+#include "tickwire/fields/dictionary.h"
 
 #include <fstream>
 #include <memory>
 #include <sstream>
 #include <utility>
 
-#include "fields/builtin_fields.h"
+#include "tickwire/fields/builtin_fields.h"
 
 namespace tw::fields {
 namespace {

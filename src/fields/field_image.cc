@@ -3,7 +3,7 @@
 // no node allocation, and a string reuses its capacity.
 #include <algorithm>
 
-#include "fields/field_list.h"
+#include "tickwire/fields/field_list.h"
 
 namespace tw::fields {
 namespace {

@@ -1,5 +1,5 @@
 // Field-list encoding, decoding and validation. See field_list.h for the byte layout.
-#include "fields/field_list.h"
+#include "tickwire/fields/field_list.h"
 
 #include <array>
 #include <cstring>

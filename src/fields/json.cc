@@ -6,8 +6,8 @@
 #include <nlohmann/json.hpp>
 
 #include "fields/assignments.h"
-#include "fields/field_list.h"
-#include "fields/payload_text.h"
+#include "tickwire/fields/field_list.h"
+#include "tickwire/fields/payload_text.h"
 
 namespace tw::fields {
 

@@ -11,9 +11,9 @@
 #include <string_view>
 #include <vector>
 
-#include "base/result.h"
-#include "fields/dictionary.h"
-#include "wire/protocol.h"
+#include "tickwire/base/result.h"
+#include "tickwire/fields/dictionary.h"
+#include "tickwire/wire/protocol.h"
 
 namespace tw::fields {
 

@@ -1,6 +1,6 @@
-#include "fields/payload_text.h"
+#include "tickwire/fields/payload_text.h"
 
-#include "fields/field_list.h"
+#include "tickwire/fields/field_list.h"
 #include "wire/utf8.h"
 
 namespace tw::fields {

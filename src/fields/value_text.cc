@@ -10,8 +10,8 @@
 #include <vector>
 
 #include "base/clock.h"
-#include "fields/dictionary.h"
-#include "fields/payload_text.h"
+#include "tickwire/fields/dictionary.h"
+#include "tickwire/fields/payload_text.h"
 
 namespace tw::fields {
 namespace {

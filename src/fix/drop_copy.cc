@@ -8,8 +8,8 @@
 #include <cstdio>
 
 #include "base/unicode.h"
-#include "client/client.h"
-#include "fields/field_list.h"
+#include "tickwire/client/client.h"
+#include "tickwire/fields/field_list.h"
 
 namespace tw::fix {
 namespace {

@@ -26,7 +26,7 @@
 #include <thread>
 #include <vector>
 
-#include "client/options.h"
+#include "tickwire/client/options.h"
 #include "fix/router.h"
 
 namespace tw::fix {

@@ -4,7 +4,7 @@
 
 #include <nlohmann/json.hpp>
 
-#include "client/options.h"
+#include "tickwire/client/options.h"
 #include "http/server.h"
 #include "io/socket.h"
 

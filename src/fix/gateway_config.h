@@ -6,7 +6,7 @@
 #include <string_view>
 #include <vector>
 
-#include "base/result.h"
+#include "tickwire/base/result.h"
 #include "fix/engine.h"
 
 namespace tw::fix {

@@ -17,7 +17,7 @@
 #include <string_view>
 #include <vector>
 
-#include "base/result.h"
+#include "tickwire/base/result.h"
 
 namespace tw::ha {
 

@@ -3,7 +3,7 @@
 #include <cstdint>
 #include <string>
 
-#include "base/result.h"
+#include "tickwire/base/result.h"
 
 namespace tw::io {
 

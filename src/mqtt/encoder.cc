@@ -31,7 +31,7 @@ const MqttEncoder& MqttEncoder::instance(Version v) {
 // channel keeps the last one's, and the message fanned out or sent as the
 // image is that last one. JSON channels (native field lists) have none.
 std::span<const uint8_t> MqttEncoder::properties_of(const cache::Channel& channel) const {
-  return properties_for(channel.properties);
+  return properties_for(channel.attributes);
 }
 
 std::span<const uint8_t> MqttEncoder::properties_for(std::span<const uint8_t> forwarded) const {
@@ -40,7 +40,7 @@ std::span<const uint8_t> MqttEncoder::properties_for(std::span<const uint8_t> fo
 
 size_t MqttEncoder::encode(std::span<uint8_t> out, const cache::Channel& channel, std::span<const uint8_t> body,
                            bool retain) const {
-  return encode(out, channel, body, retain, channel.properties);
+  return encode(out, channel, body, retain, channel.attributes);
 }
 
 size_t MqttEncoder::encode(std::span<uint8_t> out, const cache::Channel& channel, std::span<const uint8_t> body,
@@ -78,7 +78,7 @@ size_t MqttEncoder::image_max(const cache::Channel& channel, bool retain, bool l
   const bool stored = retain && !last_value;
   const size_t body = stored ? channel.retained_opaque().size() : channel.image_size();
   return publish_header_size(version_, channel.topic, 0, body,
-                             properties_for(stored ? channel.retained_properties() : channel.properties)) +
+                             properties_for(stored ? channel.retained_attributes() : channel.attributes)) +
          body;
 }
 
@@ -91,7 +91,7 @@ size_t MqttEncoder::encode_image(std::span<uint8_t> out, const cache::Channel& c
   const bool stored = retain && !last_value;
   const auto body = stored ? channel.retained_opaque() : std::span<const uint8_t>(channel.opaque);
   if (body.empty()) return 0;
-  return encode(out, channel, body, retain, stored ? channel.retained_properties() : channel.properties);
+  return encode(out, channel, body, retain, stored ? channel.retained_attributes() : channel.attributes);
 }
 
 }  // namespace tw::mqtt

@@ -7,7 +7,7 @@
 // one encoding serves every subscriber of a version (StreamFrames): one
 // instance per version, each with its own slot. MQTT 5 PUBLISHes carry the
 // message's properties, which the channel keeps with its last value
-// (cache::Channel::properties): so the encoder serves live messages and
+// (cache::Channel::attributes, its attribute block): so the encoder serves live messages and
 // images alike, but not a delayed stream's older messages (MQTT has no
 // delayed subscriptions). A message whose Message Expiry Interval has
 // passed encodes to nothing.

@@ -2,7 +2,7 @@
 
 #include "base/clock.h"
 #include "base/log.h"
-#include "wire/protocol.h"
+#include "tickwire/wire/protocol.h"
 
 namespace tw::mqtt {
 

@@ -22,8 +22,8 @@
 #include "mqtt/reader.h"
 #include "mqtt/session_file.h"
 #include "queue/spool.h"
-#include "wire/codec.h"
-#include "wire/guaranteed.h"
+#include "tickwire/wire/codec.h"
+#include "tickwire/wire/guaranteed.h"
 
 namespace tw::mqtt {
 

@@ -19,8 +19,8 @@
 #include "mqtt/session_file.h"
 #include "queue/spool.h"
 #include "topic/topic.h"
-#include "wire/codec.h"
-#include "wire/guaranteed.h"
+#include "tickwire/wire/codec.h"
+#include "tickwire/wire/guaranteed.h"
 
 namespace tw::mqtt {
 
@@ -52,7 +52,7 @@ void MqttSession::update_queue(std::vector<std::string> patterns, uint64_t expir
 }
 
 bool MqttSession::from_queue(const cache::Channel& channel) const {
-  if (!queue_backed_ || !forwarded_stored(channel.properties)) return false;
+  if (!queue_backed_ || !forwarded_stored(channel.attributes)) return false;
   return std::any_of(subscriptions_.begin(), subscriptions_.end(),
                      [&](const Subscription& s) { return s.qos > 0 && s.share == nullptr && applies(s, channel); });
 }

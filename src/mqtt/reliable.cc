@@ -31,7 +31,7 @@ uint8_t MqttSession::delivery_qos(const cache::Channel& channel) const {
   }
   // [MQTT-3.8.4-8]: no more than the message was published with (a native one: any).
   const bool retained = subscribing_ && !resuming_;  // the retained message, as the encoder picks it
-  return std::min(qos, forwarded_qos(retained ? channel.retained_properties() : channel.properties));
+  return std::min(qos, forwarded_qos(retained ? channel.retained_attributes() : channel.attributes));
 }
 
 std::span<const uint32_t> MqttSession::subscription_ids(const cache::Channel& channel) {
@@ -66,7 +66,7 @@ void MqttSession::send_copy(const cache::Channel& channel, std::span<const uint8
   if (version_ == Version::V5) r.subscription_ids = subscription_ids(channel);
   if (!fits(rewritten_publish_max(qos0.size(), r))) return;
   if (r.qos > 0) {  // the slot outlives the flush; an expiry goes with it, for a resend
-    const auto kept = outbound_.add(qos0, version_, r, forwarded_deadline(channel.properties));
+    const auto kept = outbound_.add(qos0, version_, r, forwarded_deadline(channel.attributes));
     // The window keeps the topic: a message resent after a reconnect, where
     // aliases start again, carries it [MQTT-3.3.2-7]. This connection is
     // sent a copy that may use an alias instead (r has the packet id now).

@@ -24,7 +24,7 @@
 #include <string>
 #include <vector>
 
-#include "base/result.h"
+#include "tickwire/base/result.h"
 #include "mqtt/client_registry.h"
 
 namespace tw::mqtt {

@@ -192,7 +192,7 @@ bool MqttSession::fits(size_t packet_size) {
   return false;
 }
 
-bool MqttSession::expires(const cache::Channel& channel) { return forwarded_deadline(channel.properties) != 0; }
+bool MqttSession::expires(const cache::Channel& channel) { return forwarded_deadline(channel.attributes) != 0; }
 
 bool MqttSession::image_fits(const cache::Channel& channel) {
   return client_max_packet_ == 0 || fits(MqttEncoder::instance(version_).image_max(channel, subscribing_, resuming_));

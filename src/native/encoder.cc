@@ -1,6 +1,6 @@
 #include "native/encoder.h"
 
-#include "wire/codec.h"
+#include "tickwire/wire/codec.h"
 
 namespace tw::native {
 

@@ -7,7 +7,7 @@
 #include "base/log.h"
 #include "queue/spool.h"
 #include "topic/topic.h"
-#include "wire/guaranteed.h"
+#include "tickwire/wire/guaranteed.h"
 #include "wire/utf8.h"
 
 namespace tw::native {

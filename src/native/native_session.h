@@ -21,8 +21,8 @@
 #include "queue/mailbox.h"
 #include "session/session.h"
 #include "topic/topic.h"
-#include "wire/codec.h"
-#include "wire/guaranteed.h"
+#include "tickwire/wire/codec.h"
+#include "tickwire/wire/guaranteed.h"
 
 namespace tw::native {
 

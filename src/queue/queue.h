@@ -27,7 +27,7 @@
 #include <string_view>
 #include <vector>
 
-#include "base/result.h"
+#include "tickwire/base/result.h"
 #include "config/config.h"
 #include "queue/mailbox.h"
 #include "store/log.h"

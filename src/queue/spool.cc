@@ -20,7 +20,7 @@
 #include "base/log.h"
 #include "store/record.h"
 #include "topic/topic.h"
-#include "wire/guaranteed.h"
+#include "tickwire/wire/guaranteed.h"
 
 namespace tw::queue {
 

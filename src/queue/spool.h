@@ -32,7 +32,7 @@
 #include <thread>
 #include <vector>
 
-#include "base/result.h"
+#include "tickwire/base/result.h"
 #include "config/config.h"
 #include "queue/mailbox.h"
 #include "queue/queue.h"

@@ -21,7 +21,7 @@
 #include <vector>
 
 #include "base/owner_thread.h"
-#include "base/result.h"
+#include "tickwire/base/result.h"
 
 namespace tw::reactor {
 

@@ -96,8 +96,9 @@ void DeliveryPolicy::start_lag(cache::ChannelId id, Lag lag) {
 }
 
 DeliveryPolicy::Lag& DeliveryPolicy::add_lag(cache::ChannelId id, Lag lag) {
-  lag_order_.push_back(id);
-  return lag_.emplace(id, lag).first->second;
+  auto [it, added] = lag_.emplace(id, lag);
+  if (added) lag_order_.push_back(id);  // one place in the order per lagging channel
+  return it->second;
 }
 
 DeliveryPolicy::Verdict DeliveryPolicy::window_full(cache::ChannelId id, SlowPolicy policy, bool introduce) {

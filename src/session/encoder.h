@@ -10,7 +10,7 @@
 
 #include "output/stream_frames.h"
 #include "cache/channel.h"
-#include "wire/protocol.h"
+#include "tickwire/wire/protocol.h"
 
 namespace tw::session {
 

@@ -11,7 +11,7 @@
 #include <mutex>
 #include <string>
 
-#include "base/result.h"
+#include "tickwire/base/result.h"
 
 using SSL = struct ssl_st;
 using SSL_CTX = struct ssl_ctx_st;

@@ -21,7 +21,7 @@
 #include <string>
 #include <vector>
 
-#include "base/result.h"
+#include "tickwire/base/result.h"
 #include "session/tls_context.h"
 #include "session/transport.h"
 

@@ -17,7 +17,7 @@
 #include <thread>
 #include <vector>
 
-#include "base/result.h"
+#include "tickwire/base/result.h"
 #include "store/log.h"
 
 namespace tw::store {

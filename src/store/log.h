@@ -29,7 +29,7 @@
 #include <string_view>
 #include <vector>
 
-#include "base/result.h"
+#include "tickwire/base/result.h"
 #include "store/record.h"
 #include "store/segment.h"
 

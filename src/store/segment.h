@@ -18,7 +18,7 @@
 #include <string>
 #include <vector>
 
-#include "base/result.h"
+#include "tickwire/base/result.h"
 #include "store/record.h"
 
 namespace tw::store {

@@ -8,7 +8,7 @@
 #include <string_view>
 
 #include "stream/request.h"
-#include "wire/protocol.h"
+#include "tickwire/wire/protocol.h"
 
 namespace tw::stream {
 

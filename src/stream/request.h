@@ -7,8 +7,8 @@
 #include <string>
 #include <string_view>
 
-#include "base/result.h"
-#include "wire/protocol.h"
+#include "tickwire/base/result.h"
+#include "tickwire/wire/protocol.h"
 
 namespace tw::stream {
 

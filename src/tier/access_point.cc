@@ -14,7 +14,7 @@
 #include "io/socket.h"
 #include "session/tcp_transport.h"
 #include "session/tls_transport.h"
-#include "wire/codec.h"
+#include "tickwire/wire/codec.h"
 
 namespace tw::tier {
 

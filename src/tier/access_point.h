@@ -33,7 +33,7 @@
 #include "tier/ha_role.h"
 #include "tier/protocols.h"
 #include "tier/uplink.h"
-#include "wire/codec.h"
+#include "tickwire/wire/codec.h"
 
 namespace tw::tier {
 
@@ -188,14 +188,14 @@ class AccessPoint final {
   uint32_t next_token_ = 1;
   std::unordered_map<uint32_t, std::unique_ptr<session::Session>> sessions_;  // by token
   std::vector<session::Session*> closing_;  // the reap's working copy of loop_.closing
-  // The origin an Op::Origin record gave the next IMAGE or UPDATE frame
-  // (MQTT), per gateway: frames of two gateways interleave here, and the
+  // The origin an Op::Origin record gave the next IMAGE or UPDATE frame,
+  // per gateway: frames of two gateways interleave here, and the
   // frame can come in a later turn than its Origin record (the gateway
   // commits its Stream batch after it), when the ring space of the record
-  // is released: its properties are copied (a buffer that keeps its capacity).
+  // is released: its attributes are copied (a buffer that keeps its capacity).
   struct PendingOrigin {
     broker::MessageOrigin origin;
-    std::vector<uint8_t> properties;
+    std::vector<uint8_t> attributes;
     cache::Channel::SetAside retained;  // kFlagRetainedAside: for the next origin
     bool has_retained = false;
   };

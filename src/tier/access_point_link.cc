@@ -8,7 +8,7 @@
 
 #include "base/log.h"
 #include "tier/access_point.h"
-#include "wire/codec.h"
+#include "tickwire/wire/codec.h"
 
 namespace tw::tier {
 
@@ -48,18 +48,18 @@ session::Session* AccessPoint::session_of(uint32_t token) {
 void AccessPoint::hold_origin(uint32_t gateway, const Record& r) {
   PendingOrigin& pending = pending_origins_[gateway];
   if ((r.flags & kFlagRetainedAside) != 0) return hold_retained(pending, r);
-  pending.properties.assign(r.bytes.begin(), r.bytes.end());
+  pending.attributes.assign(r.bytes.begin(), r.bytes.end());
   pending.origin = {r.token != 0 ? session_of(r.token) : nullptr, r.token, 0, (r.flags & kFlagRetain) != 0,
-                    (r.flags & kFlagTransient) != 0, pending.properties};
+                    (r.flags & kFlagTransient) != 0, pending.attributes};
   if (pending.has_retained) pending.origin.retained_aside = &pending.retained;
   pending.has_retained = false;
 }
 
 void AccessPoint::hold_retained(PendingOrigin& pending, const Record& r) {
-  const size_t properties = std::min<size_t>(r.arg, r.bytes.size());
+  const size_t attributes = std::min<size_t>(r.arg, r.bytes.size());
   pending.retained.active = true;
-  pending.retained.properties.assign(r.bytes.begin(), r.bytes.begin() + properties);
-  pending.retained.opaque.assign(r.bytes.begin() + properties, r.bytes.end());
+  pending.retained.attributes.assign(r.bytes.begin(), r.bytes.begin() + attributes);
+  pending.retained.opaque.assign(r.bytes.begin() + attributes, r.bytes.end());
   pending.has_retained = true;
 }
 

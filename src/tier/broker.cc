@@ -7,7 +7,7 @@
 
 #include "base/affinity.h"
 #include "base/log.h"
-#include "fields/dictionary.h"
+#include "tickwire/fields/dictionary.h"
 #include "io/socket.h"
 #include "auth/authority.h"
 #include "ha/election.h"

@@ -13,7 +13,7 @@
 #include <string_view>
 #include <vector>
 
-#include "base/result.h"
+#include "tickwire/base/result.h"
 #include "config/config.h"
 #include "http/route.h"
 #include "session/session.h"

@@ -6,8 +6,8 @@
 #include "base/clock.h"
 #include "base/log.h"
 #include "base/rate_limit.h"
-#include "client/client.h"
-#include "client/options.h"
+#include "tickwire/client/client.h"
+#include "tickwire/client/options.h"
 
 namespace tw::tier {
 

@@ -7,7 +7,7 @@
 
 #include "base/log.h"
 #include "native/encoder.h"
-#include "wire/codec.h"
+#include "tickwire/wire/codec.h"
 
 namespace tw::tier {
 
@@ -128,29 +128,29 @@ class RemoteOutlet final : public broker::Outlet, public broker::ProviderOutlet,
   uint64_t provider_key() const override { return (uint64_t{s_.access_point} << 32) | token_; }
 
  private:
-  // An MQTT message's origin goes before its frame, as a record of its own:
-  // the publisher's token only to the access point it came from, RETAIN and
-  // the MQTT 5 properties to all. The properties are the channel's: the
-  // message being fanned out is its last value, and an image sent as a
-  // subscription arrives (the retained message) carries the last value's.
-  // Other messages have none: two comparisons.
+  // A message's origin (broker::MessageOrigin) goes before its frame, as a
+  // record of its own: the publisher's token only to the access point it
+  // came from, the retain and transient flags and the attribute block to all.
+  // The attributes are the channel's: the message being fanned out is its
+  // last value, and an image sent as a subscription arrives (the retained
+  // value) carries the last value's. Most messages have none: two comparisons.
   void pass_origin(const cache::Channel& ch, bool transient = false) {
     const broker::MessageOrigin& o = *s_.origin;
     const uint32_t token = o.access_point == s_.access_point ? o.token : 0;
     transient = transient || o.transient;
-    if (token == 0 && !o.retain && !transient && ch.properties.empty()) return;
+    if (token == 0 && !o.retain && !transient && ch.attributes.empty()) return;
     Record r{Op::Origin};
     r.token = token;
     r.flags = (o.retain ? kFlagRetain : 0) | (transient ? kFlagTransient : 0);
-    r.bytes = ch.properties;
+    r.bytes = ch.attributes;
     push(r);
   }
-  // The retained message set aside, for the copy to set it aside too.
+  // The retained value set aside, for the copy to set it aside too.
   void pass_retained(const cache::Channel& ch) {
     Record r{Op::Origin};
     r.flags = kFlagRetainedAside;
-    r.arg = static_cast<uint32_t>(ch.retained.properties.size());
-    r.prefix = ch.retained.properties;  // written before the payload
+    r.arg = static_cast<uint32_t>(ch.retained.attributes.size());
+    r.prefix = ch.retained.attributes;  // written before the payload
     r.bytes = ch.retained.opaque;
     push(r);
   }
@@ -300,8 +300,8 @@ void Gateway::Port::handle(const Record& r) {
       broker::MessageOrigin origin{nullptr, r.token, static_cast<uint32_t>(shared_.access_point),
                                    (r.flags & kFlagRetain) != 0, (r.flags & kFlagTransient) != 0};
       std::span<const uint8_t> payload = r.bytes;
-      if ((r.flags & kFlagProperties) != 0 && r.arg <= payload.size()) {
-        origin.properties = payload.first(r.arg);
+      if ((r.flags & kFlagAttributes) != 0 && r.arg <= payload.size()) {
+        origin.attributes = payload.first(r.arg);
         payload = payload.subspan(r.arg);
       }
       router_.publish(r.id, payload, image, checked, origin);

@@ -12,7 +12,7 @@
 
 #include "reactor/reactor.h"
 #include "tier/spsc_ring.h"
-#include "wire/protocol.h"
+#include "tickwire/wire/protocol.h"
 
 namespace tw::tier {
 
@@ -21,8 +21,8 @@ enum class Op : uint8_t {
   Interest = 1,      // a = pattern (first local subscription)
   Uninterest,        // a = pattern (last local subscription gone)
   Advertise,         // id, a = topic, flags = kind
-  Publish,           // id, token = publisher (0: none given), flags = image | validated | retain | properties,
-                     // bytes = payload; with kFlagProperties: arg = their size, bytes = properties + payload
+  Publish,           // id, token = publisher (0: none given), flags = image | validated | retain | attributes,
+                     // bytes = payload; with kFlagAttributes: arg = their size, bytes = attributes + payload
   Provide,           // token, a = service, b = pattern, bytes = connection name
   Withdraw,          // token, a = service
   ProviderPublish,   // token, id, flags = image, bytes = payload
@@ -41,8 +41,8 @@ enum class Op : uint8_t {
   Forget,            // id: the gateway freed the channel; the mirror drops its copy
   ListPage,          // token, arg = request id, id = next channel id, flags = 1 when this gateway has no more
   Origin,            // token = publisher on this access point (0: another), flags = retain, bytes = the
-                     // message's MQTT 5 properties: of the next IMAGE or UPDATE frame in the Stream records
-                     // (MQTT only: No Local, Retain As Published, properties)
+                     // message's attribute block: of the next IMAGE or UPDATE frame in the Stream records
+                     // (broker::MessageOrigin; only for messages that have one)
   Settled,           // token, arg, id as the Settle: every record before it has been applied
 };
 
@@ -64,14 +64,14 @@ struct Record {
 // Record::flags of Publish and ProviderPublish records.
 inline constexpr uint8_t kFlagImage = 1;      // the payload replaces the image
 inline constexpr uint8_t kFlagValidated = 2;  // the access point validated its field list
-inline constexpr uint8_t kFlagRetain = 4;     // Publish, Origin: an MQTT PUBLISH with RETAIN 1
-// Publish: the bytes start with the message's MQTT 5 properties (the
-// "forwarded" string of mqtt/codec.h), `arg` bytes of them.
-inline constexpr uint8_t kFlagProperties = 8;
+inline constexpr uint8_t kFlagRetain = 4;     // Publish, Origin: MessageOrigin::retain
+// Publish: the bytes start with the message's attribute block
+// (cache::Channel::attributes), `arg` bytes of it.
+inline constexpr uint8_t kFlagAttributes = 8;
 inline constexpr uint8_t kFlagTransient = 16;  // Publish, Origin: MessageOrigin::transient
-// Origin: the channel's retained message set aside (cache::Channel::retained),
+// Origin: the channel's retained value set aside (cache::Channel::retained),
 // for the image that follows (after its own Origin record): arg = the size of
-// its properties, bytes = its properties + its payload.
+// its attributes, bytes = its attributes + its payload.
 inline constexpr uint8_t kFlagRetainedAside = 32;
 // ProviderStatus: a publisher's STALE/OK of a broadcast channel it registered (Router::publisher_status).
 inline constexpr uint8_t kFlagPublisherStatus = 64;

@@ -9,7 +9,7 @@
 #include "native/native_session.h"
 #include "stream/json_encoder.h"
 #include "stream/stream_session.h"
-#include "wire/codec.h"
+#include "tickwire/wire/codec.h"
 
 namespace tw::tier {
 

@@ -14,7 +14,7 @@
 #include <string_view>
 #include <vector>
 
-#include "base/result.h"
+#include "tickwire/base/result.h"
 #include "session/session.h"
 #include "websocket/transport.h"
 

@@ -3,7 +3,7 @@
 #include <algorithm>
 
 #include "broker/router.h"
-#include "fields/field_list.h"
+#include "tickwire/fields/field_list.h"
 #include "topic/topic.h"
 
 namespace tw::tier {
@@ -132,10 +132,10 @@ broker::Outcome Uplink::publish(cache::ChannelId id, std::span<const uint8_t> pa
             (origin.transient ? kFlagTransient : 0);
   r.token = origin.token;  // the publishing connection, when it must recognise its own messages
   r.bytes = payload;
-  if (!origin.properties.empty()) {
-    r.flags |= kFlagProperties;
-    r.arg = static_cast<uint32_t>(origin.properties.size());
-    r.prefix = origin.properties;  // written before the payload, no copy of their own
+  if (!origin.attributes.empty()) {
+    r.flags |= kFlagAttributes;
+    r.arg = static_cast<uint32_t>(origin.attributes.size());
+    r.prefix = origin.attributes;  // written before the payload, no copy of their own
   }
   send(directory_.shard_of(id), r);
   return {};

@@ -1,6 +1,6 @@
-#include "wire/codec.h"
+#include "tickwire/wire/codec.h"
 
-#include "wire/bytes.h"
+#include "tickwire/wire/bytes.h"
 #include "wire/frame_writer.h"
 
 namespace tw::wire {

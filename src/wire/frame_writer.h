@@ -6,8 +6,8 @@
 #include <cstdint>
 #include <span>
 
-#include "wire/bytes.h"
-#include "wire/protocol.h"
+#include "tickwire/wire/bytes.h"
+#include "tickwire/wire/protocol.h"
 
 namespace tw::wire {
 

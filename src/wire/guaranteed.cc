@@ -1,6 +1,6 @@
-#include "wire/guaranteed.h"
+#include "tickwire/wire/guaranteed.h"
 
-#include "wire/bytes.h"
+#include "tickwire/wire/bytes.h"
 #include "wire/frame_writer.h"
 
 namespace tw::wire {

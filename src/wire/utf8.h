@@ -5,7 +5,7 @@
 #pragma once
 #include <string_view>
 
-#include "wire/protocol.h"
+#include "tickwire/wire/protocol.h"
 
 namespace tw::wire {
 

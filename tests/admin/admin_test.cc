@@ -7,7 +7,7 @@
 #include "admin/api.h"
 #include "admin/metrics.h"
 #include "admin/process_metrics.h"
-#include "client/message_format.h"
+#include "tickwire/client/message_format.h"
 #include "client/test_broker.h"
 
 namespace tw::admin {

@@ -7,7 +7,7 @@
 #include <vector>
 
 #include "broker/payloads.h"
-#include "fields/field_list.h"
+#include "tickwire/fields/field_list.h"
 
 namespace tw::broker {
 namespace {

@@ -3,7 +3,7 @@
 #include <cstdint>
 #include <vector>
 
-#include "fields/field_list.h"
+#include "tickwire/fields/field_list.h"
 
 namespace tw::broker {
 

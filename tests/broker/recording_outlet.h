@@ -10,7 +10,7 @@
 #include "output/fanout.h"
 #include "broker/outlet.h"
 #include "native/encoder.h"
-#include "wire/codec.h"
+#include "tickwire/wire/codec.h"
 
 namespace tw::broker {
 

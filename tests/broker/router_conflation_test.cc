@@ -11,7 +11,7 @@
 #include "broker/payloads.h"
 #include "broker/recording_outlet.h"
 #include "broker/router.h"
-#include "fields/field_list.h"
+#include "tickwire/fields/field_list.h"
 
 namespace tw::broker {
 namespace {

@@ -13,8 +13,8 @@
 #include "broker/payloads.h"
 #include "broker/recording_outlet.h"
 #include "broker/router.h"
-#include "fields/field_list.h"
-#include "wire/codec.h"
+#include "tickwire/fields/field_list.h"
+#include "tickwire/wire/codec.h"
 
 namespace tw::broker {
 namespace {

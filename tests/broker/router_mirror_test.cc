@@ -15,7 +15,7 @@
 #include "broker/mirrored_channels.h"
 #include "broker/router.h"
 #include "broker/upstream.h"
-#include "wire/codec.h"
+#include "tickwire/wire/codec.h"
 
 namespace tw::broker {
 namespace {

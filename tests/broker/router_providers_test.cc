@@ -14,7 +14,7 @@
 #include "broker/recording_outlet.h"
 #include "broker/owned_channels.h"
 #include "broker/router.h"
-#include "fields/field_list.h"
+#include "tickwire/fields/field_list.h"
 
 namespace tw::broker {
 namespace {

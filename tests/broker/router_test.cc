@@ -7,9 +7,9 @@
 
 #include "output/fanout.h"
 #include "broker/router.h"
-#include "fields/field_list.h"
+#include "tickwire/fields/field_list.h"
 #include "broker/recording_outlet.h"
-#include "wire/codec.h"
+#include "tickwire/wire/codec.h"
 
 namespace tw::broker {
 namespace {

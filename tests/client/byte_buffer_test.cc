@@ -1,6 +1,6 @@
 #include <gtest/gtest.h>
 
-#include "client/io_buffer.h"
+#include "tickwire/client/io_buffer.h"
 
 namespace tw::client {
 namespace {

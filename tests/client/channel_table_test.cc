@@ -1,6 +1,6 @@
 #include <gtest/gtest.h>
 
-#include "client/channel_table.h"
+#include "tickwire/client/channel_table.h"
 
 namespace tw::client {
 namespace {

@@ -9,7 +9,7 @@
 #include "channel_listing.h"
 #include "demo_market.h"
 #include "market_provider.h"
-#include "fields/field_list.h"
+#include "tickwire/fields/field_list.h"
 
 namespace tw::cli {
 

@@ -2,7 +2,7 @@
 
 #include <nlohmann/json.hpp>
 
-#include "client/message_format.h"
+#include "tickwire/client/message_format.h"
 
 namespace tw::client {
 namespace {

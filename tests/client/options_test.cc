@@ -2,7 +2,7 @@
 
 #include <cstdlib>
 
-#include "client/options.h"
+#include "tickwire/client/options.h"
 
 namespace tw::client {
 namespace {

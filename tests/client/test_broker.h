@@ -12,8 +12,8 @@
 #include <vector>
 
 #include "tier/broker.h"
-#include "client/client.h"
-#include "fields/field_list.h"
+#include "tickwire/client/client.h"
+#include "tickwire/fields/field_list.h"
 
 namespace tw::client::testing {
 

@@ -4,7 +4,7 @@
 #include <limits>
 #include <string>
 
-#include "fields/field_list.h"
+#include "tickwire/fields/field_list.h"
 
 namespace tw::fields {
 namespace {

@@ -5,7 +5,7 @@
 #include <set>
 #include <string>
 
-#include "fields/dictionary.h"
+#include "tickwire/fields/dictionary.h"
 
 namespace tw::fields {
 namespace {

@@ -7,7 +7,7 @@
 #include <vector>
 
 #include "field_test_util.h"
-#include "fields/field_list.h"
+#include "tickwire/fields/field_list.h"
 
 namespace tw::fields {
 namespace {

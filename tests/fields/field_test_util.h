@@ -5,7 +5,7 @@
 #include <functional>
 #include <vector>
 
-#include "fields/field_list.h"
+#include "tickwire/fields/field_list.h"
 
 namespace tw::fields::testing {
 

@@ -9,7 +9,7 @@
 #include <vector>
 
 #include "field_test_util.h"
-#include "fields/field_list.h"
+#include "tickwire/fields/field_list.h"
 
 namespace {
 std::atomic<size_t> g_allocations{0};

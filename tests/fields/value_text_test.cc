@@ -4,7 +4,7 @@
 #include <vector>
 
 #include "base/clock.h"
-#include "fields/dictionary.h"
+#include "tickwire/fields/dictionary.h"
 
 namespace tw::fields {
 namespace {

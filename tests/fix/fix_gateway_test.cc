@@ -27,8 +27,8 @@
 #include <mutex>
 #include <thread>
 
-#include "client/client.h"
-#include "fields/field_list.h"
+#include "tickwire/client/client.h"
+#include "tickwire/fields/field_list.h"
 #include "fix/drop_copy.h"
 #include "fix/engine.h"
 #include "testlib/broker_process.h"

@@ -6,7 +6,7 @@
 #include <set>
 #include <string>
 
-#include "fields/field_list.h"
+#include "tickwire/fields/field_list.h"
 #include "fix/drop_copy.h"
 #include "fix/gateway_config.h"
 #include "fix/router.h"

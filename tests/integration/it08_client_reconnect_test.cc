@@ -5,7 +5,7 @@
 #include <chrono>
 #include <functional>
 
-#include "client/client.h"
+#include "tickwire/client/client.h"
 #include "integration/it_support.h"
 #include "testlib/fields.h"
 

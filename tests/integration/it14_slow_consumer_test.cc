@@ -31,7 +31,7 @@
 #include <thread>
 #include <vector>
 
-#include "fields/field_list.h"
+#include "tickwire/fields/field_list.h"
 #include "it14_support.h"
 #include "it_support.h"
 #include "testlib/fields.h"

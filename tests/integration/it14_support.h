@@ -9,7 +9,7 @@
 #include <sys/types.h>
 #include <vector>
 
-#include "fields/field_list.h"
+#include "tickwire/fields/field_list.h"
 #include "it_support.h"
 
 namespace tw::it::slow {

@@ -12,7 +12,7 @@
 #include <functional>
 #include <thread>
 
-#include "client/client.h"
+#include "tickwire/client/client.h"
 #include "integration/it_support.h"
 #include "io/socket.h"
 #include "session/tls_transport.h"

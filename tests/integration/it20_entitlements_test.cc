@@ -18,7 +18,7 @@
 
 #include "admin/http_client.h"
 #include "auth/password.h"
-#include "fields/field_list.h"
+#include "tickwire/fields/field_list.h"
 #include "http/basic_auth.h"
 #include "it_support.h"
 #include "testlib/blocking_socket.h"

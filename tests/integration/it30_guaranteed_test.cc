@@ -19,7 +19,7 @@
 
 #include "admin/http_client.h"
 #include "auth/password.h"
-#include "client/client.h"
+#include "tickwire/client/client.h"
 #include "it_support.h"
 #include "testlib/process.h"
 

@@ -13,8 +13,8 @@
 
 #include "admin/http_client.h"
 #include "auth/password.h"
-#include "client/client.h"
-#include "fields/field_list.h"
+#include "tickwire/client/client.h"
+#include "tickwire/fields/field_list.h"
 #include "integration/it_support.h"
 #include "testlib/fields.h"
 #include "testlib/process.h"

@@ -8,7 +8,7 @@
 #include <cstdio>
 #include <thread>
 
-#include "client/client.h"
+#include "tickwire/client/client.h"
 #include "ha/etcd.h"
 #include "ha_support.h"
 #include "testlib/etcd_server.h"

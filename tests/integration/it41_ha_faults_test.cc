@@ -21,7 +21,7 @@
 #include <thread>
 #include <vector>
 
-#include "client/client.h"
+#include "tickwire/client/client.h"
 #include "ha_support.h"
 #include "testlib/etcd_server.h"
 #include "testlib/fields.h"

@@ -52,7 +52,8 @@ class LayeringTree : public ::testing::Test {
 };
 
 TEST(Layering, TheSourcesIncludeOnlyTheModulesTheyLink) {
-  Checked result = check({fs::path(TW_SOURCE_DIR) / "src", fs::path(TW_SOURCE_DIR) / "tools"});
+  const fs::path root(TW_SOURCE_DIR);
+  Checked result = check({root / "src", root / "tools", root / "include" / "tickwire"});
   EXPECT_TRUE(result.status.clean()) << result.out;
   EXPECT_NE(result.out.find("layering: 0 violation(s)"), std::string::npos) << result.out;
 }
@@ -93,6 +94,41 @@ TEST_F(LayeringTree, AToolIsHeldToItsLinksToo) {
             std::string::npos)
       << result.out;
   EXPECT_EQ(result.out.find("low/low.h\""), std::string::npos) << "tw_tool reaches tw_low through tw_mid";
+}
+
+// tw_top links tw_mid PRIVATE: what links tw_top may not include tw_mid's headers through it.
+TEST_F(LayeringTree, APrivateLinkIsNotPassedOn) {
+  write("above/CMakeLists.txt", "add_library(tw_above above.cc)\ntarget_link_libraries(tw_above PUBLIC tw_top)\n");
+  write("above/above.cc", "#include \"mid/mid.h\"\n");
+  Checked result = check({src_});
+  EXPECT_EQ(result.status.code, 1) << result.out;
+  EXPECT_NE(result.out.find("above/above.cc: includes \"mid/mid.h\" (tw_mid), but tw_above does not link it"),
+            std::string::npos)
+      << result.out;
+}
+
+// The public headers (include/tickwire/MODULE/...) belong to their folder's module, and are
+// included as "tickwire/MODULE/...".
+TEST_F(LayeringTree, APublicHeaderBelongsToItsFoldersModule) {
+  const fs::path pub = fs::temp_directory_path() / ("tw-layering-public-" + std::to_string(::getpid())) / "tickwire";
+  fs::create_directories(pub / "low");
+  fs::create_directories(pub / "top");
+  std::ofstream(pub / "low" / "api.h") << "#pragma once\n#include \"low/low.h\"\n";
+  std::ofstream(pub / "top" / "api.h") << "#pragma once\n#include \"tickwire/low/api.h\"\n";
+  write("top/top.cc", "#include \"tickwire/low/api.h\"\n#include \"tickwire/top/api.h\"\n");
+  Checked linked = check({src_, pub});
+  write("mid/mid.cc", "#include \"tickwire/top/api.h\"\n");
+  std::ofstream(pub / "low" / "api.h") << "#pragma once\n#include \"mid/mid.h\"\n";
+  Checked unlinked = check({src_, pub});
+  fs::remove_all(pub.parent_path());
+  EXPECT_TRUE(linked.status.clean()) << linked.out;
+  EXPECT_EQ(unlinked.status.code, 1) << unlinked.out;
+  EXPECT_NE(unlinked.out.find("mid/mid.cc: includes \"tickwire/top/api.h\" (tw_top), but tw_mid does not link it"),
+            std::string::npos)
+      << unlinked.out;
+  EXPECT_NE(unlinked.out.find("low/api.h: includes \"mid/mid.h\" (tw_mid), but tw_low does not link it"),
+            std::string::npos)
+      << unlinked.out;
 }
 
 }  // namespace

@@ -42,7 +42,7 @@ void publish_with(MqttHarness& h, std::string_view topic, std::string_view paylo
   cache::ChannelId id = 0;
   ASSERT_TRUE(h.router.advertise(topic, wire::PayloadKind::Opaque, id).ok());
   broker::MessageOrigin origin;
-  origin.properties = properties;
+  origin.attributes = properties;
   const std::span<const uint8_t> bytes{reinterpret_cast<const uint8_t*>(payload.data()), payload.size()};
   ASSERT_TRUE(h.router.publish(id, bytes, true, fields::Checked::No, origin).ok());
 }
@@ -78,7 +78,7 @@ TEST(MqttProperties, TheRetainedMessageCarriesTheLastValuesPropertiesAndANativeV
   EXPECT_TRUE(properties_of(live[0]).empty());
   cache::ChannelId id = 0;
   ASSERT_TRUE(h.router.advertise("p/r", wire::PayloadKind::Opaque, id).ok());
-  EXPECT_TRUE(h.router.channel(id)->properties.empty());  // what a new subscriber's retained message carries
+  EXPECT_TRUE(h.router.channel(id)->attributes.empty());  // what a new subscriber's retained message carries
 }
 
 TEST(MqttProperties, AnExpiredLastValueIsNotSentAsTheRetainedMessageNorLive) {
@@ -131,7 +131,7 @@ TEST(MqttProperties, AWillsPropertiesGoWithIt) {
   h.session->finish();  // no DISCONNECT: the Will is published
   cache::ChannelId id = 0;
   ASSERT_TRUE(h.router.advertise("w/t", wire::PayloadKind::Opaque, id).ok());
-  const std::vector<uint8_t>& kept = h.router.channel(id)->properties;
+  const std::vector<uint8_t>& kept = h.router.channel(id)->attributes;
   EXPECT_EQ(forwarded_deadline(kept), 0u);
   EXPECT_EQ(forwarded_qos(kept), 0u);  // a Will is capped at its own QoS, as a PUBLISH is
   EXPECT_EQ(Bytes(kept.begin() + static_cast<long>(std::min(kForwardedHead, kept.size())), kept.end()),
@@ -147,7 +147,7 @@ TEST(MqttProperties, AWillGoesAtNoMoreThanItsQos) {
   h.session->finish();
   cache::ChannelId id = 0;
   ASSERT_TRUE(h.router.advertise("w/q", wire::PayloadKind::Opaque, id).ok());
-  EXPECT_EQ(forwarded_qos(h.router.channel(id)->properties), 1u);
+  EXPECT_EQ(forwarded_qos(h.router.channel(id)->attributes), 1u);
 }
 
 }  // namespace

@@ -17,10 +17,10 @@
 #include "native/native_session.h"
 #include "broker/router.h"
 #include "native/session_harness.h"
-#include "fields/field_list.h"
+#include "tickwire/fields/field_list.h"
 #include "testlib/fields.h"
 #include "reactor/reactor.h"
-#include "wire/codec.h"
+#include "tickwire/wire/codec.h"
 
 namespace tw::broker {
 namespace {

@@ -9,7 +9,7 @@
 
 #include "base/clock.h"
 #include "native/session_harness.h"
-#include "wire/codec.h"
+#include "tickwire/wire/codec.h"
 
 namespace tw::broker {
 namespace {

@@ -4,7 +4,7 @@
 
 #include <vector>
 
-#include "fields/field_list.h"
+#include "tickwire/fields/field_list.h"
 #include "perf/consumer.h"
 
 namespace tw::perf {

@@ -8,7 +8,7 @@
 #include <mutex>
 
 #include "store/store_dir.h"
-#include "wire/guaranteed.h"
+#include "tickwire/wire/guaranteed.h"
 
 namespace tw::queue {
 namespace {

@@ -16,7 +16,7 @@
 #include <vector>
 
 #include "broker/router.h"
-#include "fields/field_list.h"
+#include "tickwire/fields/field_list.h"
 #include "native/encoder.h"
 #include "reactor/reactor.h"
 #include "session/delivery_policy.h"

@@ -13,7 +13,7 @@
 #include <vector>
 
 #include "session/encoder.h"
-#include "wire/codec.h"
+#include "tickwire/wire/codec.h"
 
 namespace tw::session::testing {
 

@@ -13,10 +13,10 @@
 #include <vector>
 
 #include "broker/router.h"
-#include "fields/field_list.h"
+#include "tickwire/fields/field_list.h"
 #include "native/native_session.h"
 #include "session/tcp_transport.h"
-#include "wire/codec.h"
+#include "tickwire/wire/codec.h"
 
 namespace tw::session {
 namespace {

@@ -8,7 +8,7 @@
 #include <variant>
 #include <vector>
 
-#include "fields/field_list.h"
+#include "tickwire/fields/field_list.h"
 
 namespace tw::testing {
 

@@ -15,7 +15,7 @@
 #include <string>
 #include <vector>
 
-#include "fields/field_list.h"
+#include "tickwire/fields/field_list.h"
 #include "testlib/raw_client.h"
 
 namespace tw::testing {

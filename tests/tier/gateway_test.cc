@@ -13,7 +13,7 @@
 
 #include "testlib/fields.h"
 #include "tier/gateway.h"
-#include "wire/codec.h"
+#include "tickwire/wire/codec.h"
 
 namespace tw::tier {
 namespace {
@@ -195,7 +195,7 @@ TEST_F(GatewayLink, APublishsPropertiesGoBeforeItsFrameInAnOriginRecord) {
   const std::vector<uint8_t> props{0, 0, 0, 0, 0, 0, 0, 0, 0x03, 0, 1, 't'}, payload{'p'};
   Record with{Op::Publish};
   with.id = id;
-  with.flags = kFlagImage | kFlagProperties;
+  with.flags = kFlagImage | kFlagAttributes;
   with.arg = static_cast<uint32_t>(props.size());
   with.prefix = props;
   with.bytes = payload;

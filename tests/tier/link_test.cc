@@ -102,7 +102,7 @@ TEST(Record, LongestStringsRoundTrip) {
 TEST(Record, APrefixIsWrittenJustBeforeTheBytes) {
   const uint8_t props[] = {9, 8, 7}, payload[] = {1, 2};
   Record in{Op::Publish};
-  in.flags = kFlagProperties;
+  in.flags = kFlagAttributes;
   in.arg = sizeof props;
   in.prefix = props;
   in.bytes = payload;

@@ -7,8 +7,8 @@
 #include <cstring>
 #include <span>
 
-#include "wire/codec.h"
-#include "wire/guaranteed.h"
+#include "tickwire/wire/codec.h"
+#include "tickwire/wire/guaranteed.h"
 
 namespace tw::wiretest {
 

@@ -7,7 +7,7 @@
 #include <string_view>
 #include <vector>
 
-#include "wire/codec.h"
+#include "tickwire/wire/codec.h"
 
 namespace tw::wiretest {
 

@@ -1,6 +1,6 @@
 #include "perf/field_payload.h"
 
-#include "fields/field_list.h"
+#include "tickwire/fields/field_list.h"
 
 namespace tw::perf {
 

@@ -16,7 +16,7 @@
 #include <span>
 #include <string_view>
 
-#include "base/result.h"
+#include "tickwire/base/result.h"
 
 namespace tw::perf {
 

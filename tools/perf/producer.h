@@ -18,7 +18,7 @@
 #include <string>
 #include <vector>
 
-#include "base/result.h"
+#include "tickwire/base/result.h"
 #include "perf/field_payload.h"
 #include "perf/histogram.h"
 #include "perf/probe.h"

@@ -11,7 +11,7 @@
 #include <string>
 #include <vector>
 
-#include "base/result.h"
+#include "tickwire/base/result.h"
 
 namespace tw::perf {
 

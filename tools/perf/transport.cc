@@ -5,7 +5,7 @@
 #include <atomic>
 #include <cstdlib>
 
-#include "client/options.h"
+#include "tickwire/client/options.h"
 
 namespace tw::perf {
 

@@ -8,7 +8,7 @@
 // initial images and those after it are counted as messages.
 #include <vector>
 
-#include "client/client.h"
+#include "tickwire/client/client.h"
 #include "perf/transport.h"
 
 namespace tw::perf {

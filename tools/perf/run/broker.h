@@ -4,7 +4,7 @@
 #pragma once
 #include <string>
 
-#include "base/result.h"
+#include "tickwire/base/result.h"
 #include "perf/run/child_process.h"
 
 namespace tw::perf::run {

@@ -8,7 +8,7 @@
 
 #include <nlohmann/json.hpp>
 
-#include "base/result.h"
+#include "tickwire/base/result.h"
 #include "perf/run/rate_search.h"
 #include "perf/run/trial.h"
 

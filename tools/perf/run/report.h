@@ -4,7 +4,7 @@
 
 #include <nlohmann/json.hpp>
 
-#include "base/result.h"
+#include "tickwire/base/result.h"
 #include "perf/run/orchestrator.h"
 #include "perf/run/proc_stats.h"
 

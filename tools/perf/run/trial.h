@@ -10,7 +10,7 @@
 
 #include <nlohmann/json.hpp>
 
-#include "base/result.h"
+#include "tickwire/base/result.h"
 #include "perf/run/rate_search.h"
 
 namespace tw::perf::run {

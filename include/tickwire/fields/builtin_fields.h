@@ -7,7 +7,7 @@
 #include <cstdint>
 #include <string_view>
 
-#include "fields/field_list.h"
+#include "tickwire/fields/field_list.h"
 
 namespace tw::fields {
 

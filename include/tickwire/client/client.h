@@ -69,13 +69,13 @@
 #include <unordered_map>
 #include <vector>
 
-#include "base/result.h"
-#include "client/channel_table.h"
-#include "client/io_buffer.h"
-#include "client/message.h"
-#include "client/options.h"
-#include "wire/codec.h"
-#include "wire/guaranteed.h"
+#include "tickwire/base/result.h"
+#include "tickwire/client/channel_table.h"
+#include "tickwire/client/io_buffer.h"
+#include "tickwire/client/message.h"
+#include "tickwire/client/options.h"
+#include "tickwire/wire/codec.h"
+#include "tickwire/wire/guaranteed.h"
 
 namespace tw::session {
 class TlsContext;

@@ -5,7 +5,7 @@
 #include <cstddef>
 #include <span>
 
-#include "wire/protocol.h"
+#include "tickwire/wire/protocol.h"
 
 namespace tw::wire {
 

@@ -11,7 +11,7 @@
 #include <string_view>
 #include <unordered_map>
 
-#include "wire/protocol.h"
+#include "tickwire/wire/protocol.h"
 
 namespace tw::client {
 

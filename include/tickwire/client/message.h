@@ -6,7 +6,7 @@
 #include <span>
 #include <string_view>
 
-#include "wire/protocol.h"
+#include "tickwire/wire/protocol.h"
 
 namespace tw::client {
 

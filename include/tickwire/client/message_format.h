@@ -13,9 +13,9 @@
 #include <string>
 #include <string_view>
 
-#include "client/message.h"
-#include "fields/dictionary.h"
-#include "fields/payload_text.h"
+#include "tickwire/client/message.h"
+#include "tickwire/fields/dictionary.h"
+#include "tickwire/fields/payload_text.h"
 
 namespace tw::client {
 

@@ -18,7 +18,7 @@
 #include <span>
 #include <string_view>
 
-#include "wire/codec.h"
+#include "tickwire/wire/codec.h"
 
 namespace tw::wire {
 

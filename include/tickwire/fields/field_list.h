@@ -18,7 +18,7 @@
 #include <string_view>
 #include <vector>
 
-#include "wire/bytes.h"
+#include "tickwire/wire/bytes.h"
 
 namespace tw::fields {
 

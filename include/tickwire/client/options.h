@@ -6,8 +6,8 @@
 #include <string_view>
 #include <vector>
 
-#include "base/result.h"
-#include "wire/protocol.h"
+#include "tickwire/base/result.h"
+#include "tickwire/wire/protocol.h"
 
 namespace tw::client {
 

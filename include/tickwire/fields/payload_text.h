@@ -7,8 +7,8 @@
 #include <string>
 #include <string_view>
 
-#include "fields/dictionary.h"
-#include "wire/protocol.h"
+#include "tickwire/fields/dictionary.h"
+#include "tickwire/wire/protocol.h"
 
 namespace tw::fields {
 

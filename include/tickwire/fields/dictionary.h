@@ -13,8 +13,8 @@
 #include <unordered_map>
 #include <vector>
 
-#include "base/result.h"
-#include "fields/field_list.h"
+#include "tickwire/base/result.h"
+#include "tickwire/fields/field_list.h"
 
 namespace tw::fields {
 
