@@ -5,6 +5,9 @@
 // --user and --password-file as HTTP Basic credentials. Without --http it
 // asks $TICKWIRE_HTTP, else the host of --server / $TICKWIRE_SERVER on the
 // admin port, 9401 (common.h, admin_target).
+// A broker with links to upstream brokers ([[link]]) shows each one: its
+// state, upstream, interest, and the messages it brings in per second
+// (GET /api/v1/links, as `tickwire links`).
 // --fix adds a FIX gateway's sessions (state, sequence numbers) and routes
 // (orders, their rate, reports back), read from the gateway's own metrics
 // listener (GET /api/v1/fix; docs/fix.md), not through the broker.
@@ -123,13 +126,52 @@ void render_channels(std::string& out, Json list, size_t rows) {
   }
 }
 
+// Counters shown as rates: each one's increase since the frame before, per second.
+class Rates {
+ public:
+  // Call once per frame, before rate().
+  void next_frame() {
+    const auto now = std::chrono::steady_clock::now();
+    seconds_ = std::chrono::duration<double>(now - at_).count();
+    at_ = now;
+    last_.swap(current_);
+    current_.clear();
+  }
+  double rate(const std::string& name, double total) {
+    current_[name] = total;
+    auto before = last_.find(name);
+    return before != last_.end() && seconds_ > 0 ? (total - before->second) / seconds_ : 0;
+  }
+
+ private:
+  std::map<std::string, double> last_, current_;
+  std::chrono::steady_clock::time_point at_ = std::chrono::steady_clock::now();
+  double seconds_ = 0;
+};
+
+// The broker's links to upstream brokers (GET /api/v1/links): nothing when it has none.
+void render_links(std::string& out, const Json& links, Rates& rates) {
+  const Json& list = links.value("links", Json::array());
+  if (list.empty()) return;
+  out += "\nLINK             UP   UPSTREAM                 PATTERNS  CHANNELS   MSGS/s  GAPS  CONNECTS\n";
+  char line[512];
+  for (const Json& l : list) {
+    const double messages = l.value("images", 0.0) + l.value("updates", 0.0);
+    std::snprintf(line, sizeof line, "%-16.16s %-4s %-24.24s %8s  %8s  %7s  %4s  %8s\n", safe(l, "name").c_str(),
+                  l.value("connected", false) ? "yes" : "no", safe(l, "upstream").c_str(),
+                  human(l.value("patterns", 0.0)).c_str(), human(l.value("channels", 0.0)).c_str(),
+                  human(rates.rate("link " + l.value("name", std::string()), messages)).c_str(),
+                  human(l.value("gaps", 0.0)).c_str(), human(l.value("connects", 0.0)).c_str());
+    out += line;
+  }
+}
+
 // The FIX gateway's sessions and routes (GET /api/v1/fix on its metrics
 // listener); rates are between this frame and the one before.
 class FixView {
  public:
   void render(std::string& out, const Json& fix) {
-    const auto now = std::chrono::steady_clock::now();
-    const double seconds = std::chrono::duration<double>(now - at_).count();
+    rates_.next_frame();
     char line[512];
     out += "\nFIX SESSION    ROLE      STATE  NEXT OUT   NEXT IN\n";
     for (const Json& s : fix.value("sessions", Json::array())) {
@@ -139,24 +181,17 @@ class FixView {
       out += line;
     }
     out += "FIX ROUTE                        ORDERS  ORDERS/s   REPORTS\n";
-    std::map<std::string, double> routed;
     for (const Json& r : fix.value("routes", Json::array())) {
       const std::string name = safe(r, "client") + " -> " + safe(r, "exchange");
       const double n = r.value("routed", 0.0);
-      routed[name] = n;
-      auto before = last_.find(name);
-      const double rate = before != last_.end() && seconds > 0 ? (n - before->second) / seconds : 0;
-      std::snprintf(line, sizeof line, "%-30.30s %8s  %8s  %8s\n", name.c_str(), human(n).c_str(), human(rate).c_str(),
-                    human(r.value("reports", 0.0)).c_str());
+      std::snprintf(line, sizeof line, "%-30.30s %8s  %8s  %8s\n", name.c_str(), human(n).c_str(),
+                    human(rates_.rate(name, n)).c_str(), human(r.value("reports", 0.0)).c_str());
       out += line;
     }
-    last_ = std::move(routed);
-    at_ = now;
   }
 
  private:
-  std::map<std::string, double> last_;
-  std::chrono::steady_clock::time_point at_ = std::chrono::steady_clock::now();
+  Rates rates_;
 };
 
 size_t lines_of(const std::string& text) { return static_cast<size_t>(std::count(text.begin(), text.end(), '\n')); }
@@ -165,7 +200,7 @@ size_t lines_of(const std::string& text) { return static_cast<size_t>(std::count
 // admin. With a window `height` (0: none), the lists share the lines the
 // totals leave, so that the whole frame fits.
 Result<std::string> frame(const admin::HttpTarget& target, size_t rows, int height,
-                          const std::optional<admin::HttpTarget>& fix_target, FixView& fix_view) {
+                          const std::optional<admin::HttpTarget>& fix_target, FixView& fix_view, Rates& rates) {
   auto stats = get_json(target, "/api/v1/stats");
   if (!stats) return stats.error();
   auto channels = get_json(target, "/api/v1/channels");
@@ -173,6 +208,8 @@ Result<std::string> frame(const admin::HttpTarget& target, size_t rows, int heig
   auto connections = get_json(target, "/api/v1/connections");
   std::string out;
   render_totals(out, *stats);
+  rates.next_frame();
+  if (auto links = get_json(target, "/api/v1/links"); links) render_links(out, *links, rates);
   if (fix_target) {
     auto fix = get_json(*fix_target, "/api/v1/fix");
     if (!fix) return Error{"the FIX gateway (--fix): " + fix.error().message};
@@ -225,6 +262,12 @@ bool quit_within(KeyInput& keys, int ms) {
 // request makes one and the view is the second's, a second later.
 int run_once(const TopOptions& opts, const admin::HttpTarget& target, const std::optional<admin::HttpTarget>& fix) {
   if (auto first = get_json(target, "/api/v1/stats"); !first) return report(first.error(), opts, target);
+  Rates rates;  // the first sample of the links' rates
+  if (auto links = get_json(target, "/api/v1/links"); links) {
+    std::string ignored;
+    rates.next_frame();
+    render_links(ignored, *links, rates);
+  }
   FixView fix_view;
   if (fix) {  // the first sample of the FIX routes' rates
     auto first = get_json(*fix, "/api/v1/fix");
@@ -234,7 +277,7 @@ int run_once(const TopOptions& opts, const admin::HttpTarget& target, const std:
   }
   KeyInput no_keys{false};
   if (quit_within(no_keys, kSecondSampleMs)) return kExitOk;
-  auto text = frame(target, opts.rows, 0, fix, fix_view);
+  auto text = frame(target, opts.rows, 0, fix, fix_view, rates);
   if (!text) return report(text.error(), opts, target);
   std::fwrite(text->data(), 1, text->size(), stdout);
   return kExitOk;
@@ -258,9 +301,10 @@ int run_top(const TopOptions& opts, const CommonOptions& common) {
   const bool on_terminal = ::isatty(STDOUT_FILENO);
   KeyInput keys;
   FixView fix_view;
+  Rates rates;
   for (int n = 0; !g_stop_requested; ++n) {
     const TerminalSize window = on_terminal ? terminal_size(STDOUT_FILENO) : TerminalSize{};
-    auto text = frame(*target, opts.rows, window.rows, fix, fix_view);
+    auto text = frame(*target, opts.rows, window.rows, fix, fix_view, rates);
     if (!text) return report(text.error(), opts, *target);
     // Home and clear, then a frame that fits: the view refreshes in place.
     const std::string screen = "\x1b[H\x1b[J" + fit_to(*text, window.rows, window.cols);

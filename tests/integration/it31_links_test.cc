@@ -260,6 +260,15 @@ TEST(It31Links, ManyEdgeSubscribersAreOneUpstreamSubscriptionAndReachACoreProvid
       testing::bin_path("tickwire"), {"links", "--http", "127.0.0.1:" + std::to_string(edge.http_port())});
   EXPECT_NE(cli.out.find("to-core"), std::string::npos) << cli.out << cli.err;
   EXPECT_NE(cli.out.find("yes"), std::string::npos) << cli.out;
+  // `tickwire top` shows the link too: its row, up, with the upstream's address.
+  const testing::RunResult top = testing::run_to_completion(
+      testing::bin_path("tickwire"), {"top", "--once", "--http", "127.0.0.1:" + std::to_string(edge.http_port())});
+  ASSERT_TRUE(top.status.clean()) << top.err;
+  const size_t row = top.out.find("\nto-core ");
+  ASSERT_NE(row, std::string::npos) << top.out;
+  const std::string line = top.out.substr(row + 1, top.out.find('\n', row + 1) - row - 1);
+  EXPECT_NE(line.find(" yes "), std::string::npos) << line;
+  EXPECT_NE(line.find("127.0.0.1:" + std::to_string(core.port())), std::string::npos) << line;
 
   // The last local interest gone, the upstream subscriptions go after the linger.
   subs.clear();
