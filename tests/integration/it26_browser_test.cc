@@ -7,7 +7,8 @@
 //   examples/web (issue 14, acceptance 3): the demo feed's prices, changing.
 //   the console (issue 15, acceptance 2): overview charts moving, a channel
 //   page flashing a field change within 1 s.
-// No console errors in either. Skipped only where node or chromium is absent.
+// The console's links page lists an edge's link to its core. No console
+// errors in any. Skipped only where node or chromium is absent.
 #include <gtest/gtest.h>
 #include <unistd.h>
 
@@ -114,6 +115,22 @@ TEST_F(BrowserTest, TheConsoleChartsMoveAndAChannelPageFlashesAFieldChangeWithin
   run_script("console.mjs", {"--base", url(""), "--tickwire", testing::bin_dir() + "/tickwire", "--server", server(),
                              "--topic", topic, "--screenshots", screenshot("console", "_")});
   EXPECT_TRUE(feed->alive()) << feed->err();
+}
+
+// An edge broker linked to a core (issue 31, item 6): the console's links page lists the link, up.
+TEST_F(BrowserTest, TheConsoleLinksPageShowsALinkUpWithItsUpstream) {
+  BrokerOptions core_options;
+  core_options.config_toml = "mqtt_listen = \"\"\n";
+  BrokerProcess core(core_options);
+  ASSERT_TRUE(core.ready()) << core.err();
+  const std::string upstream = "127.0.0.1:" + std::to_string(core.port());
+  BrokerOptions edge_options;
+  edge_options.args = {"--http-listen", "127.0.0.1:0"};
+  edge_options.config_toml = "mqtt_listen = \"\"\n[[link]]\nname = \"to-core\"\nupstreams = [\"" + upstream + "\"]\n";
+  BrokerProcess edge(edge_options);
+  ASSERT_TRUE(edge.ready()) << edge.err();
+  run_script("links.mjs", {"--base", "http://127.0.0.1:" + std::to_string(edge.http_port()), "--link", "to-core",
+                           "--upstream", upstream, "--screenshot", screenshot("console_links")});
 }
 
 }  // namespace

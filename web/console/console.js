@@ -6,11 +6,13 @@
 //   #/channel/TOPIC     one channel's live image, a field grid that flashes changes (/stream)
 //   #/connections       the connections table (/api/v1/connections)
 //   #/connection/ID     one connection's subscriptions (/api/v1/connections/ID/subscriptions)
+//   #/links             the broker's links to upstream brokers (/api/v1/links)
 import { overview } from '/console/overview.js';
 import { channels } from '/console/channels.js';
 import { channel } from '/console/channel.js';
 import { connections } from '/console/connections.js';
 import { connection } from '/console/connection.js';
+import { links } from '/console/links.js';
 import { setStatus } from '/console/common.js';
 
 const view = document.getElementById('view');
@@ -34,6 +36,9 @@ function route() {
   } else if (hash === '/connections') {
     name = 'connections';
     stop = connections(view);
+  } else if (hash === '/links') {
+    name = 'links';
+    stop = links(view);
   } else {
     stop = overview(view);
   }
