@@ -3,6 +3,7 @@
 // on each (docs/ARCHITECTURE.md, "Broker links").
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <chrono>
 #include <functional>
 #include <map>
@@ -341,6 +342,80 @@ std::string user(const std::string& name, const std::string& allow, const std::s
 
 // The core grants the link's user EN/OPEN/> only; the edge grants alice
 // EN/OPEN/A only. Neither gets more through the link.
+// Provider failover across brokers: a service provided on two cores, an edge
+// linked to both (its upstream list). The core the edge uses is lost: the
+// edge's subscriber sees STALE, then the other core's provider is asked and
+// its image arrives, then OK, and its updates follow with no gap.
+TEST(It31Links, AServiceProvidedOnTwoCoresFailsOverThroughTheEdgesLink) {
+  BrokerProcess core_a(broker_with(""));
+  ASSERT_TRUE(core_a.ready()) << core_a.err();
+  BrokerProcess core_b(broker_with(""));
+  ASSERT_TRUE(core_b.ready()) << core_b.err();
+  // Core A first in the edge's list: the link starts there, and fails over to core B.
+  BrokerProcess edge(broker_with(link_to("to-cores", {core_a.port(), core_b.port()})));
+  ASSERT_TRUE(edge.ready()) << edge.err();
+
+  // Each core's provider answers a request with its own value: 1 on core A, 2 on core B.
+  struct Provider {
+    Peer peer;
+    int requests = 0;
+    uint32_t stream = 0;
+    bool start(uint16_t port, const std::string& name, int64_t value) {
+      if (!peer.connect(port, name)) return false;
+      return static_cast<bool>(peer.c.provide(
+          "FO", "",
+          [this, value](const client::Stream& s) {
+            ++requests;
+            stream = s.id;
+            (void)peer.c.publish_stream(s.id, testing::field_list({{1, value}}), true);
+          },
+          [](const client::Stream&) {}));
+    }
+  };
+  auto on_a = std::make_unique<Provider>();
+  Provider on_b;
+  ASSERT_TRUE(on_a->start(core_a.port(), "provider-a", 1));
+  ASSERT_TRUE(on_b.start(core_b.port(), "provider-b", 2));
+  Peer sub;
+  ASSERT_TRUE(sub.connect(edge.port(), "sub") && sub.subscribe("FO/IBM"));
+  std::vector<Peer*> all = {&on_a->peer, &on_b.peer, &sub};
+  ASSERT_TRUE(poll_until(all, [&] { return sub.last("FO/IBM") == 1; })) << "core A's provider did not answer";
+  EXPECT_EQ(on_b.requests, 0) << "the edge asked both cores";
+
+  core_a.send_signal(SIGKILL);
+  core_a.wait(5000);
+  all = {&on_b.peer, &sub};
+  // What the subscriber got after core A's STALE (the failover can be quick: all of it in one poll).
+  auto after_stale = [&] {
+    const std::vector<Got>& got = sub.got["FO/IBM"];
+    auto stale = std::find_if(got.begin(), got.end(), [](const Got& g) {
+      return g.kind == client::MessageKind::Status && g.state == wire::ChannelState::Stale;
+    });
+    return stale == got.end() ? std::vector<Got>{} : std::vector<Got>(stale + 1, got.end());
+  };
+  auto ok_after_stale = [&] {
+    const std::vector<Got> after = after_stale();
+    return std::any_of(after.begin(), after.end(), [](const Got& g) {
+      return g.kind == client::MessageKind::Status && g.state == wire::ChannelState::Ok;
+    });
+  };
+  ASSERT_TRUE(poll_until(all, [&] { return sub.saw_state("FO/IBM", wire::ChannelState::Stale); }))
+      << "the edge's subscriber did not see STALE when core A was lost";
+  ASSERT_TRUE(poll_until(all, ok_after_stale)) << "no OK after the link failed over to core B";
+  EXPECT_EQ(on_b.requests, 1) << "core B's provider was not asked, or was asked twice";
+  ASSERT_TRUE(on_b.peer.c.publish_stream(on_b.stream, testing::field_list({{1, int64_t{3}}}), false));
+  ASSERT_TRUE(poll_until(all, [&] { return sub.last("FO/IBM") == 3; })) << "core B's update did not arrive";
+  const std::vector<Got> got = after_stale();
+  ASSERT_GE(got.size(), 3u);
+  EXPECT_EQ(got[0].kind, client::MessageKind::Image) << "core B's image first";
+  EXPECT_EQ(got[0].value, 2);
+  EXPECT_EQ(got[1].kind, client::MessageKind::Status);
+  EXPECT_EQ(got[1].state, wire::ChannelState::Ok);
+  EXPECT_EQ(got.back().kind, client::MessageKind::Update);
+  EXPECT_FALSE(got.back().gap);
+  on_a.reset();
+}
+
 TEST(It31Links, EntitlementsHoldOnBothSidesOfALink) {
   testing::TempDir dir;
   const std::string core_users = user("feed", "publish", "\"EN/>\"") + user("edge", "subscribe", "\"EN/OPEN/>\"");
