@@ -5,6 +5,8 @@
 // --user and --password-file as HTTP Basic credentials. Without --http it
 // asks $TICKWIRE_HTTP, else the host of --server / $TICKWIRE_SERVER on the
 // admin port, 9401 (common.h, admin_target).
+// A member of an HA pair says so under the totals: its role, epoch, whether
+// it acknowledges guaranteed publishes, and the primary (GET /api/v1/ha).
 // A broker with links to upstream brokers ([[link]]) shows each one: its
 // state, upstream, interest, and the messages it brings in per second
 // (GET /api/v1/links, as `tickwire links`).
@@ -149,6 +151,17 @@ class Rates {
   double seconds_ = 0;
 };
 
+// An HA pair's member (GET /api/v1/ha): one line; nothing for a broker alone.
+void render_ha(std::string& out, const Json& ha) {
+  if (!ha.value("enabled", false)) return;
+  char line[512];
+  std::snprintf(line, sizeof line, "\nHA  %s  epoch %llu  serving %s  acknowledging %s  primary %s\n",
+                safe(ha, "role").c_str(), static_cast<unsigned long long>(ha.value("epoch", 0ull)),
+                ha.value("serving", false) ? "yes" : "no", ha.value("acknowledging", false) ? "yes" : "no",
+                ha.value("leader", std::string()).empty() ? "(none)" : safe(ha, "leader").c_str());
+  out += line;
+}
+
 // The broker's links to upstream brokers (GET /api/v1/links): nothing when it has none.
 void render_links(std::string& out, const Json& links, Rates& rates) {
   const Json& list = links.value("links", Json::array());
@@ -208,6 +221,7 @@ Result<std::string> frame(const admin::HttpTarget& target, size_t rows, int heig
   auto connections = get_json(target, "/api/v1/connections");
   std::string out;
   render_totals(out, *stats);
+  if (auto ha = get_json(target, "/api/v1/ha"); ha) render_ha(out, *ha);
   rates.next_frame();
   if (auto links = get_json(target, "/api/v1/links"); links) render_links(out, *links, rates);
   if (fix_target) {

@@ -7,8 +7,8 @@
 //   examples/web (issue 14, acceptance 3): the demo feed's prices, changing.
 //   the console (issue 15, acceptance 2): overview charts moving, a channel
 //   page flashing a field change within 1 s.
-// The console's links page lists an edge's link to its core. No console
-// errors in any. Skipped only where node or chromium is absent.
+// The console's links page lists an edge's link to its core, its HA page a
+// primary elected by a real etcd. No console errors in any. Skipped only where node or chromium is absent.
 #include <gtest/gtest.h>
 #include <unistd.h>
 
@@ -17,6 +17,7 @@
 #include <string>
 #include <vector>
 
+#include "integration/ha_support.h"
 #include "testlib/broker_process.h"
 #include "testlib/process.h"
 
@@ -129,8 +130,23 @@ TEST_F(BrowserTest, TheConsoleLinksPageShowsALinkUpWithItsUpstream) {
   edge_options.config_toml = "mqtt_listen = \"\"\n[[link]]\nname = \"to-core\"\nupstreams = [\"" + upstream + "\"]\n";
   BrokerProcess edge(edge_options);
   ASSERT_TRUE(edge.ready()) << edge.err();
-  run_script("links.mjs", {"--base", "http://127.0.0.1:" + std::to_string(edge.http_port()), "--link", "to-core",
-                           "--upstream", upstream, "--screenshot", screenshot("console_links")});
+  run_script("table_page.mjs", {"--base", "http://127.0.0.1:" + std::to_string(edge.http_port()), "--page", "links",
+                                "--row", "to-core", "--expect", "Up=yes;Upstream=" + upstream, "--screenshot",
+                                screenshot("console_links")});
+}
+
+// A broker elected primary by a real etcd (issue 30, item 6): the console's HA page says so.
+TEST_F(BrowserTest, TheConsoleHaPageShowsAPrimaryItsEpochAndThatItAcknowledges) {
+  ASSERT_TRUE(testing::EtcdServer::installed()) << "etcd-server is not installed (scripts/deps.sh)";
+  testing::EtcdServer etcd;
+  ASSERT_TRUE(etcd.ok()) << etcd.log();
+  testing::TempDir store;
+  auto member = start_member(etcd, store);
+  ASSERT_TRUE(member->ready()) << member->err();
+  const std::string name = "127.0.0.1:" + std::to_string(member->port());
+  run_script("table_page.mjs", {"--base", "http://127.0.0.1:" + std::to_string(member->http_port()), "--page", "ha",
+                                "--row", name, "--expect", "Role=primary;Serving=yes;Acknowledging=yes;Primary=" + name,
+                                "--screenshot", screenshot("console_ha")});
 }
 
 }  // namespace

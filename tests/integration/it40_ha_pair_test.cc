@@ -71,7 +71,7 @@ TEST_F(HaPair, TheBackupRefusesClientsNamingThePrimaryAndTakesOverWhenThePrimary
   EXPECT_EQ(hello(first_->port()).code, wire::Code::NotPrimary);
 }
 
-// Both members say what they are: the admin API, /metrics, `tickwire ha status`.
+// Both members say what they are: the admin API, /metrics, `tickwire ha status`, `tickwire top`.
 TEST_F(HaPair, EachMemberShowsItsRoleAndTermInTheApiMetricsAndTheCli) {
   const auto get = admin_get;
   // Acknowledging once the first term's grace has passed.
@@ -93,6 +93,11 @@ TEST_F(HaPair, EachMemberShowsItsRoleAndTermInTheApiMetricsAndTheCli) {
   EXPECT_EQ(cli.status.code, 0) << cli.err;
   EXPECT_NE(cli.out.find(address(*second_) + ": backup, epoch "), std::string::npos) << cli.out;
   EXPECT_NE(cli.out.find("primary: " + address(*first_)), std::string::npos) << cli.out;
+  auto top = testing::run_to_completion(testing::bin_path("tickwire"),
+                                        {"top", "--once", "--http", "127.0.0.1:" + std::to_string(second_->http_port())});
+  EXPECT_TRUE(top.status.clean()) << top.err;
+  EXPECT_NE(top.out.find("\nHA  backup  epoch "), std::string::npos) << top.out;
+  EXPECT_NE(top.out.find("serving no  acknowledging no  primary " + address(*first_)), std::string::npos) << top.out;
 }
 
 // A manual switch-over by an operator (the leader key deleted in etcd): the

@@ -102,3 +102,24 @@ export function renderTable(container, rows, { columns = null, cell = () => fals
   }
   container.replaceChildren(el('table', {}, el('thead', {}, head), body));
 }
+
+// A page that is one table of an API answer, refreshed every two seconds:
+// `columns` are [name, (row) => text] pairs, `rows(answer)` the answer's
+// rows, `summary(rows)` the line beside the title.
+export function tablePage(view, { id, title, path, rows, columns, summary }) {
+  const count = el('span', { class: 'tw-state' });
+  const table = el('div', { id });
+  view.append(el('div', { class: 'toolbar' }, el('h2', { text: title }), count), table);
+  const text = new Map(columns);
+  return every(2000, async () => {
+    const list = rows(await getJson(path));
+    count.textContent = summary(list);
+    renderTable(table, list, {
+      columns: columns.map(([name]) => name),
+      cell: (row, column, td) => {
+        td.textContent = text.get(column)(row);
+        return true;
+      },
+    });
+  });
+}

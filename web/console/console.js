@@ -7,12 +7,14 @@
 //   #/connections       the connections table (/api/v1/connections)
 //   #/connection/ID     one connection's subscriptions (/api/v1/connections/ID/subscriptions)
 //   #/links             the broker's links to upstream brokers (/api/v1/links)
+//   #/ha                the broker as a member of an HA pair (/api/v1/ha)
 import { overview } from '/console/overview.js';
 import { channels } from '/console/channels.js';
 import { channel } from '/console/channel.js';
 import { connections } from '/console/connections.js';
 import { connection } from '/console/connection.js';
 import { links } from '/console/links.js';
+import { ha } from '/console/ha.js';
 import { setStatus } from '/console/common.js';
 
 const view = document.getElementById('view');
@@ -39,6 +41,9 @@ function route() {
   } else if (hash === '/links') {
     name = 'links';
     stop = links(view);
+  } else if (hash === '/ha') {
+    name = 'ha';
+    stop = ha(view);
   } else {
     stop = overview(view);
   }

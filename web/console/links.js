@@ -2,7 +2,7 @@
 // /api/v1/links (admins), refreshed every two seconds: whether each is up,
 // its upstream, the interest it passes up, what it brought in, its gaps and
 // reconnects (docs/operations.md, "A two-tier deployment").
-import { el, every, formatNumber, getJson, renderTable, rowsOf } from '/console/common.js';
+import { formatNumber, rowsOf, tablePage } from '/console/common.js';
 
 const columns = [
   ['Link', (l) => l.name],
@@ -17,19 +17,10 @@ const columns = [
 ];
 
 export function links(view) {
-  const count = el('span', { class: 'tw-state' });
-  const table = el('div', { id: 'links' });
-  view.append(el('div', { class: 'toolbar' }, el('h2', { text: 'Links' }), count), table);
-  return every(2000, async () => {
-    const rows = rowsOf(await getJson('/api/v1/links'), 'links');
-    const up = rows.filter((l) => l.connected).length;
-    count.textContent = rows.length ? `${up} of ${rows.length} up` : 'no links ([[link]] in the configuration)';
-    renderTable(table, rows, {
-      columns: columns.map(([name]) => name),
-      cell: (row, column, td) => {
-        td.textContent = columns.find(([name]) => name === column)[1](row);
-        return true;
-      },
-    });
+  return tablePage(view, {
+    id: 'links', title: 'Links', path: '/api/v1/links', columns,
+    rows: (answer) => rowsOf(answer, 'links'),
+    summary: (rows) => (rows.length ? `${rows.filter((l) => l.connected).length} of ${rows.length} up`
+                                     : 'no links ([[link]] in the configuration)'),
   });
 }
