@@ -7,6 +7,9 @@
 // admin port, 9401 (common.h, admin_target).
 // A member of an HA pair says so under the totals: its role, epoch, whether
 // it acknowledges guaranteed publishes, and the primary (GET /api/v1/ha).
+// A broker with a store shows its durable queues: depth, consumers, the
+// oldest unacknowledged message's age, messages in and out per second
+// (GET /api/v1/queues, admins).
 // A broker with links to upstream brokers ([[link]]) shows each one: its
 // state, upstream, interest, and the messages it brings in per second
 // (GET /api/v1/links, as `tickwire links`).
@@ -162,6 +165,27 @@ void render_ha(std::string& out, const Json& ha) {
   out += line;
 }
 
+// Guaranteed messaging's durable queues (GET /api/v1/queues): nothing without a store.
+void render_queues(std::string& out, const Json& queues, Rates& rates) {
+  const Json& list = queues.value("queues", Json::array());
+  if (queues.value("store", std::string()).empty() || list.empty()) return;
+  const double now_ns = static_cast<double>(
+      std::chrono::duration_cast<std::chrono::nanoseconds>(std::chrono::system_clock::now().time_since_epoch()).count());
+  out += "\nQUEUE                      DEPTH  CONSUMERS  OLDEST s    IN/s   OUT/s  REFUSED\n";
+  char line[512];
+  for (const Json& q : list) {
+    const std::string name = q.value("name", std::string());
+    const double oldest = q.value("oldest_unacked_ns", 0.0);
+    std::snprintf(line, sizeof line, "%-24.24s %7s  %9s  %8.1f  %6s  %6s  %7s\n", safe(q, "name").c_str(),
+                  human(q.value("depth", 0.0)).c_str(), human(q.value("consumers", 0.0)).c_str(),
+                  oldest > 0 ? std::max(0.0, (now_ns - oldest) / 1e9) : 0.0,
+                  human(rates.rate("queue in " + name, q.value("enqueued", 0.0))).c_str(),
+                  human(rates.rate("queue out " + name, q.value("delivered", 0.0))).c_str(),
+                  human(q.value("refused_full", 0.0)).c_str());
+    out += line;
+  }
+}
+
 // The broker's links to upstream brokers (GET /api/v1/links): nothing when it has none.
 void render_links(std::string& out, const Json& links, Rates& rates) {
   const Json& list = links.value("links", Json::array());
@@ -223,6 +247,7 @@ Result<std::string> frame(const admin::HttpTarget& target, size_t rows, int heig
   render_totals(out, *stats);
   if (auto ha = get_json(target, "/api/v1/ha"); ha) render_ha(out, *ha);
   rates.next_frame();
+  if (auto queues = get_json(target, "/api/v1/queues"); queues) render_queues(out, *queues, rates);
   if (auto links = get_json(target, "/api/v1/links"); links) render_links(out, *links, rates);
   if (fix_target) {
     auto fix = get_json(*fix_target, "/api/v1/fix");
@@ -276,12 +301,11 @@ bool quit_within(KeyInput& keys, int ms) {
 // request makes one and the view is the second's, a second later.
 int run_once(const TopOptions& opts, const admin::HttpTarget& target, const std::optional<admin::HttpTarget>& fix) {
   if (auto first = get_json(target, "/api/v1/stats"); !first) return report(first.error(), opts, target);
-  Rates rates;  // the first sample of the links' rates
-  if (auto links = get_json(target, "/api/v1/links"); links) {
-    std::string ignored;
-    rates.next_frame();
-    render_links(ignored, *links, rates);
-  }
+  Rates rates;  // the first sample of the queues' and links' rates
+  std::string ignored;
+  rates.next_frame();
+  if (auto queues = get_json(target, "/api/v1/queues"); queues) render_queues(ignored, *queues, rates);
+  if (auto links = get_json(target, "/api/v1/links"); links) render_links(ignored, *links, rates);
   FixView fix_view;
   if (fix) {  // the first sample of the FIX routes' rates
     auto first = get_json(*fix, "/api/v1/fix");

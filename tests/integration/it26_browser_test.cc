@@ -135,6 +135,24 @@ TEST_F(BrowserTest, TheConsoleLinksPageShowsALinkUpWithItsUpstream) {
                                 screenshot("console_links")});
 }
 
+// A broker with a store and a queue holding three messages (issue 28, item 6): the console's queues page shows it.
+TEST_F(BrowserTest, TheConsoleQueuesPageShowsAQueuesDepth) {
+  testing::TempDir store;
+  BrokerOptions options;
+  options.args = {"--http-listen", "127.0.0.1:0"};
+  options.config_toml = "mqtt_listen = \"\"\n[store]\ndir = \"" + store.path() +
+                        "/q\"\n[[queue]]\nname = \"orders\"\nsubscriptions = [\"ORD/>\"]\n";
+  BrokerProcess broker(options);
+  ASSERT_TRUE(broker.ready()) << broker.err();
+  Process pub(testing::bin_dir() + "/tickwire", {"--server", "127.0.0.1:" + std::to_string(broker.port()), "pub",
+                                                 "ORD/A", "--guaranteed", "-d", "x", "-n", "3"});
+  const auto published = pub.wait(10'000);
+  ASSERT_TRUE(published && published->clean()) << pub.err();
+  run_script("table_page.mjs", {"--base", "http://127.0.0.1:" + std::to_string(broker.http_port()), "--page",
+                                "queues", "--row", "orders", "--expect", "Subscriptions=ORD/>;Depth=3;Consumers=0",
+                                "--screenshot", screenshot("console_queues")});
+}
+
 // A broker elected primary by a real etcd (issue 30, item 6): the console's HA page says so.
 TEST_F(BrowserTest, TheConsoleHaPageShowsAPrimaryItsEpochAndThatItAcknowledges) {
   ASSERT_TRUE(testing::EtcdServer::installed()) << "etcd-server is not installed (scripts/deps.sh)";

@@ -15,6 +15,7 @@
 #include <map>
 #include <random>
 #include <set>
+#include <sstream>
 #include <thread>
 
 #include "admin/http_client.h"
@@ -170,6 +171,19 @@ TEST(It30Guaranteed, PublishedToTwoQueuesAndConsumedFromBoth) {
   ASSERT_TRUE(json.ok() && json->status == 200);
   EXPECT_NE(json->body.find("\"name\":\"all\""), std::string::npos) << json->body;
   EXPECT_NE(json->body.find("\"acknowledged\":40"), std::string::npos) << json->body;
+
+  // `tickwire top` shows each queue's row: name, depth (0: everything was acknowledged), consumers.
+  auto top = run_to_completion(bin_path("tickwire"),
+                               {"top", "--once", "--http", "127.0.0.1:" + std::to_string(broker.http_port())});
+  ASSERT_TRUE(top.status.clean()) << top.err;
+  for (const char* name : {"all", "eu"}) {
+    const size_t row = top.out.find(std::string("\n") + name + " ");
+    ASSERT_NE(row, std::string::npos) << name << " in:\n" << top.out;
+    std::istringstream words(top.out.substr(row + 1, top.out.find('\n', row + 1) - row - 1));
+    std::string queue, depth;
+    words >> queue >> depth;
+    EXPECT_EQ(depth, "0") << top.out;
+  }
 }
 
 TEST(It30Guaranteed, CliPublishesGuaranteedAndReportsRefusals) {

@@ -6,6 +6,7 @@
 //   #/channel/TOPIC     one channel's live image, a field grid that flashes changes (/stream)
 //   #/connections       the connections table (/api/v1/connections)
 //   #/connection/ID     one connection's subscriptions (/api/v1/connections/ID/subscriptions)
+//   #/queues            guaranteed messaging's durable queues (/api/v1/queues)
 //   #/links             the broker's links to upstream brokers (/api/v1/links)
 //   #/ha                the broker as a member of an HA pair (/api/v1/ha)
 import { overview } from '/console/overview.js';
@@ -13,6 +14,7 @@ import { channels } from '/console/channels.js';
 import { channel } from '/console/channel.js';
 import { connections } from '/console/connections.js';
 import { connection } from '/console/connection.js';
+import { queues } from '/console/queues.js';
 import { links } from '/console/links.js';
 import { ha } from '/console/ha.js';
 import { setStatus } from '/console/common.js';
@@ -38,6 +40,9 @@ function route() {
   } else if (hash === '/connections') {
     name = 'connections';
     stop = connections(view);
+  } else if (hash === '/queues') {
+    name = 'queues';
+    stop = queues(view);
   } else if (hash === '/links') {
     name = 'links';
     stop = links(view);
