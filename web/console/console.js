@@ -22,36 +22,25 @@ import { setStatus } from '/console/common.js';
 const view = document.getElementById('view');
 let stop = () => {};
 
+// [route, nav tab, view]: a route ending in '/' takes the rest of the hash as the view's argument.
+const routes = [
+  ['/channel/', 'channels', channel],
+  ['/channels', 'channels', channels],
+  ['/connection/', 'connections', connection],
+  ['/connections', 'connections', connections],
+  ['/queues', 'queues', queues],
+  ['/links', 'links', links],
+  ['/ha', 'ha', ha],
+];
+
 function route() {
   stop();
   view.replaceChildren();
   setStatus('');
   const hash = location.hash.replace(/^#/, '') || '/';
-  let name = 'overview';
-  if (hash.startsWith('/channel/')) {
-    name = 'channels';
-    stop = channel(view, decodeURIComponent(hash.slice('/channel/'.length)));
-  } else if (hash === '/channels') {
-    name = 'channels';
-    stop = channels(view);
-  } else if (hash.startsWith('/connection/')) {
-    name = 'connections';
-    stop = connection(view, decodeURIComponent(hash.slice('/connection/'.length)));
-  } else if (hash === '/connections') {
-    name = 'connections';
-    stop = connections(view);
-  } else if (hash === '/queues') {
-    name = 'queues';
-    stop = queues(view);
-  } else if (hash === '/links') {
-    name = 'links';
-    stop = links(view);
-  } else if (hash === '/ha') {
-    name = 'ha';
-    stop = ha(view);
-  } else {
-    stop = overview(view);
-  }
+  const match = routes.find(([path]) => (path.endsWith('/') ? hash.startsWith(path) : hash === path));
+  const [path, name, show] = match || ['/', 'overview', overview];
+  stop = path.endsWith('/') && match ? show(view, decodeURIComponent(hash.slice(path.length))) : show(view);
   for (const a of document.querySelectorAll('nav a')) a.classList.toggle('active', a.dataset.view === name);
 }
 
