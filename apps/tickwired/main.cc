@@ -9,6 +9,7 @@
 #include <sys/resource.h>
 #include <unistd.h>
 
+#include <atomic>
 #include <cerrno>
 #include <cstdio>
 #include <cstring>
@@ -27,21 +28,31 @@
 
 namespace {
 
-tw::tier::Broker* g_broker = nullptr;  // read by the signal handler only
+// The broker the signal handlers act on. Atomic: a handler runs on whichever
+// thread the signal lands on (the auth verifier's, say) while the main
+// thread sets it and clears it (a lock-free atomic is async-signal-safe).
+std::atomic<tw::tier::Broker*> g_broker{nullptr};
+static_assert(std::atomic<tw::tier::Broker*>::is_always_lock_free);
 
 void on_stop_signal(int) {
-  if (g_broker != nullptr) g_broker->stop();
+  if (tw::tier::Broker* broker = g_broker.load(std::memory_order_acquire)) broker->stop();
 }
 
 void on_reload_signal(int) {
-  if (g_broker == nullptr) return;
-  g_broker->reload_tls();
-  g_broker->reload_auth();
+  tw::tier::Broker* broker = g_broker.load(std::memory_order_acquire);
+  if (broker == nullptr) return;
+  broker->reload_tls();
+  broker->reload_auth();
 }
+
+// Clears g_broker when serve() returns, on every path: the broker goes with it.
+struct SignalTarget {
+  ~SignalTarget() { g_broker.store(nullptr, std::memory_order_release); }
+};
 
 // SA_RESETHAND: a second SIGINT/SIGTERM during a stuck shutdown kills the process.
 void install_signal_handlers(tw::tier::Broker& broker) {
-  g_broker = &broker;
+  g_broker.store(&broker, std::memory_order_release);
   struct sigaction stop {};
   stop.sa_handler = on_stop_signal;
   stop.sa_flags = SA_RESETHAND;
@@ -117,6 +128,7 @@ int serve(const tw::tickwired::Invocation& invocation) {
   tw::tier::Broker broker(config);
   api = std::make_unique<tw::admin::Api>(broker);
   // Before the port file is written: whoever reads it may signal us at once.
+  SignalTarget signal_target;  // declared after the broker: cleared before it goes
   install_signal_handlers(broker);
   broker.serve(http_routes(*api));
   if (auto status = broker.listen(); !status) {
@@ -142,7 +154,6 @@ int serve(const tw::tickwired::Invocation& invocation) {
   sys_topics.stop();
   systemd.stopping();
   systemd.stop_watchdog();
-  g_broker = nullptr;
   return tw::tickwired::kExitOk;
 }
 
