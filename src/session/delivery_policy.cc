@@ -23,7 +23,7 @@ DeliveryPolicy::Verdict DeliveryPolicy::send_stream_image(const cache::Channel& 
   auto it = lag_.find(channel.id);
   const bool hold = it != lag_.end() || (policy != SlowPolicy::Disconnect && (congested_ || over_bound()));
   if (!hold) {
-    if (waits_for_window(copy)) return window_full(channel.id, policy, true);
+    if (waits_for_window(copy)) return hold_for_window(channel.id, policy, true);
     if (copy.own) {
       copies_->send_copy_image(channel, copy);
     } else {
@@ -49,7 +49,7 @@ DeliveryPolicy::Verdict DeliveryPolicy::send_delivery(const broker::Delivery& de
   if (!copy.own) {
     output_.queue_ref(delivery.frames.get(*encoder_));
   } else if (waits_for_window(copy)) {
-    return window_full(delivery.channel.id, delivery.policy, false);
+    return hold_for_window(delivery.channel.id, delivery.policy, false);
   } else {
     copies_->send_copy(delivery.channel, delivery.frames.get(*encoder_), copy);
   }
@@ -101,7 +101,7 @@ DeliveryPolicy::Lag& DeliveryPolicy::add_lag(cache::ChannelId id, Lag lag) {
   return it->second;
 }
 
-DeliveryPolicy::Verdict DeliveryPolicy::window_full(cache::ChannelId id, SlowPolicy policy, bool introduce) {
+DeliveryPolicy::Verdict DeliveryPolicy::hold_for_window(cache::ChannelId id, SlowPolicy policy, bool introduce) {
   if (policy == SlowPolicy::Disconnect) return slow_consumer();
   if (policy == SlowPolicy::Conflate || introduce) {
     start_lag(id, Lag{true, introduce, 0});
@@ -121,7 +121,8 @@ bool DeliveryPolicy::resume() {
   bool resumed = false;
   while (!lag_order_.empty() && output_.queued_bytes() < env_.max_output_buffer) {
     const cache::ChannelId id = lag_order_.front();
-    const Lag lag = lag_.at(id);
+    const auto entry = lag_.find(id);
+    const Lag lag = entry->second;
     const cache::Channel* channel = env_.router.channel(id);
     // A channel the connection no longer receives (unsubscribed meanwhile) is forgotten.
     if (channel != nullptr && env_.router.delivers(&self_, id)) {
@@ -133,7 +134,7 @@ bool DeliveryPolicy::resume() {
         ++env_.counters.refresh_images;
       }
     }
-    lag_.erase(id);
+    lag_.erase(entry);
     lag_order_.pop_front();
     resumed = true;
   }

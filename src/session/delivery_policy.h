@@ -151,7 +151,7 @@ class DeliveryPolicy {
   void start_lag(cache::ChannelId id, Lag lag);
   Lag& add_lag(cache::ChannelId id, Lag lag);
   // The acknowledged window is full: the subscription's policy applies, as to an output over its bound.
-  Verdict window_full(cache::ChannelId id, SlowPolicy policy, bool introduce);
+  Verdict hold_for_window(cache::ChannelId id, SlowPolicy policy, bool introduce);
   bool waits_for_window(Copy copy) const { return copy.acknowledged() && copies_->window_full(); }
   // The channel's current image, as its messages reach the connection now;
   // false (nothing sent) while that is through a full window.
