@@ -1,5 +1,5 @@
 // The links page: this broker's links to upstream brokers ([[link]]), from
-// /api/v1/links (admins), refreshed every two seconds: whether each is up,
+// /api/v1/links (any user who may read the statistics), refreshed every two seconds: whether each is up,
 // its upstream, the interest it passes up, what it brought in, its gaps and
 // reconnects (docs/operations.md, "A two-tier deployment").
 import { formatNumber, rowsOf, tablePage } from '/console/common.js';
