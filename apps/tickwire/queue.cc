@@ -1,5 +1,5 @@
 // tickwire queue list [--http HOST:PORT] [--json]
-// tickwire queue create NAME -t PATTERN... [--max-messages N] [--max-bytes N] [--exclusive]
+// tickwire queue create NAME -t PATTERN... [--max-messages N] [--max-bytes N] [--exclusive] [--retain-bytes N] [--retain-age-s S]
 // tickwire queue browse NAME [--from SEQ] [-n MAX]
 // tickwire queue purge NAME
 // tickwire queue delete NAME
@@ -28,6 +28,7 @@ struct QueueOptions {
   std::vector<std::string> subscriptions;
   uint64_t max_messages = 0, max_bytes = 0;  // 0: the broker's default
   bool exclusive = false;
+  uint64_t retain_bytes = 0, retain_age_s = 0;
   uint64_t from = 0, max = 100;
 };
 
@@ -47,7 +48,9 @@ int show_queues(const Json& j) {
     std::printf("%-24s %10llu %9llu %12llu %12llu  %s%s\n", q["name"].get<std::string>().c_str(),
                 q.value("depth", 0ull), q.value("consumers", 0ull), q.value("bytes", 0ull),
                 q.value("acknowledged", 0ull), joined(q["subscriptions"]).c_str(),
-                q["exclusive"].get<bool>() ? " (exclusive)" : "");
+                q.value("durable_subscription", false) ? " (durable subscription)"
+                : q["exclusive"].get<bool>()          ? " (exclusive)"
+                                                      : "");
   }
   return kExitOk;
 }
@@ -76,6 +79,8 @@ int run_create(const QueueOptions& opts, const CommonOptions& common) {
   Json body{{"subscriptions", opts.subscriptions}, {"exclusive", opts.exclusive}};
   if (opts.max_messages) body["max_messages"] = opts.max_messages;
   if (opts.max_bytes) body["max_bytes"] = opts.max_bytes;
+  if (opts.retain_bytes) body["retain_bytes"] = opts.retain_bytes;
+  if (opts.retain_age_s) body["retain_age_s"] = opts.retain_age_s;
   if (!call(opts, common, "POST", "/api/v1/queues/" + opts.name, body.dump())) return kExitError;
   std::printf("created queue %s\n", opts.name.c_str());
   return kExitOk;
@@ -133,6 +138,9 @@ void add_queue_command(CLI::App& app, const CommonOptions& common, int& exit_cod
   create->add_option("--max-messages", opts->max_messages, "unacknowledged messages it may hold (default 1000000)");
   create->add_option("--max-bytes", opts->max_bytes, "its log on disk (default 1 GiB)");
   create->add_flag("--exclusive", opts->exclusive, "one consumer at a time gets everything");
+  create->add_option("--retain-bytes", opts->retain_bytes,
+                     "keep acknowledged messages for replay while its log is within this (default 0: none)");
+  create->add_option("--retain-age-s", opts->retain_age_s, "and only while younger than this (default 0: any age)");
   create->callback([opts, &common, &exit_code]() { exit_code = run_create(*opts, common); });
 
   CLI::App* browse = cmd->add_subcommand("browse", "the messages it holds, without consuming them (admins only)");

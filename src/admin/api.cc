@@ -171,7 +171,9 @@ http::Response Api::queues(const http::Request& req) {
   for (const queue::Spool::QueueStats& s : stats.queues) {
     const config::QueueConfig& q = s.config;
     Json row{{"name", q.name}, {"subscriptions", q.subscriptions}, {"exclusive", q.exclusive},
-             {"max_messages", q.max_messages}, {"max_bytes", q.max_bytes}, {"created_at_runtime", s.runtime}};
+             {"max_messages", q.max_messages}, {"max_bytes", q.max_bytes}, {"retain_bytes", q.retain_bytes},
+             {"retain_age_s", q.retain_age_s}, {"durable_subscription", q.durable_subscription},
+             {"created_at_runtime", s.runtime}};
     row.update(Json{{"depth", s.depth}, {"oldest_unacked_ns", s.oldest_ns}, {"bytes", s.bytes}, {"consumers", s.consumers},
                     {"enqueued", s.counts.enqueued}, {"delivered", s.counts.delivered},
                     {"redelivered", s.counts.redelivered}, {"acknowledged", s.counts.acknowledged},

@@ -3,7 +3,8 @@
 // Each runs on the store thread (queue::Spool) between two of its batches;
 // the HTTP listener's thread waits for it.
 //
-//   POST   /api/v1/queues/NAME            {"subscriptions": [...], "max_messages": N, "max_bytes": N, "exclusive": b}
+//   POST   /api/v1/queues/NAME            {"subscriptions": [...], "max_messages": N, "max_bytes": N, "exclusive": b,
+//                                          "retain_bytes": N, "retain_age_s": N}
 //   DELETE /api/v1/queues/NAME            a queue created here, with no consumer bound
 //   GET    /api/v1/queues/NAME/messages   ?from=SEQ&max=N (100): what it holds, without delivering it
 //   POST   /api/v1/queues/NAME/purge      drops every message it holds
@@ -50,6 +51,8 @@ Result<config::QueueConfig> queue_from(const std::string& name, const std::strin
     q.max_messages = j.value("max_messages", q.max_messages);
     q.max_bytes = j.value("max_bytes", q.max_bytes);
     q.exclusive = j.value("exclusive", q.exclusive);
+    q.retain_bytes = j.value("retain_bytes", q.retain_bytes);
+    q.retain_age_s = j.value("retain_age_s", q.retain_age_s);
   } catch (const Json::exception& e) {
     return Error{std::string("a field of the wrong type: ") + e.what()};
   }

@@ -81,6 +81,23 @@ SubscribeVerdict Grants::subscribe(std::string_view pattern, uint32_t delay_ms) 
   return {wire::Code::Ok, "", realtime ? delay_ms : std::max(delay_ms, forced)};
 }
 
+bool Grants::subscribes_wholly(std::string_view pattern) const {
+  if (!topic::is_wildcard(pattern)) {
+    const Match m = match(pattern);
+    return (m.allowed & kSubscribe) && !(m.denied & kSubscribe);
+  }
+  bool denied = false, covered = false;
+  index_of(pattern).overlapping(pattern, [&](const Entry& e, bool covering) {
+    if (!(e.permissions & kSubscribe)) return;
+    if (e.allow) {
+      covered |= covering;
+    } else {
+      denied = true;
+    }
+  });
+  return covered && !denied;
+}
+
 wire::Code Grants::publish(std::string_view topic) const {
   if (is_sys(topic)) return wire::Code::NotAuthorized;
   const Match m = match(topic);

@@ -71,6 +71,10 @@ class Grants {
   wire::Code provide(std::string_view service, std::string_view pattern) const;
   // BIND to the queue `queue` (a valid one-level name, matched like a topic).
   bool consumes(std::string_view queue) const;
+  // A durable subscription of `pattern` (its messages are stored and
+  // delivered unfiltered): every topic it matches must be receivable in real
+  // time, so a real-time subscribe rule covers it and no subscribe deny overlaps it.
+  bool subscribes_wholly(std::string_view pattern) const;
 
  private:
   struct Entry {

@@ -31,28 +31,56 @@ void Client::send_guaranteed(uint64_t id, const Unanswered& message, bool retran
 }
 
 Result<uint32_t> Client::bind(std::string_view queue, QueueHandler handler, uint32_t window) {
+  return bind(queue, std::move(handler), BindOptions{.window = window});
+}
+
+Result<uint32_t> Client::bind(std::string_view queue, QueueHandler handler, const BindOptions& options) {
   if (!handler) return Error{"bind needs a handler"};
   if (queue.empty() || queue.size() > 0xFFFF) return Error{"invalid queue name"};
+  if (!options.topic.empty() && topic::validate_pattern(options.topic, topic::Limits{}) != topic::Error::Ok) {
+    return Error{"invalid durable subscription topic '" + options.topic + "'"};
+  }
+  const bool needs_5 = !options.topic.empty() || options.replay != wire::ReplayFrom::None;
+  if (needs_5 && state_ == State::Connected && server_.version < wire::kReplayVersion) {
+    return Error{"the broker does not speak protocol 5: no durable subscriptions or replay"};
+  }
   const uint32_t bind_id = next_request_id_++;
-  auto [it, added] = bindings_.emplace(bind_id, Binding{std::string(queue), window, std::move(handler)});
+  auto [it, added] = bindings_.emplace(bind_id, Binding{std::string(queue), options, std::move(handler)});
   send_bind(bind_id, it->second);
   return bind_id;
 }
 
 void Client::send_bind(uint32_t bind_id, const Binding& binding) {
   if (state_ != State::Connected || server_.version < wire::kGuaranteedVersion) return;
-  wire::Bind m{bind_id, binding.window, binding.queue};
-  if (!queue_frame(wire::kHeaderSize + 10 + binding.queue.size(), [&](std::span<uint8_t> out) { return wire::encode(out, m); })) {
+  const BindOptions& o = binding.options;
+  wire::Bind m{bind_id, o.window, binding.queue, o.topic, o.replay, o.from};
+  if (m.flags() != 0 && server_.version < wire::kReplayVersion) {
+    if (on_error_) {
+      on_error_(ErrorInfo{wire::Code::UnsupportedVersion, "the broker does not speak protocol 5: not bound", bind_id, binding.queue});
+    }
+    return;
+  }
+  if (!queue_frame(wire::bind_size(m), [&](std::span<uint8_t> out) { return wire::encode(out, m); })) {
     connection_lost("output buffer full while sending BIND");
     return;
   }
   pending_[bind_id] = PendingRequest{RequestType::Bind, binding.queue};
 }
 
-Status Client::unbind(uint32_t bind_id) {
-  if (bindings_.erase(bind_id) == 0) return Error{"no such binding"};
+Status Client::unbind(uint32_t bind_id) { return send_unbind(bind_id, false); }
+Status Client::unsubscribe(uint32_t bind_id) { return send_unbind(bind_id, true); }
+
+// An UNBIND lost with a connection needs no resend: the binding ended with it.
+// An unsubscribe needs the broker, so it is refused while not connected.
+Status Client::send_unbind(uint32_t bind_id, bool unsubscribe) {
+  if (!bindings_.contains(bind_id)) return Error{"no such binding"};
+  if (unsubscribe && state_ != State::Connected) return Error{"not connected"};
+  if (unsubscribe && server_.version < wire::kReplayVersion) {
+    return Error{"the broker does not speak protocol 5: no durable subscriptions"};
+  }
+  bindings_.erase(bind_id);
   if (state_ != State::Connected) return Ok{};
-  wire::Unbind m{bind_id};
+  wire::Unbind m{bind_id, unsubscribe};
   if (!queue_frame(wire::kHeaderSize + 4, [&](std::span<uint8_t> out) { return wire::encode(out, m); })) {
     return Error{"output buffer full"};
   }
@@ -101,6 +129,9 @@ int Client::handle_deliver(const wire::Deliver& d) {
 
 bool Client::handle_bind_ack(const PendingRequest& request, const wire::Ack& ack) {
   if (request.type != RequestType::Bind) return false;
+  if (auto it = bindings_.find(ack.request_id); it != bindings_.end() && ack.code == wire::Code::Ok) {
+    it->second.options.replay = wire::ReplayFrom::None;  // replayed once: a rebind goes on from there
+  }
   if (ack.code != wire::Code::Ok) {
     bindings_.erase(ack.request_id);
     if (on_error_) on_error_(ErrorInfo{ack.code, ack.text, ack.request_id, request.subject});

@@ -58,6 +58,15 @@ struct QueueConfig {
   uint64_t max_messages = 1'000'000;       // unacknowledged messages; past it publishes are refused (QUEUE_FULL)
   uint64_t max_bytes = 1ull << 30;         // the queue's log on disk; past it publishes are refused (QUEUE_FULL)
   bool exclusive = false;                  // one consumer at a time gets everything; else round robin
+  // Replay (docs/guaranteed.md): acknowledged messages kept, whole segments,
+  // while the queue's log is within retain_bytes and they are younger than
+  // retain_age_s (0: any age). retain_bytes 0: none kept (replay reaches only
+  // what is unacknowledged). New messages take their room first (max_bytes).
+  uint64_t retain_bytes = 0;
+  uint64_t retain_age_s = 0;
+  // A durable topic subscription (docs/guaranteed.md): made by a consumer's
+  // BIND naming a topic, exclusive, its one subscription that topic.
+  bool durable_subscription = false;
 };
 
 // [ha]: one broker of a primary/backup pair arbitrated by etcd
@@ -217,5 +226,9 @@ std::string value_text(const BrokerConfig& config, std::string_view key);
 // the thread count); the error names the key or keys ("key 'limits.max_frame':
 // must be ...", "keys 'gateways' and 'access_points': ...").
 Status validate(const BrokerConfig& config);
+
+// A queue's (or link's) name: 1..128 letters, digits, '-', '_' or '.', not "." or ".."
+// (a queue's name is its directory under store.dir).
+bool valid_queue_name(std::string_view name);
 
 }  // namespace tw::config

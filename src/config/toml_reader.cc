@@ -116,6 +116,10 @@ class Reader {
     } else if (key.str() == "exclusive") {
       if (!value.is_boolean()) return key_error(value, name, "expected true or false");
       queue.exclusive = value.as_boolean()->get();
+    } else if (key.str() == "retain_bytes" || key.str() == "retain_age_s") {
+      if (!value.is_integer() || value.as_integer()->get() < 0) return key_error(value, name, "expected an integer >= 0");
+      (key.str() == "retain_bytes" ? queue.retain_bytes : queue.retain_age_s) =
+          static_cast<uint64_t>(value.as_integer()->get());
     } else {
       return Error{where(key.source()) + ": unknown key '" + name + "'"};
     }

@@ -1,5 +1,5 @@
-// Guaranteed messaging, protocol version 4 (docs/protocol.md, "Guaranteed
-// messaging"): GUARANTEED_PUBLISH, BIND, UNBIND, CONSUMER_ACK and NACK go to
+// Guaranteed messaging, protocol version 4 and BIND's and UNBIND's flags of
+// version 5 (docs/protocol.md, "Guaranteed messaging"): GUARANTEED_PUBLISH, BIND, UNBIND, CONSUMER_ACK and NACK go to
 // the store thread (queue::Spool); its PUBLISH_ACKs, ACKs and DELIVERs come
 // back through the connection's port, already encoded.
 #include "native/native_session.h"
@@ -68,9 +68,23 @@ void NativeSession::handle_guaranteed_publish(const wire::Frame& frame) {
 void NativeSession::handle_bind(const wire::Frame& frame) {
   wire::Bind msg;
   if (!wire::decode(frame, msg)) return reject(wire::Code::MalformedFrame, "malformed BIND");
-  if (!wire::valid_utf8(msg.queue)) return reject(wire::Code::InvalidUtf8, "BIND queue name is not valid UTF-8");
+  if (frame.flags != 0 && version_ < wire::kReplayVersion) {
+    return reject(wire::Code::MalformedFrame, "BIND's flags (durable subscription, replay) need protocol version 5");
+  }
+  if (!wire::valid_utf8(msg.queue) || !wire::valid_utf8(msg.topic)) {
+    return reject(wire::Code::InvalidUtf8, "BIND queue name or topic is not valid UTF-8");
+  }
   if (env().spool == nullptr) {
     return send_ack(msg.bind_id, {wire::Code::NoStore, "this broker has no store (store.dir): no queues"});
+  }
+  if (!msg.topic.empty()) {
+    if (topic::Error e = topic::validate_pattern(msg.topic, topic_limits()); e != topic::Error::Ok) {
+      return send_ack(msg.bind_id, {wire::Code::InvalidTopic, topic::describe(e)});
+    }
+    if (grants() && !grants()->subscribes_wholly(msg.topic)) {
+      ++env().counters.entitlement_refusals;
+      return send_ack(msg.bind_id, {wire::Code::NotAuthorized, "not entitled to receive every topic of this durable subscription in real time"});
+    }
   }
   // A queue name is one topic level: the consume rules' patterns name queues.
   if (grants() && topic::validate_topic(msg.queue, topic_limits()) == topic::Error::Ok &&
@@ -78,7 +92,8 @@ void NativeSession::handle_bind(const wire::Frame& frame) {
     ++env().counters.entitlement_refusals;
     return send_ack(msg.bind_id, {wire::Code::NotAuthorized, "not entitled to consume from this queue"});
   }
-  env().spool->bind(port(), msg.bind_id, msg.window, std::string(msg.queue));
+  queue::BindOptions options{std::string(msg.topic), msg.replay, msg.from};
+  env().spool->bind(port(), msg.bind_id, msg.window, std::string(msg.queue), std::move(options));
 }
 
 // UNBIND, CONSUMER_ACK and NACK: without a store nothing is bound, and they are ignored.
@@ -86,8 +101,11 @@ void NativeSession::handle_consumer_ack(const wire::Frame& frame) {
   if (frame.type == wire::MsgType::Unbind) {
     wire::Unbind msg;
     if (!wire::decode(frame, msg)) return reject(wire::Code::MalformedFrame, "malformed UNBIND");
+    if (msg.unsubscribe && version_ < wire::kReplayVersion) {
+      return reject(wire::Code::MalformedFrame, "UNBIND's unsubscribe flag needs protocol version 5");
+    }
     if (env().spool == nullptr) return send_ack(msg.bind_id, {wire::Code::NotFound, "not bound"});
-    return env().spool->unbind(port(), msg.bind_id);
+    return env().spool->unbind(port(), msg.bind_id, msg.unsubscribe);
   }
   wire::ConsumerAck msg;
   if (!wire::decode(frame, msg)) return reject(wire::Code::MalformedFrame, "malformed CONSUMER_ACK or NACK");

@@ -30,7 +30,7 @@ Result<std::unique_ptr<Queue>> Queue::open(const config::QueueConfig& config, co
   if (q->floor_fd_ < 0) return Error{"cannot open " + dir + "/floor: " + std::strerror(errno)};
   q->written_floor_ = q->read_floor();
   q->next_ = std::max(q->written_floor_, q->log_->first_seq());
-  q->recovered_end_ = q->log_->next_seq();
+  q->flag_below_ = q->log_->next_seq();
   return q;
 }
 
@@ -47,11 +47,13 @@ bool Queue::attracts(std::string_view topic) const {
   return false;
 }
 
-Status Queue::admits(size_t record_bytes) const {
+Status Queue::admits(size_t record_bytes) {
   if (depth() + 1 > config_.max_messages) {
     return Error{"queue " + config_.name + " is full: " + std::to_string(config_.max_messages) + " messages (max_messages)"};
   }
-  if (log_->bytes() + batch_bytes_ + record_bytes > config_.max_bytes) {
+  auto over = [&] { return log_->bytes() + batch_bytes_ + record_bytes > config_.max_bytes; };
+  if (over() && config_.retain_bytes != 0) log_->drop_before(floor());  // replay's segments give way
+  if (over()) {
     return Error{"queue " + config_.name + " is full: " + std::to_string(config_.max_bytes) + " bytes on disk (max_bytes)"};
   }
   return Ok{};
@@ -110,7 +112,7 @@ bool Queue::unbind(const Port* port, uint32_t bind_id) {
   const uint64_t serial = c->serial;
   for (auto it = outstanding_.begin(); it != outstanding_.end();) {
     if (it->second == serial) {
-      redeliver_.insert(it->first);
+      give_back(it->first);
       it = outstanding_.erase(it);
     } else {
       ++it;
@@ -118,6 +120,11 @@ bool Queue::unbind(const Port* port, uint32_t bind_id) {
   }
   consumers_.erase(consumers_.begin() + (c - consumers_.data()));
   return true;
+}
+
+// A seq at or above next_ (a replay went back past it) is delivered again where delivery stands.
+void Queue::give_back(uint64_t seq) {
+  if (seq < next_) redeliver_.insert(seq);
 }
 
 void Queue::unbind_all(const Port* port) {
@@ -128,7 +135,7 @@ void Queue::unbind_all(const Port* port) {
 
 void Queue::release(uint64_t seq, uint64_t serial, bool redeliver) {
   outstanding_.erase(seq);
-  if (redeliver) redeliver_.insert(seq);
+  if (redeliver) give_back(seq);
   if (Consumer* c = find(serial); c != nullptr && c->in_flight > 0) --c->in_flight;
 }
 
@@ -204,12 +211,26 @@ Status Queue::deliver(const Sink& sink) {
   if (next_ >= end || !has_room()) return Ok{};
   return log_->read(next_, [&](const store::Record& r) {
     if (r.seq >= end) return false;
+    const bool ahead = !outstanding_.empty() && outstanding_.rbegin()->first >= r.seq;  // only after a replay
+    if (ahead && outstanding_.contains(r.seq)) {  // replayed while a binding still holds it
+      next_ = r.seq + 1;
+      return true;
+    }
     Consumer* to = pick();
     if (to == nullptr) return false;
     next_ = r.seq + 1;
-    hand(*to, r, r.seq < recovered_end_ || (r.flags & kMaybeDuplicate) != 0, sink);
+    hand(*to, r, r.seq < flag_below_ || (r.flags & kMaybeDuplicate) != 0, sink);
     return true;
   });
+}
+
+uint64_t Queue::replay(uint64_t from) {
+  const uint64_t start = std::max(from, log_->first_seq());
+  if (start >= next_) return next_;
+  flag_below_ = std::max(flag_below_, next_);
+  next_ = start;
+  redeliver_.erase(redeliver_.lower_bound(start), redeliver_.end());
+  return start;
 }
 
 uint64_t Queue::purge() {
@@ -237,16 +258,23 @@ uint64_t Queue::floor() const {
   return floor;
 }
 
+// Outstanding seqs at or above next_ (a replay's) are counted once, with what is yet to deliver.
 uint64_t Queue::depth() const {
-  return (log_->next_seq() - next_) + outstanding_.size() + redeliver_.size();
+  const auto ahead = static_cast<uint64_t>(std::distance(outstanding_.lower_bound(next_), outstanding_.end()));
+  return (log_->next_seq() - next_) + (outstanding_.size() - ahead) + redeliver_.size();
 }
 
-void Queue::settle() {
+void Queue::settle(uint64_t now_ns) {
   const uint64_t f = floor();
   note_oldest(f);
-  if (f == written_floor_) return;
-  log_->drop_before(f);
-  if (::pwrite(floor_fd_, &f, sizeof f, 0) == sizeof f) written_floor_ = f;
+  if (config_.retain_bytes != 0) {
+    // Kept segments age out, or the floor moved: checked every turn, one comparison when nothing goes.
+    log_->drop_before(f, {.max_bytes = config_.retain_bytes, .max_age_ns = config_.retain_age_s * 1'000'000'000ull},
+                      now_ns);
+  } else if (f != written_floor_) {
+    log_->drop_before(f);
+  }
+  if (f != written_floor_ && ::pwrite(floor_fd_, &f, sizeof f, 0) == sizeof f) written_floor_ = f;
 }
 
 // One read of one record when the floor moved (or the queue stopped being empty), none otherwise.

@@ -10,11 +10,16 @@
 // delivered, never kept, so a slow consumer costs the broker no memory.
 //
 // The acknowledgement floor is the lowest seq not yet acknowledged: whole
-// segments below it are dropped, and it is written to `<dir>/floor` (no
-// sync: a floor lost in a crash is an older one, which only means more
-// redeliveries). After a restart every message at or above the floor is
-// delivered again, flagged redelivered when it was stored before the
-// restart (it may have been delivered then).
+// segments below it are dropped (unless retain_bytes keeps them for
+// replay), and it is written to `<dir>/floor` (no sync: a floor lost in a
+// crash is an older one, which only means more redeliveries). After a
+// restart every message at or above the floor is delivered again, flagged
+// redelivered when it was stored before the restart (it may have been
+// delivered then).
+//
+// Replay moves the queue's delivery back to an earlier seq: every message
+// held from there on is delivered again, flagged, to whichever bindings
+// have room, as if it had never been acknowledged.
 //
 // Not thread-safe: the store thread owns every queue (spool.h).
 #pragma once
@@ -68,14 +73,16 @@ class Queue {
   bool mqtt() const { return mqtt_; }
   void make_mqtt() { mqtt_ = true; }
   void set_subscriptions(std::vector<std::string> patterns) { config_.subscriptions = std::move(patterns); }
+  bool durable_subscription() const { return config_.durable_subscription; }
   const std::string& dir() const { return dir_; }
   // When its session expires (wall clock ns; 0: never, or its connection lives).
   uint64_t mqtt_expires_ns = 0;
   const config::QueueConfig& config() const { return config_; }
   bool attracts(std::string_view topic) const;
 
-  // Whether one more message of `record_bytes` fits the queue's limits (QUEUE_FULL otherwise).
-  Status admits(size_t record_bytes) const;
+  // Whether one more message of `record_bytes` fits the queue's limits
+  // (QUEUE_FULL otherwise); acknowledged messages kept for replay give way first.
+  Status admits(size_t record_bytes);
   void count_refusal() { ++stats_.refused_full; }
   // Appends (buffered until sync). After a failed append every later one of the batch fails too.
   // `maybe_duplicate`: a publisher's retransmission; every delivery of it is flagged redelivered.
@@ -97,9 +104,16 @@ class Queue {
 
   // Hands what the consumers have room for to `sink`, read from the log.
   Status deliver(const Sink& sink);
-  // Drops whole segments below the acknowledgement floor, writes the floor
-  // down, and notes when the oldest unacknowledged message was stored.
-  void settle();
+  // Delivers again, flagged redelivered, every message held from `from` on
+  // (the oldest held when it is older): for every binding, not only one.
+  // The seq replay starts from; the next new message's when there is nothing to replay.
+  uint64_t replay(uint64_t from);
+  // The first message stored at or after the time (ns since the epoch), for replay.
+  Result<uint64_t> seq_at_time(uint64_t timestamp_ns) { return log_->seq_at_time(timestamp_ns); }
+  // Drops whole segments below the acknowledgement floor (what retention
+  // does not keep), writes the floor down, and notes when the oldest
+  // unacknowledged message was stored.
+  void settle(uint64_t now_ns);
 
   uint64_t floor() const;
   uint64_t depth() const;  // messages stored and not acknowledged
@@ -123,6 +137,7 @@ class Queue {
   bool has_room() const;
   void hand(Consumer& to, const store::Record& record, bool redelivered, const Sink& sink);
   void release(uint64_t seq, uint64_t serial, bool redeliver);
+  void give_back(uint64_t seq);
   uint64_t read_floor() const;
   void note_oldest(uint64_t floor);
 
@@ -134,10 +149,14 @@ class Queue {
   uint64_t oldest_ns_ = 0;
   uint64_t oldest_seq_ = 0;          // the message oldest_ns_ is of
   bool mqtt_ = false;
-  uint64_t next_ = 1;                // the next seq never delivered since the start
-  uint64_t recovered_end_ = 1;       // seqs below it were stored before the start: delivered flagged
-  std::map<uint64_t, uint64_t> outstanding_;  // seq -> consumer serial
-  std::set<uint64_t> redeliver_;
+  uint64_t next_ = 1;                // where delivery of the log stands: the next seq to read
+  // Seqs below it may have been delivered before (stored before the start,
+  // or replayed): delivered flagged.
+  uint64_t flag_below_ = 1;
+  // seq -> consumer serial. After a replay some may be at or above next_:
+  // delivery skips them as it passes.
+  std::map<uint64_t, uint64_t> outstanding_;
+  std::set<uint64_t> redeliver_;     // below next_ (at or above it, delivery reaches them anyway)
   std::vector<Consumer> consumers_;  // in bind order: the first is the exclusive queue's active one
   size_t next_consumer_ = 0;
   uint64_t batch_bytes_ = 0;

@@ -5,7 +5,6 @@
 #include <unistd.h>
 
 #include <algorithm>
-#include <cctype>
 #include <cerrno>
 #include <chrono>
 #include <cstdlib>
@@ -81,21 +80,24 @@ wire::Code refusal_for(const Error& error) {
 
 constexpr const char* kRuntimeQueues = "queues.list";
 
-// A queue's name is its directory under store.dir (as the configuration's check_queue requires).
-bool valid_queue_name(std::string_view name) {
-  if (name.empty() || name.size() > 128 || name == "." || name == "..") return false;
-  return std::all_of(name.begin(), name.end(), [](char c) {
-    return std::isalnum(static_cast<unsigned char>(c)) || c == '-' || c == '_' || c == '.';
-  });
-}
+// <store.dir>/queues.list: the queues created at runtime (the admin API,
+// durable subscriptions), one a line, fields separated by tabs: name, kind
+// (shared, exclusive, durable), max_messages, max_bytes, retain_bytes,
+// retain_age_s, then its subscriptions. Under its first line, kQueuesListV2;
+// a list without it (written before durable subscriptions) has name,
+// exclusive (0/1), max_messages, max_bytes, then the subscriptions.
+constexpr std::string_view kQueuesListV2 = "# tickwire queues 2";
 
-// <store.dir>/queues.list: the queues created at runtime, one a line:
-// name, exclusive (0/1), max_messages, max_bytes, then its subscriptions, separated by tabs.
 Result<std::vector<config::QueueConfig>> load_runtime_queues(const std::string& dir) {
   std::vector<config::QueueConfig> queues;
   std::ifstream in(dir + "/" + kRuntimeQueues);
   std::string line;
+  bool v2 = false;
   for (int number = 1; std::getline(in, line); ++number) {
+    if (number == 1 && line == kQueuesListV2) {
+      v2 = true;
+      continue;
+    }
     std::vector<std::string> f;
     for (size_t at = 0;;) {
       const size_t tab = line.find('\t', at);
@@ -105,13 +107,19 @@ Result<std::vector<config::QueueConfig>> load_runtime_queues(const std::string& 
     }
     config::QueueConfig q;
     q.name = f[0];
-    if (f.size() < 5 || !valid_queue_name(q.name)) {
+    const size_t fixed = v2 ? 6 : 4;
+    if (f.size() < fixed + 1 || !config::valid_queue_name(q.name)) {
       return Error{dir + "/" + kRuntimeQueues + ":" + std::to_string(number) + ": not a queue line"};
     }
-    q.exclusive = f[1] == "1";
+    q.durable_subscription = f[1] == "durable";
+    q.exclusive = f[1] == "1" || f[1] == "exclusive" || q.durable_subscription;
     q.max_messages = std::strtoull(f[2].c_str(), nullptr, 10);
     q.max_bytes = std::strtoull(f[3].c_str(), nullptr, 10);
-    q.subscriptions.assign(f.begin() + 4, f.end());
+    if (v2) {
+      q.retain_bytes = std::strtoull(f[4].c_str(), nullptr, 10);
+      q.retain_age_s = std::strtoull(f[5].c_str(), nullptr, 10);
+    }
+    q.subscriptions.assign(f.begin() + static_cast<long>(fixed), f.end());
     queues.push_back(std::move(q));
   }
   return queues;
@@ -224,11 +232,13 @@ void Spool::publish(std::shared_ptr<Port> port, uint64_t message_id, std::string
                     bool retransmit) {
   submit({Kind::Publish, std::move(port), message_id, 0, 0, retransmit, std::move(topic), std::move(payload)});
 }
-void Spool::bind(std::shared_ptr<Port> port, uint32_t bind_id, uint32_t window, std::string queue) {
-  submit({Kind::Bind, std::move(port), 0, bind_id, window, false, std::move(queue), {}});
+void Spool::bind(std::shared_ptr<Port> port, uint32_t bind_id, uint32_t window, std::string queue, BindOptions options) {
+  Command c{Kind::Bind, std::move(port), 0, bind_id, window, false, std::move(queue), {}};
+  c.bind = std::move(options);
+  submit(std::move(c));
 }
-void Spool::unbind(std::shared_ptr<Port> port, uint32_t bind_id) {
-  submit({Kind::Unbind, std::move(port), 0, bind_id, 0, false, {}, {}});
+void Spool::unbind(std::shared_ptr<Port> port, uint32_t bind_id, bool unsubscribe) {
+  submit({Kind::Unbind, std::move(port), 0, bind_id, 0, unsubscribe, {}, {}});
 }
 void Spool::ack(std::shared_ptr<Port> port, uint32_t bind_id, uint64_t seq, bool cumulative) {
   submit({Kind::Ack, std::move(port), seq, bind_id, 0, cumulative, {}, {}});
@@ -320,7 +330,10 @@ void Spool::run() {
       batch.swap(submitted_);
     }
     expire_mqtt_queues();
-    if (batch.empty()) continue;
+    if (batch.empty()) {
+      settle_all();  // what replay keeps ages out while the queues are quiet too
+      continue;
+    }
     commit(batch);
     batch.clear();
   }
@@ -343,20 +356,9 @@ void Spool::commit(std::vector<Command>& batch) {
   std::vector<Pending> pending;
   std::vector<Queue*> appended;
   std::vector<Command*> calls;
+  std::vector<Unsubscribe> unsubscribes;
   Stats counts;
   const uint64_t now = realtime_ns();
-  auto queue_named = [&](std::string_view name) -> Queue* {
-    for (auto& q : queues_) {
-      if (q->name() == name) return q.get();
-    }
-    return nullptr;
-  };
-  auto holder = [&](const Port* port, uint32_t bind_id) -> Queue* {
-    for (auto& q : queues_) {
-      if (q->bound(port, bind_id)) return q.get();
-    }
-    return nullptr;
-  };
   for (Command& c : batch) {
     switch (c.kind) {
       case Kind::Publish: {
@@ -388,26 +390,12 @@ void Spool::commit(std::vector<Command>& batch) {
         pending.push_back(std::move(p));
         break;
       }
-      case Kind::Bind: {
-        Queue* q = queue_named(c.name);
-        if (q != nullptr && q->mqtt() != c.mqtt) q = nullptr;  // a session's queue is its own
-        if (q == nullptr) {
-          turn.ack(c.port, c.bind_id, wire::Code::NotFound, "no queue named '" + c.name + "'");
-        } else if (c.bind_id == 0 || holder(c.port.get(), c.bind_id) != nullptr) {
-          turn.ack(c.port, c.bind_id, wire::Code::MalformedFrame, "bind id 0 or already bound on this connection");
-        } else {
-          const uint32_t window = c.window == 0 ? max_window_ : std::min(c.window, max_window_);
-          q->bind({next_serial_++, c.port, c.bind_id, window, 0});
-          turn.ack(c.port, c.bind_id, wire::Code::Ok, {});
-        }
+      case Kind::Bind:
+        bind_one(turn, c);
         break;
-      }
-      case Kind::Unbind: {
-        Queue* q = holder(c.port.get(), c.bind_id);
-        if (q != nullptr) q->unbind(c.port.get(), c.bind_id);
-        turn.ack(c.port, c.bind_id, q ? wire::Code::Ok : wire::Code::NotFound, q ? "" : "not bound");
+      case Kind::Unbind:
+        unbind_one(turn, c, unsubscribes);
         break;
-      }
       case Kind::Ack:
       case Kind::Nack: {
         // An ack for a binding that has gone (unbound meanwhile) is dropped: its messages were given back.
@@ -474,14 +462,136 @@ void Spool::commit(std::vector<Command>& batch) {
       counts.refused_disk += p.code != wire::Code::QueueFull && p.code != wire::Code::NotPrimary;
     }
   }
+  for (const Unsubscribe& u : unsubscribes) unsubscribe(turn, u);  // no answer above names their queues now
   for (auto& q : queues_) {
     Status read = q->deliver([&](const Consumer& to, const store::Record& r, bool again) { turn.deliver(to, r, again); });
     if (!read) TW_ERROR("queue %s: cannot read for delivery: %s", q->name().c_str(), read.error().message.c_str());
-    q->settle();
+    q->settle(now);
   }
   count_batch(counts, appended.size(), took);  // before the answers: whoever sees an answer sees it counted
   turn.post();
   for (Command* c : calls) c->call();
+}
+
+Queue* Spool::holder(const Port* port, uint32_t bind_id) {
+  for (auto& q : queues_) {
+    if (q->bound(port, bind_id)) return q.get();
+  }
+  return nullptr;
+}
+
+void Spool::bind_one(Turn& turn, const Command& c) {
+  if (c.bind_id == 0 || holder(c.port.get(), c.bind_id) != nullptr) {
+    return turn.ack(c.port, c.bind_id, wire::Code::MalformedFrame, "bind id 0 or already bound on this connection");
+  }
+  Queue* q = nullptr;
+  if (!c.bind.topic.empty()) {
+    q = durable_subscription(turn, c);
+    if (q == nullptr) return;  // refused, answered
+  } else {
+    q = find_queue(c.name);
+    if (q != nullptr && q->mqtt() != c.mqtt) q = nullptr;  // a session's queue is its own
+    if (q == nullptr) return turn.ack(c.port, c.bind_id, wire::Code::NotFound, "no queue named '" + c.name + "'");
+  }
+  std::string replaying;
+  if (c.bind.replay != wire::ReplayFrom::None) {
+    Result<uint64_t> from = c.bind.replay == wire::ReplayFrom::Seq ? Result<uint64_t>(c.bind.from)
+                                                                    : q->seq_at_time(c.bind.from);
+    if (!from) return turn.ack(c.port, c.bind_id, wire::Code::StoreFailed, "cannot replay: " + from.error().message);
+    const uint64_t start = q->replay(*from);
+    replaying = "replay from seq " + std::to_string(start);
+    TW_INFO("queue %s: %s (asked for %s %llu)", q->name().c_str(), replaying.c_str(),
+            c.bind.replay == wire::ReplayFrom::Seq ? "seq" : "time ns", static_cast<unsigned long long>(c.bind.from));
+  }
+  const uint32_t window = c.window == 0 ? max_window_ : std::min(c.window, max_window_);
+  q->bind({next_serial_++, c.port, c.bind_id, window, 0});
+  turn.ack(c.port, c.bind_id, wire::Code::Ok, replaying);
+}
+
+Queue* Spool::durable_subscription(Turn& turn, const Command& c) {
+  const std::string& topic = c.bind.topic;
+  auto refuse = [&](wire::Code code, const std::string& text) -> Queue* {
+    turn.ack(c.port, c.bind_id, code, text);
+    return nullptr;
+  };
+  if (!config::valid_queue_name(c.name)) {
+    return refuse(wire::Code::InvalidTopic, "durable subscription name '" + c.name +
+                                                "': expected 1..128 letters, digits, '-', '_' or '.'");
+  }
+  Queue* q = find_queue(c.name);
+  if (q == nullptr) {
+    if (std::filesystem::exists(dir_ + "/" + c.name)) {
+      return refuse(wire::Code::EndpointMismatch, "'" + c.name + "': its directory exists under store.dir (a queue deleted from the configuration?)");
+    }
+    config::QueueConfig qc;
+    qc.name = c.name;
+    qc.subscriptions = {topic};
+    qc.exclusive = qc.durable_subscription = true;
+    auto opened = Queue::open(qc, dir_, log_options_, nullptr);
+    if (!opened) return refuse(wire::Code::StoreFailed, "durable subscription " + c.name + ": " + opened.error().message);
+    queues_.push_back(std::move(*opened));
+    if (Status saved = save_runtime_queues(); !saved) {
+      std::filesystem::remove_all(queues_.back()->dir());
+      queues_.pop_back();
+      return refuse(wire::Code::StoreFailed, saved.error().message);
+    }
+    TW_INFO("durable subscription %s: created, topic %s", c.name.c_str(), topic.c_str());
+    return queues_.back().get();
+  }
+  if (q->mqtt() || !q->durable_subscription()) {
+    return refuse(wire::Code::EndpointMismatch, "'" + c.name + "' is a queue, not a durable subscription");
+  }
+  const std::vector<std::string>& held = q->config().subscriptions;
+  if (held.size() == 1 && held[0] == topic) return q;
+  if (q->consumers() > 0) {
+    return refuse(wire::Code::EndpointMismatch, "durable subscription '" + c.name + "' is bound with topic '" +
+                                                    (held.empty() ? "" : held[0]) + "'");
+  }
+  // As JMS does: a durable subscription bound with another topic is a new one; what it held is dropped.
+  const std::vector<std::string> before = held;
+  q->set_subscriptions({topic});
+  if (Status saved = save_runtime_queues(); !saved) {
+    q->set_subscriptions(before);
+    return refuse(wire::Code::StoreFailed, saved.error().message);
+  }
+  const uint64_t dropped = q->purge();
+  TW_INFO("durable subscription %s: topic %s -> %s, %llu messages dropped", c.name.c_str(),
+          before.empty() ? "" : before[0].c_str(), topic.c_str(), static_cast<unsigned long long>(dropped));
+  return q;
+}
+
+void Spool::unbind_one(Turn& turn, const Command& c, std::vector<Unsubscribe>& unsubscribes) {
+  Queue* q = holder(c.port.get(), c.bind_id);
+  if (q == nullptr) return turn.ack(c.port, c.bind_id, wire::Code::NotFound, "not bound");
+  if (c.flag && !q->durable_subscription()) {
+    return turn.ack(c.port, c.bind_id, wire::Code::EndpointMismatch,
+                    "'" + q->name() + "' is a queue, not a durable subscription: not unbound");
+  }
+  q->unbind(c.port.get(), c.bind_id);
+  if (c.flag) return unsubscribes.push_back({&c, q});
+  turn.ack(c.port, c.bind_id, wire::Code::Ok, {});
+}
+
+// Two UNBINDs of one batch may unsubscribe the same durable subscription: the second finds it gone.
+void Spool::unsubscribe(Turn& turn, const Unsubscribe& u) {
+  const Command& c = *u.command;
+  auto it = std::find_if(queues_.begin(), queues_.end(), [&](const auto& q) { return q.get() == u.queue; });
+  if (it == queues_.end()) return turn.ack(c.port, c.bind_id, wire::Code::Ok, {});
+  if (u.queue->consumers() > 0) {
+    return turn.ack(c.port, c.bind_id, wire::Code::EndpointMismatch,
+                    "unbound, but durable subscription '" + u.queue->name() + "' has other consumers: not deleted");
+  }
+  const std::string name = u.queue->name();
+  if (Status removed = remove_queue(static_cast<size_t>(it - queues_.begin())); !removed) {
+    return turn.ack(c.port, c.bind_id, wire::Code::StoreFailed, "unbound, not deleted: " + removed.error().message);
+  }
+  TW_INFO("durable subscription %s: deleted (unsubscribed)", name.c_str());
+  turn.ack(c.port, c.bind_id, wire::Code::Ok, {});
+}
+
+void Spool::settle_all() {
+  const uint64_t now = realtime_ns();
+  for (auto& q : queues_) q->settle(now);
 }
 
 void Spool::count_batch(const Stats& counts, size_t syncs, uint64_t took) {
@@ -547,12 +657,13 @@ Queue* Spool::find_queue(std::string_view name) {
 // Written aside, synced and renamed: a crash leaves the old list or the new one.
 Status Spool::save_runtime_queues() const {
   const std::string path = dir_ + "/" + kRuntimeQueues, staged = path + ".new";
-  std::string text;
+  std::string text = std::string(kQueuesListV2) + "\n";
   for (size_t i = configured_; i < queues_.size(); ++i) {
     if (queues_[i]->mqtt()) continue;  // an MQTT session's queue is listed by its session file
     const config::QueueConfig& q = queues_[i]->config();
-    text += q.name + "\t" + (q.exclusive ? "1" : "0") + "\t" + std::to_string(q.max_messages) + "\t" +
-            std::to_string(q.max_bytes);
+    const char* kind = q.durable_subscription ? "durable" : q.exclusive ? "exclusive" : "shared";
+    text += q.name + "\t" + kind + "\t" + std::to_string(q.max_messages) + "\t" + std::to_string(q.max_bytes) +
+            "\t" + std::to_string(q.retain_bytes) + "\t" + std::to_string(q.retain_age_s);
     for (const std::string& s : q.subscriptions) text += "\t" + s;
     text += "\n";
   }
@@ -565,7 +676,7 @@ Status Spool::save_runtime_queues() const {
 }
 
 Status Spool::create_queue(const config::QueueConfig& qc) {
-  if (!valid_queue_name(qc.name)) {
+  if (!config::valid_queue_name(qc.name)) {
     return Error{"name '" + qc.name + "': expected 1..128 letters, digits, '-', '_' or '.'"};
   }
   if (qc.subscriptions.empty()) return Error{"queue " + qc.name + " needs at least one subscription"};
@@ -603,21 +714,26 @@ Status Spool::delete_queue(const std::string& name) {
       if (i < configured_) return Error{"queue " + name + " is in the configuration: remove it there"};
       if (q.mqtt()) return Error{"queue " + name + " is an MQTT stored session's: it ends with its session"};
       if (q.consumers() > 0) return Error{"queue " + name + " has " + std::to_string(q.consumers()) + " consumers bound"};
-      const std::string dir = q.dir();
-      auto held = std::move(queues_[i]);
-      queues_.erase(queues_.begin() + static_cast<long>(i));
-      if (Status saved = save_runtime_queues(); !saved) {
-        queues_.insert(queues_.begin() + static_cast<long>(i), std::move(held));
-        return saved;
-      }
-      held.reset();  // closes its files
-      std::error_code ignored;
-      std::filesystem::remove_all(dir, ignored);
+      if (Status removed = remove_queue(i); !removed) return removed;
       TW_INFO("queue %s: deleted (admin API)", name.c_str());
       return Ok{};
     }
     return Error{"no queue named '" + name + "'"};
   });
+}
+
+Status Spool::remove_queue(size_t index) {
+  const std::string dir = queues_[index]->dir();
+  auto held = std::move(queues_[index]);
+  queues_.erase(queues_.begin() + static_cast<long>(index));
+  if (Status saved = save_runtime_queues(); !saved) {
+    queues_.insert(queues_.begin() + static_cast<long>(index), std::move(held));
+    return saved;
+  }
+  held.reset();  // closes its files
+  std::error_code ignored;
+  std::filesystem::remove_all(dir, ignored);
+  return Ok{};
 }
 
 Result<uint64_t> Spool::purge_queue(const std::string& name) {
@@ -626,7 +742,7 @@ Result<uint64_t> Spool::purge_queue(const std::string& name) {
     Queue* q = find_queue(name);
     if (q == nullptr) return Error{"no queue named '" + name + "'"};
     dropped = q->purge();
-    q->settle();
+    q->settle(realtime_ns());
     TW_INFO("queue %s: purged %llu messages (admin API)", name.c_str(), static_cast<unsigned long long>(dropped));
     return Ok{};
   });

@@ -37,9 +37,21 @@
 #include "queue/mailbox.h"
 #include "queue/queue.h"
 #include "store/sync_crew.h"
+#include "tickwire/wire/guaranteed.h"
 #include "topic/topic.h"
 
 namespace tw::queue {
+
+// What a BIND asks besides its queue (docs/guaranteed.md): a durable topic
+// subscription, a replay.
+struct BindOptions {
+  // Not empty: the queue is the durable topic subscription of this name, made
+  // if absent (exclusive, this topic its one subscription); bound with
+  // another topic while no one else is, it drops what it held and takes it.
+  std::string topic;
+  wire::ReplayFrom replay = wire::ReplayFrom::None;
+  uint64_t from = 0;  // a seq, or a time (ns since the epoch)
+};
 
 class Spool {
  public:
@@ -94,8 +106,9 @@ class Spool {
   // `retransmit`: the publisher may have sent it before (its deliveries are flagged redelivered).
   void publish(std::shared_ptr<Port> port, uint64_t message_id, std::string topic, std::vector<uint8_t> payload,
                bool retransmit = false);
-  void bind(std::shared_ptr<Port> port, uint32_t bind_id, uint32_t window, std::string queue);
-  void unbind(std::shared_ptr<Port> port, uint32_t bind_id);
+  void bind(std::shared_ptr<Port> port, uint32_t bind_id, uint32_t window, std::string queue, BindOptions options = {});
+  // `unsubscribe`: the binding's durable subscription is deleted too (refused when it is a queue).
+  void unbind(std::shared_ptr<Port> port, uint32_t bind_id, bool unsubscribe = false);
   void ack(std::shared_ptr<Port> port, uint32_t bind_id, uint64_t seq, bool cumulative);
   void nack(std::shared_ptr<Port> port, uint32_t bind_id, uint64_t seq);
   // The connection closed: its bindings end; what they had unacknowledged goes to the other consumers, flagged.
@@ -149,8 +162,13 @@ class Spool {
     bool mqtt = false;             // an MQTT PUBLISH (header: its session-queue prefix), an MQTT BIND
     std::vector<uint8_t> header;
     std::vector<std::string> patterns;  // MqttQueue
+    BindOptions bind;                   // Bind
   };
   class Turn;
+  struct Unsubscribe {  // an UNBIND's, done once the batch is answered
+    const Command* command;
+    Queue* queue;
+  };
 
   // Syncs in flight at once: one per queue a batch appended to, up to this
   // (fan-out 5 is five queues; more queues than this share the crew).
@@ -163,6 +181,14 @@ class Spool {
   // Runs `fn` on the store thread and waits for its answer.
   Status on_store_thread(const std::function<Status()>& fn);
   Queue* find_queue(std::string_view name);
+  Queue* holder(const Port* port, uint32_t bind_id);  // the queue a binding is of
+  void bind_one(Turn& turn, const Command& c);
+  void unbind_one(Turn& turn, const Command& c, std::vector<Unsubscribe>& unsubscribes);
+  void unsubscribe(Turn& turn, const Unsubscribe& u);
+  // The durable subscription a BIND names, made or moved to its topic; null, answered, when refused.
+  Queue* durable_subscription(Turn& turn, const Command& c);
+  Status remove_queue(size_t index);  // a runtime queue: from the list, then its directory
+  void settle_all();
   Status save_runtime_queues() const;  // the store thread's
   void refresh_stats();        // before the thread runs, and after an admin call
   void count_batch(const Stats& counts, size_t syncs, uint64_t took);

@@ -175,9 +175,14 @@ void Log::drop_first() {
   segments_.erase(segments_.begin());
 }
 
-size_t Log::drop_before(uint64_t seq) {
+size_t Log::drop_before(uint64_t seq, const Retention& keep, uint64_t now_ns) {
+  auto kept = [&] {
+    const Segment& oldest = *segments_.front();
+    return keep.max_bytes != 0 && bytes() <= keep.max_bytes &&
+           (keep.max_age_ns == 0 || oldest.last_timestamp_ns() + keep.max_age_ns >= now_ns);
+  };
   size_t dropped = 0;
-  while (segments_.size() > 1 && segments_.front()->next_seq() <= seq) {
+  while (segments_.size() > 1 && segments_.front()->next_seq() <= seq && !kept()) {
     drop_first();
     ++dropped;
   }

@@ -83,8 +83,11 @@ class Log {
   // The first record at or after the time, or next_seq() when none.
   Result<uint64_t> seq_at_time(uint64_t timestamp_ns);
 
-  // Drops the segments whose records are all below `seq`; how many.
-  size_t drop_before(uint64_t seq);
+  // Drops the segments whose records are all below `seq`, oldest first; how
+  // many. `keep` holds them back for replay (docs/guaranteed.md, "Replay"):
+  // the oldest stays while the log is within keep.max_bytes and its newest
+  // record within keep.max_age_ns of now_ns (0: any age). keep.max_bytes 0 keeps none.
+  size_t drop_before(uint64_t seq, const Retention& keep = {}, uint64_t now_ns = 0);
   size_t apply(const Retention& retention, uint64_t now_ns);
 
  private:

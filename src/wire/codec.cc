@@ -43,6 +43,7 @@ const char* code_name(Code code) {
     case Code::NoStore: return "NO_STORE";
     case Code::StoreFailed: return "STORE_FAILED";
     case Code::NotPrimary: return "NOT_PRIMARY";
+    case Code::EndpointMismatch: return "ENDPOINT_MISMATCH";
   }
   return "UNKNOWN_CODE";
 }

@@ -19,13 +19,20 @@ bool decode(const Frame& f, Bind& m) {
   m.bind_id = r.u32();
   m.window = r.u32();
   m.queue = r.str16();
-  return f.flags == 0 && r.at_end();
+  m.topic = (f.flags & kBindDurable) != 0 ? r.str16() : std::string_view{};
+  const uint8_t from = f.flags & (kBindFromSeq | kBindFromTime);
+  m.replay = from == kBindFromSeq ? ReplayFrom::Seq : from == kBindFromTime ? ReplayFrom::Time : ReplayFrom::None;
+  m.from = m.replay != ReplayFrom::None ? r.u64() : 0;
+  const bool known = (f.flags & ~(kBindDurable | kBindFromSeq | kBindFromTime)) == 0;
+  const bool durable_has_topic = (f.flags & kBindDurable) == 0 || !m.topic.empty();
+  return known && from != (kBindFromSeq | kBindFromTime) && durable_has_topic && r.at_end();
 }
 
 bool decode(const Frame& f, Unbind& m) {
   ByteReader r(f.body);
   m.bind_id = r.u32();
-  return f.flags == 0 && r.at_end();
+  m.unsubscribe = (f.flags & kUnbindUnsubscribe) != 0;
+  return (f.flags & ~kUnbindUnsubscribe) == 0 && r.at_end();
 }
 
 bool decode(const Frame& f, ConsumerAck& m) {
@@ -65,15 +72,17 @@ size_t encode(std::span<uint8_t> out, const GuaranteedPublish& m) {
 }
 
 size_t encode(std::span<uint8_t> out, const Bind& m) {
-  auto w = begin_frame(out, MsgType::Bind);
+  auto w = begin_frame(out, MsgType::Bind, m.flags());
   w.u32(m.bind_id);
   w.u32(m.window);
   w.str16(m.queue);
+  if (!m.topic.empty()) w.str16(m.topic);
+  if (m.replay != ReplayFrom::None) w.u64(m.from);
   return finish_frame(w);
 }
 
 size_t encode(std::span<uint8_t> out, const Unbind& m) {
-  auto w = begin_frame(out, MsgType::Unbind);
+  auto w = begin_frame(out, MsgType::Unbind, m.unsubscribe ? kUnbindUnsubscribe : 0);
   w.u32(m.bind_id);
   return finish_frame(w);
 }

@@ -46,6 +46,16 @@ class QueueTest : public ::testing::Test {
   Consumer consumer(const std::shared_ptr<Port>& port, uint32_t bind_id, uint32_t window) {
     return {next_serial_++, port, bind_id, window, 0};
   }
+  // `count` messages of 1,000 bytes stored at `timestamp_ns` (four to a 4 KiB
+  // segment), delivered to a binding of port a_ and all acknowledged.
+  void consume_all(Queue& q, int count, uint64_t timestamp_ns) {
+    const std::string big(1000, 'x');
+    for (int i = 0; i < count; ++i) ASSERT_TRUE(q.append(timestamp_ns, "ORD/A", bytes(big)).ok());
+    ASSERT_TRUE(q.sync().ok());
+    ASSERT_TRUE(q.bind(consumer(a_, 1, 100)));
+    ASSERT_EQ(deliver(q).size(), static_cast<size_t>(count));
+    q.ack(a_.get(), 1, static_cast<uint64_t>(count), true);
+  }
 
   StoreDir dir_;
   config::QueueConfig config_;
@@ -84,20 +94,20 @@ TEST_F(QueueTest, DeliversWithinTheWindowAndAcksFreeIt) {
 
 TEST_F(QueueTest, KnowsWhenItsOldestUnacknowledgedMessageWasStored) {
   auto q = open();
-  q->settle();
+  q->settle(0);
   EXPECT_EQ(q->oldest_ns(), 0u);  // empty
   ASSERT_TRUE(q->append(1'000, "ORD/A", bytes("a")).ok());
   ASSERT_TRUE(q->append(2'000, "ORD/A", bytes("b")).ok());
   ASSERT_TRUE(q->sync().ok());
-  q->settle();
+  q->settle(0);
   EXPECT_EQ(q->oldest_ns(), 1'000u);
   ASSERT_TRUE(q->bind(consumer(a_, 1, 10)));
   ASSERT_EQ(deliver(*q).size(), 2u);
   q->ack(a_.get(), 1, 1, false);
-  q->settle();
+  q->settle(0);
   EXPECT_EQ(q->oldest_ns(), 2'000u);
   q->ack(a_.get(), 1, 2, false);
-  q->settle();
+  q->settle(0);
   EXPECT_EQ(q->oldest_ns(), 0u);
 }
 
@@ -194,7 +204,7 @@ TEST_F(QueueTest, FloorDropsSegmentsAndSurvivesRestart) {
     ASSERT_TRUE(q->bind(consumer(a_, 1, 15)));
     ASSERT_EQ(deliver(*q).size(), 15u);
     q->ack(a_.get(), 1, 12, true);
-    q->settle();
+    q->settle(0);
     EXPECT_EQ(q->floor(), 13u);
     EXPECT_LT(q->bytes(), before);  // segments wholly below 13 dropped
   }
@@ -209,6 +219,99 @@ TEST_F(QueueTest, FloorDropsSegmentsAndSurvivesRestart) {
   auto fresh = deliver(*q);
   ASSERT_EQ(fresh.size(), 1u);
   EXPECT_FALSE(fresh[0].redelivered);
+}
+
+
+// Replay (docs/guaranteed.md): with retain_bytes, acknowledged messages stay
+// and can be delivered again, flagged; without, replay reaches only what is held.
+TEST_F(QueueTest, ReplayDeliversAcknowledgedMessagesAgainFlagged) {
+  config_.retain_bytes = 1u << 20;
+  auto q = open();
+  put(*q, 1, 5);
+  ASSERT_TRUE(q->bind(consumer(a_, 1, 10)));
+  ASSERT_EQ(deliver(*q).size(), 5u);
+  q->ack(a_.get(), 1, 5, true);
+  q->settle(0);
+  EXPECT_EQ(q->depth(), 0u);
+  EXPECT_EQ(q->replay(2), 2u);
+  EXPECT_EQ(q->depth(), 4u);
+  auto again = deliver(*q);
+  ASSERT_EQ(again.size(), 4u);
+  EXPECT_EQ(again.front().seq, 2u);
+  EXPECT_EQ(again.back().seq, 5u);
+  for (const Delivered& d : again) EXPECT_TRUE(d.redelivered) << d.seq;
+  put(*q, 6, 6);
+  auto fresh = deliver(*q);
+  ASSERT_EQ(fresh.size(), 1u);
+  EXPECT_FALSE(fresh[0].redelivered);  // new since the replay
+  EXPECT_EQ(q->replay(100), 7u);       // nothing to replay past the newest
+}
+
+TEST_F(QueueTest, ReplaySkipsWhatABindingStillHoldsAndCountsItOnce) {
+  config_.retain_bytes = 1u << 20;
+  auto q = open();
+  put(*q, 1, 5);
+  ASSERT_TRUE(q->bind(consumer(a_, 1, 10)));
+  ASSERT_EQ(deliver(*q).size(), 5u);
+  q->ack(a_.get(), 1, 3, true);  // 4 and 5 still held by the binding
+  q->replay(1);
+  EXPECT_EQ(q->depth(), 5u);
+  auto again = deliver(*q);
+  ASSERT_EQ(again.size(), 3u);
+  EXPECT_EQ(again.back().seq, 3u);
+  EXPECT_EQ(q->depth(), 5u);
+  EXPECT_TRUE(q->nack(a_.get(), 1, 5));  // given back: delivered once more, not twice
+  auto nacked = deliver(*q);
+  ASSERT_EQ(nacked.size(), 1u);
+  EXPECT_EQ(nacked[0].seq, 5u);
+  q->ack(a_.get(), 1, 5, true);
+  EXPECT_EQ(q->depth(), 0u);
+  EXPECT_TRUE(deliver(*q).empty());
+}
+
+TEST_F(QueueTest, WithoutRetentionReplayStartsAtTheOldestHeld) {
+  auto q = open();
+  consume_all(*q, 20, 1);
+  q->settle(0);
+  const uint64_t start = q->replay(1);
+  EXPECT_GT(start, 1u);  // the acknowledged segments went
+  EXPECT_EQ(deliver(*q).size(), 21u - start);
+}
+
+TEST_F(QueueTest, RetainedMessagesAgeOut) {
+  config_.retain_bytes = 1u << 20;
+  config_.retain_age_s = 60;
+  auto q = open();
+  consume_all(*q, 20, 1'000'000'000);
+  q->settle(2'000'000'000);  // a second after they were stored: kept
+  const uint64_t kept = q->bytes();
+  q->settle(62'000'000'000ull);  // past retain_age_s: all but the last segment go
+  EXPECT_LT(q->bytes(), kept);
+  EXPECT_GT(q->replay(1), 1u);
+}
+
+TEST_F(QueueTest, RetainedMessagesGiveWayToNewOnes) {
+  config_.retain_bytes = 1u << 20;
+  config_.max_bytes = 30'000;
+  auto q = open();
+  consume_all(*q, 20, 1);
+  q->settle(0);
+  const uint64_t kept = q->bytes();
+  EXPECT_TRUE(q->admits(12'000).ok()) << "what replay keeps gives way to new messages";
+  EXPECT_LT(q->bytes(), kept);
+}
+
+TEST_F(QueueTest, ReplayFromATimeFindsTheFirstMessageStoredThen) {
+  config_.retain_bytes = 1u << 20;
+  auto q = open();
+  for (uint64_t t = 1; t <= 5; ++t) ASSERT_TRUE(q->append(t * 1000, "ORD/A", bytes("m")).ok());
+  ASSERT_TRUE(q->sync().ok());
+  auto at = q->seq_at_time(3000);
+  ASSERT_TRUE(at.ok());
+  EXPECT_EQ(*at, 3u);
+  auto later = q->seq_at_time(9000);
+  ASSERT_TRUE(later.ok());
+  EXPECT_EQ(*later, 6u);  // nothing stored then yet
 }
 
 }  // namespace

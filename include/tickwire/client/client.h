@@ -216,7 +216,14 @@ class Client {
   // refusal (no such queue, no store) arrives through on_error and removes
   // the binding. Returns the bind id.
   Result<uint32_t> bind(std::string_view queue, QueueHandler handler, uint32_t window = 0);
+  // The same with a durable topic subscription or a replay (protocol version
+  // 5, docs/guaranteed.md): with options.topic, `queue` names a durable
+  // subscription of that topic, made by the broker if absent; a replay is
+  // asked once (a rebind after a reconnect goes on from where delivery stands).
+  Result<uint32_t> bind(std::string_view queue, QueueHandler handler, const BindOptions& options);
   Status unbind(uint32_t bind_id);
+  // Ends the binding and deletes its durable subscription (what it held goes with it).
+  Status unsubscribe(uint32_t bind_id);
   // Acknowledges one message (cumulative: every message up to seq delivered to this binding).
   Status ack(uint32_t bind_id, uint64_t seq, bool cumulative = false);
   // Gives a message back: the broker delivers it again, to any consumer of the queue.
@@ -338,7 +345,7 @@ class Client {
   // Guaranteed messaging (client_guaranteed.cc).
   struct Binding {
     std::string queue;
-    uint32_t window = 0;
+    BindOptions options;
     QueueHandler handler;
   };
   struct Unanswered {
@@ -348,6 +355,7 @@ class Client {
   void send_guaranteed(uint64_t id, const Unanswered& message, bool retransmit);
   void send_bind(uint32_t bind_id, const Binding& binding);
   Status send_consumer_ack(wire::MsgType type, uint32_t bind_id, uint64_t seq, bool cumulative);
+  Status send_unbind(uint32_t bind_id, bool unsubscribe);
   void resend_guaranteed();
   void handle_publish_ack(const wire::PublishAck& ack);
   int handle_deliver(const wire::Deliver& deliver);

@@ -4,8 +4,10 @@
 #include <cstdint>
 #include <functional>
 #include <span>
+#include <string>
 #include <string_view>
 
+#include "tickwire/wire/guaranteed.h"
 #include "tickwire/wire/protocol.h"
 
 namespace tw::client {
@@ -89,6 +91,14 @@ struct QueueMessage {
   std::span<const uint8_t> payload;
 };
 using QueueHandler = std::function<void(const QueueMessage&)>;
+
+// What a binding asks besides its queue (Client::bind; docs/guaranteed.md).
+struct BindOptions {
+  uint32_t window = 0;  // messages unacknowledged at once at most (0 = the broker's maximum)
+  std::string topic;    // not empty: the queue is a durable topic subscription of this topic
+  wire::ReplayFrom replay = wire::ReplayFrom::None;  // replay from a seq or a time (ns since the epoch)
+  uint64_t from = 0;
+};
 
 struct Counters {
   uint64_t messages = 0;        // delivered to a handler (images + updates + statuses)

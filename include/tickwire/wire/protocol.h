@@ -1,4 +1,4 @@
-// The Tickwire native protocol, versions 1 to 4. docs/protocol.md is the byte-exact
+// The Tickwire native protocol, versions 1 to 5. docs/protocol.md is the byte-exact
 // specification; this header is its code form. All integers little-endian.
 //
 // Every frame:
@@ -23,8 +23,11 @@ namespace tw::wire {
 // client that offers at most version 2 gets the version-2 WELCOME.
 // Version 4 adds guaranteed messaging (wire/guaranteed.h): its frames are
 // refused as unknown on a connection that settled on an older version.
-inline constexpr uint16_t kProtocolVersion = 4;
+// Version 5 adds BIND's durable topic subscription and replay, and UNBIND's
+// unsubscribe (flag bits, refused as malformed on an older connection).
+inline constexpr uint16_t kProtocolVersion = 5;
 inline constexpr uint16_t kGuaranteedVersion = 4;
+inline constexpr uint16_t kReplayVersion = 5;
 inline constexpr uint16_t kWelcomeLimitsVersion = 3;
 inline constexpr uint16_t kMinProtocolVersion = 1;
 inline constexpr size_t kHeaderSize = 8;
@@ -104,6 +107,7 @@ enum class Code : uint16_t {
   NoStore = 33,            // PUBLISH_ACK, ACK of BIND: the broker has no store (store.dir unset)
   StoreFailed = 34,        // PUBLISH_ACK: the store could not write or sync (an I/O error other than a full disk)
   NotPrimary = 35,         // ERROR: this broker is an HA pair's backup; the text names the primary when known
+  EndpointMismatch = 36,   // ACK of BIND: a queue bound as a durable subscription, or a durable subscription another binding holds with another topic
 };
 
 const char* code_name(Code code);
