@@ -35,7 +35,8 @@ void NativeSession::handle_guaranteed(const wire::Frame& frame) {
 }
 
 void NativeSession::refuse_publish(uint64_t message_id, wire::Code code, std::string_view text) {
-  queue_control(wire::PublishAck{message_id, code, text}, wire::kPublishAckMaxSize);
+  const wire::PublishAck answer{message_id, code, text};
+  queue_control(answer, wire::publish_ack_size(answer));
 }
 
 void NativeSession::handle_guaranteed_publish(const wire::Frame& frame) {

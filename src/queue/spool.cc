@@ -28,9 +28,9 @@ class Spool::Turn {
  public:
   void answer(const std::shared_ptr<Port>& port, uint64_t message_id, wire::Code code, std::string_view text) {
     Mailbox::Letter& l = letter(port);
-    append(l, wire::kPublishAckMaxSize, [&](std::span<uint8_t> out) {
-      return wire::encode(out, wire::PublishAck{message_id, code, text});
-    });
+    // Its exact size: the letter grows by what is appended (and zeroed first), once per publish.
+    const wire::PublishAck answer{message_id, code, text};
+    append(l, wire::publish_ack_size(answer), [&](std::span<uint8_t> out) { return wire::encode(out, answer); });
     ++l.answered;
   }
   void ack(const std::shared_ptr<Port>& port, uint32_t bind_id, wire::Code code, std::string_view text) {

@@ -52,16 +52,26 @@ struct Walk {
   uint64_t offset;
   Decoded result;
 };
+// The walking thread's read buffer: grown when a read needs more, never
+// shrunk nor cleared. A fresh zero-filled vector per read cost the store
+// thread a memset (and, past malloc's mmap threshold, page faults) of up to
+// a chunk for every delivery read. A visit gets views into it: it must not
+// walk again on the same thread (none does: each copies what it keeps).
+std::span<uint8_t> read_buffer(size_t size) {
+  thread_local std::vector<uint8_t> buffer;
+  if (buffer.size() < size) buffer.resize(size);
+  return {buffer.data(), size};
+}
+
 Walk walk(int fd, uint64_t offset, uint64_t end,
           const std::function<bool(const Record&, uint64_t, size_t)>& visit) {
-  std::vector<uint8_t> buffer;
+  std::span<uint8_t> buffer;
   uint64_t buffer_at = offset;
   size_t used = 0;  // bytes of the buffer consumed
   while (offset < end) {
     if (used == buffer.size() || offset - buffer_at != used) {  // refill from `offset`
-      const size_t want = static_cast<size_t>(std::min<uint64_t>(kReadChunk, end - offset));
-      buffer.resize(want);
-      if (!read_exactly(fd, buffer.data(), want, offset)) return {offset, Decoded::Incomplete};
+      buffer = read_buffer(static_cast<size_t>(std::min<uint64_t>(kReadChunk, end - offset)));
+      if (!read_exactly(fd, buffer.data(), buffer.size(), offset)) return {offset, Decoded::Incomplete};
       buffer_at = offset;
       used = 0;
     }
@@ -70,9 +80,8 @@ Walk walk(int fd, uint64_t offset, uint64_t end,
     Decoded d = decode_record({buffer.data() + used, buffer.size() - used}, record, size);
     if (d == Decoded::Incomplete && buffer_at + buffer.size() < end) {
       // The record runs past what is buffered: read from its start, all of it when it is larger than a chunk.
-      const size_t want = static_cast<size_t>(std::min<uint64_t>(std::max<uint64_t>(kReadChunk, size), end - offset));
-      buffer.resize(want);
-      if (!read_exactly(fd, buffer.data(), want, offset)) return {offset, Decoded::Incomplete};
+      buffer = read_buffer(static_cast<size_t>(std::min<uint64_t>(std::max<uint64_t>(kReadChunk, size), end - offset)));
+      if (!read_exactly(fd, buffer.data(), buffer.size(), offset)) return {offset, Decoded::Incomplete};
       buffer_at = offset;
       used = 0;
       d = decode_record(buffer, record, size);

@@ -79,6 +79,7 @@ struct Deliver {
 inline constexpr size_t kGuaranteedPublishFixedSize = kHeaderSize + 8 + 2;  // + topic + payload
 inline constexpr size_t kDeliverFixedSize = kHeaderSize + 4 + 8 + 8 + 2;    // + topic + payload
 inline constexpr size_t kPublishAckMaxSize = kHeaderSize + 8 + 2 + 2 + 0xFFFF;
+inline size_t publish_ack_size(const PublishAck& m) { return kHeaderSize + 8 + 2 + 2 + m.text.size(); }
 inline size_t bind_size(const Bind& m) {
   return kHeaderSize + 4 + 4 + 2 + m.queue.size() + (m.topic.empty() ? 0 : 2 + m.topic.size()) +
          (m.replay == ReplayFrom::None ? 0 : 8);
