@@ -50,7 +50,8 @@ TEST(BindFlags, AVersion4BindHasNoFlagsAndNoTail) {
 }
 
 TEST(BindFlags, ReplayFromSeqCarriesOnlyTheSeq) {
-  const Frame f = frame_of(bind_frame(Bind{1, 0, "orders", {}, ReplayFrom::Seq, 42}));
+  const Bytes bytes = bind_frame(Bind{1, 0, "orders", {}, ReplayFrom::Seq, 42});  // the frame views it
+  const Frame f = frame_of(bytes);
   EXPECT_EQ(f.flags, kBindFromSeq);
   Bind got;
   ASSERT_TRUE(decode(f, got));
