@@ -1,4 +1,5 @@
-// Frame splitting, and encode/decode of every message (protocol versions 1 to 4).
+// Frame splitting, and encode/decode of every message (protocol versions 1 to 5;
+// the guaranteed frames are in guaranteed.h).
 // Encoders write into caller memory and return the frame size, or 0 when the
 // frame does not fit: they never allocate. Decoders return views into the input.
 #pragma once
