@@ -170,6 +170,9 @@ Result<std::unique_ptr<Spool>> Spool::open(const config::BrokerConfig& config) {
   std::unique_ptr<Spool> spool(new Spool(sc.max_consumer_window));
   spool->dir_ = sc.dir;
   spool->log_options_ = store::LogOptions{.segment_bytes = sc.segment_bytes};
+  spool->log_options_.remove = [reaper = &spool->reaper_](std::vector<std::string> paths) {
+    reaper->remove(std::move(paths));
+  };
   spool->topic_limits_ = limits;
   spool->configured_ = config.queues.size();
   auto runtime = load_runtime_queues(sc.dir);
@@ -191,7 +194,7 @@ Result<std::unique_ptr<Spool>> Spool::open(const config::BrokerConfig& config) {
       }
     }
     store::Recovery recovery;
-    auto queue = Queue::open(qc, sc.dir, store::LogOptions{.segment_bytes = sc.segment_bytes}, &recovery);
+    auto queue = Queue::open(qc, sc.dir, spool->log_options_, &recovery);
     if (!queue) return Error{"queue " + qc.name + ": " + queue.error().message};
     log_recovery(qc.name, recovery);
     spool->queues_.push_back(std::move(*queue));

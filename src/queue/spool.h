@@ -36,6 +36,7 @@
 #include "config/config.h"
 #include "queue/mailbox.h"
 #include "queue/queue.h"
+#include "store/file_reaper.h"
 #include "store/sync_crew.h"
 #include "tickwire/wire/guaranteed.h"
 #include "topic/topic.h"
@@ -212,6 +213,7 @@ class Spool {
   bool stopping_ = false;
   Stats stats_;  // under mutex_; its queues refreshed each turn
   store::SyncCrew sync_crew_{kParallelSyncs - 1};  // the store thread is the crew's first member
+  store::FileReaper reaper_;  // dropped segments' files, unlinked off the store thread
   std::thread thread_;
 };
 

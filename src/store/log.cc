@@ -171,7 +171,11 @@ Result<uint64_t> Log::seq_at_time(uint64_t timestamp_ns) {
 }
 
 void Log::drop_first() {
-  segments_.front()->remove();
+  if (options_.remove) {
+    options_.remove(segments_.front()->paths());
+  } else {
+    segments_.front()->remove();
+  }
   segments_.erase(segments_.begin());
 }
 

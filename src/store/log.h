@@ -38,6 +38,12 @@ namespace tw::store {
 struct LogOptions {
   uint64_t segment_bytes = 64u << 20;  // a segment is sealed when the next record would take it past this
   size_t index_interval = 64u << 10;   // record bytes between two index entries
+  // Removes a dropped segment's files (its log and its index); empty: unlink
+  // at once. Unlinking a 64 MiB segment stalls the caller for milliseconds
+  // (the filesystem frees its blocks), so a broker hands it to another thread
+  // (queue::Spool). A name is never reused (segments are named by base seq), and a file a crash
+  // leaves behind is below the floor at the next start: dropped again.
+  std::function<void(std::vector<std::string> paths)> remove;
 };
 
 // Bounds on what the log keeps; 0 = no bound. Applied by whole segments, oldest first, never the last.

@@ -66,6 +66,7 @@ class Segment {
   Result<uint64_t> seq_at_time(uint64_t timestamp_ns) const;
   // Removes both files.
   void remove();
+  std::vector<std::string> paths() const { return {log_name(dir_, base_seq_), index_name(dir_, base_seq_)}; }
 
   uint64_t base_seq() const { return base_seq_; }
   uint64_t next_seq() const { return next_seq_; }
