@@ -530,13 +530,8 @@ Queue* Spool::durable_subscription(Turn& turn, const Command& c) {
     qc.name = c.name;
     qc.subscriptions = {topic};
     qc.exclusive = qc.durable_subscription = true;
-    auto opened = Queue::open(qc, dir_, log_options_, nullptr);
-    if (!opened) return refuse(wire::Code::StoreFailed, "durable subscription " + c.name + ": " + opened.error().message);
-    queues_.push_back(std::move(*opened));
-    if (Status saved = save_runtime_queues(); !saved) {
-      std::filesystem::remove_all(queues_.back()->dir());
-      queues_.pop_back();
-      return refuse(wire::Code::StoreFailed, saved.error().message);
+    if (Status added = add_runtime_queue(qc); !added) {
+      return refuse(wire::Code::StoreFailed, "durable subscription " + c.name + ": " + added.error().message);
     }
     TW_INFO("durable subscription %s: created, topic %s", c.name.c_str(), topic.c_str());
     return queues_.back().get();
@@ -695,18 +690,23 @@ Status Spool::create_queue(const config::QueueConfig& qc) {
     if (std::filesystem::exists(dir_ + "/" + qc.name)) {
       return Error{"queue " + qc.name + ": its directory " + dir_ + "/" + qc.name + " exists (a queue deleted from the configuration?)"};
     }
-    store::Recovery recovery;
-    auto queue = Queue::open(qc, dir_, log_options_, &recovery);
-    if (!queue) return Error{"queue " + qc.name + ": " + queue.error().message};
-    queues_.push_back(std::move(*queue));
-    if (Status saved = save_runtime_queues(); !saved) {
-      std::filesystem::remove_all(queues_.back()->dir());
-      queues_.pop_back();
-      return saved;
-    }
+    if (Status added = add_runtime_queue(qc); !added) return Error{"queue " + qc.name + ": " + added.error().message};
     TW_INFO("queue %s: created (admin API)", qc.name.c_str());
     return Ok{};
   });
+}
+
+// A new queue kept across restarts: opened, then listed; not listed, it is gone again, directory and all.
+Status Spool::add_runtime_queue(const config::QueueConfig& qc) {
+  auto queue = Queue::open(qc, dir_, log_options_, nullptr);
+  if (!queue) return queue.error();
+  queues_.push_back(std::move(*queue));
+  if (Status saved = save_runtime_queues(); !saved) {
+    std::filesystem::remove_all(queues_.back()->dir());
+    queues_.pop_back();
+    return saved;
+  }
+  return Ok{};
 }
 
 Status Spool::delete_queue(const std::string& name) {

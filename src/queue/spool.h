@@ -188,6 +188,7 @@ class Spool {
   void unsubscribe(Turn& turn, const Unsubscribe& u);
   // The durable subscription a BIND names, made or moved to its topic; null, answered, when refused.
   Queue* durable_subscription(Turn& turn, const Command& c);
+  Status add_runtime_queue(const config::QueueConfig& qc);  // the store thread's
   Status remove_queue(size_t index);  // a runtime queue: from the list, then its directory
   void settle_all();
   Status save_runtime_queues() const;  // the store thread's
